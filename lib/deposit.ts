@@ -1,0 +1,85 @@
+/**
+ * The deposit header the store puts above every record it keeps:
+ *
+ *   provenance: as-received
+ *   deposited-by: mcp/scout-7
+ *   deposited-at: 2026-11-30T01:02:03.456Z
+ *   digest: sha256:<hex of the record bytes below the separator>
+ *   ---
+ *   <the record, byte for byte>
+ *
+ * so that `sed '1,/^---$/d' corpus/relay-0042 | sha256sum` checks a record
+ * with nothing but standard tools. Pure: no disk here.
+ */
+import { createHash } from 'node:crypto';
+import { RelayError } from './errors.js';
+
+export type Provenance = 'as-received' | 'authored';
+export const PROVENANCES: readonly Provenance[] = ['as-received', 'authored'];
+
+export interface Deposit {
+  provenance: Provenance;
+  depositedBy: string;
+  depositedAt: string;
+  digest: string;
+}
+
+const SEPARATOR = Buffer.from('---\n');
+
+export function digestOf(bytes: Uint8Array): string {
+  return 'sha256:' + createHash('sha256').update(bytes).digest('hex');
+}
+
+/** The whole file for a record: header, separator, the bytes as received. */
+export function buildRecordFile(deposit: Deposit, record: Uint8Array): Buffer {
+  const header =
+    `provenance: ${deposit.provenance}\n` +
+    `deposited-by: ${deposit.depositedBy}\n` +
+    `deposited-at: ${deposit.depositedAt}\n` +
+    `digest: ${deposit.digest}\n`;
+  return Buffer.concat([Buffer.from(header, 'utf8'), SEPARATOR, record]);
+}
+
+export interface SplitFile {
+  deposit: Deposit;
+  /** The record bytes below the separator (a view into the file's buffer). */
+  record: Buffer;
+}
+
+/**
+ * Splits a stored file at its first `---` line and checks the digest. A file
+ * that cannot be split, lacks a key, or whose bytes no longer match is
+ * `damaged`: it is never handed out as if it were whole.
+ */
+export function splitRecordFile(file: Buffer): SplitFile {
+  let start = 0;
+  const fields = new Map<string, string>();
+  for (;;) {
+    const end = file.indexOf(0x0a, start);
+    if (end === -1) throw damaged('it has no "---" line ending the deposit header');
+    const line = file.toString('utf8', start, end);
+    start = end + 1;
+    if (line === '---') break;
+    const colon = line.indexOf(': ');
+    if (colon <= 0) throw damaged(`its deposit header has a line that is not "key: value"`);
+    const key = line.slice(0, colon);
+    if (!fields.has(key)) fields.set(key, line.slice(colon + 2));
+  }
+  const provenance = fields.get('provenance');
+  const depositedBy = fields.get('deposited-by');
+  const depositedAt = fields.get('deposited-at');
+  const digest = fields.get('digest');
+  if (provenance === undefined || depositedBy === undefined || depositedAt === undefined || digest === undefined) {
+    throw damaged('its deposit header lacks one of provenance, deposited-by, deposited-at, digest');
+  }
+  if (!(PROVENANCES as readonly string[]).includes(provenance)) {
+    throw damaged(`its provenance "${provenance}" is neither as-received nor authored`);
+  }
+  const record = file.subarray(start);
+  if (digestOf(record) !== digest) throw damaged('its bytes no longer match the digest in its header');
+  return { deposit: { provenance: provenance as Provenance, depositedBy, depositedAt, digest }, record };
+}
+
+function damaged(why: string): RelayError {
+  return new RelayError('damaged', `The record file is damaged: ${why}. It is not served as if it were whole; run \`p-e-relay verify\` and restore it from a mirror or from git.`, { why });
+}

@@ -1,0 +1,85 @@
+/**
+ * Every refusal p-e-relay can give, in one place.
+ *
+ * A refusal is a value: a stable `code` that programs branch on, an HTTP
+ * status used only at the HTTP edge, and a sentence for people that says what
+ * was wrong and what to send instead. Tests assert on codes, never on text.
+ * docs/errors.md is this table written out.
+ */
+
+export const ERROR_STATUS = {
+  bad_id: 400,
+  bad_record: 400,
+  bad_request: 400,
+  too_many_refs: 400,
+  too_large: 413,
+  not_found: 404,
+  damaged: 500,
+  id_held: 409,
+  id_ahead: 409,
+  ids_exhausted: 409,
+  read_only: 403,
+  disk_full: 507,
+  store_unavailable: 503,
+  unsigned: 401,
+  malformed_authorization: 401,
+  unknown_agent: 401,
+  bad_signature: 401,
+  stale_timestamp: 401,
+  replayed_signature: 401,
+  encoded_body: 415,
+  rate_limited: 429,
+  too_many_waits: 429,
+  forbidden_host: 403,
+  forbidden_origin: 403,
+  method_not_allowed: 405,
+  not_acceptable: 406,
+  internal: 500,
+} as const;
+
+export type ErrorCode = keyof typeof ERROR_STATUS;
+
+export class RelayError extends Error {
+  readonly code: ErrorCode;
+  /** Facts a program may want beside the sentence (the held id, the next free id, …). */
+  readonly details: Record<string, unknown>;
+
+  constructor(code: ErrorCode, message: string, details: Record<string, unknown> = {}) {
+    super(message);
+    this.name = 'RelayError';
+    this.code = code;
+    this.details = details;
+  }
+
+  get status(): number {
+    return ERROR_STATUS[this.code];
+  }
+
+  toJSON(): { error: ErrorCode; message: string } & Record<string, unknown> {
+    return { error: this.code, message: this.message, ...this.details };
+  }
+}
+
+export function isRelayError(value: unknown): value is RelayError {
+  return value instanceof RelayError;
+}
+
+/**
+ * Turns anything thrown into a RelayError. Known filesystem conditions get
+ * their own codes; anything else is `internal`, with a sentence that does not
+ * leak paths or stack traces to a remote caller.
+ */
+export function asRelayError(err: unknown): RelayError {
+  if (err instanceof RelayError) return err;
+  const code = (err as NodeJS.ErrnoException | undefined)?.code;
+  if (code === 'ENOSPC' || code === 'EDQUOT') {
+    return new RelayError('disk_full', 'The disk holding the corpus is full, so nothing was stored. Free some space and send the same record again.');
+  }
+  if (code === 'EROFS' || code === 'EACCES' || code === 'EPERM') {
+    return new RelayError('store_unavailable', 'The corpus cannot be written by this server (the filesystem refused it), so nothing was stored. Ask the operator to check the corpus permissions.');
+  }
+  if (code === 'ENOENT') {
+    return new RelayError('store_unavailable', 'The corpus directory is gone, so nothing was stored. Ask the operator to restore it or run `p-e-relay init`.');
+  }
+  return new RelayError('internal', 'The relay hit an unexpected error and stored nothing. Try again; if it persists, the operator will find the cause in the server log.');
+}

@@ -1,0 +1,76 @@
+/**
+ * Relay ids: `relay-` and a fixed number of decimal digits (four unless the
+ * store was created wider). Fixed width is what makes string order equal
+ * issue order, so ids are compared literally and never normalised: `relay-33`
+ * is not `relay-0033`, it is simply not an id of this store.
+ *
+ * Internally an id is its number (1 … max); `relay-0000` parses to 0 and is
+ * only meaningful as an `after` mark meaning "from the start".
+ */
+
+export const DEFAULT_ID_WIDTH = 4;
+export const MIN_ID_WIDTH = 4;
+export const MAX_ID_WIDTH = 9;
+const PREFIX = 'relay-';
+
+export interface IdShape {
+  readonly width: number;
+  /** The highest id the store can ever hold (relay-9999 at width 4). */
+  readonly max: number;
+  /** `relay-` and N digits, for messages and schema descriptions. */
+  readonly describe: string;
+  /** An example id of this width, for messages. */
+  readonly example: string;
+  format(n: number): string;
+  /** The number of a well-formed id or mark (0 … max), or null for anything else. */
+  parse(text: unknown): number | null;
+  /** The number of a well-formed record id (1 … max), or null. */
+  parseRecordId(text: unknown): number | null;
+}
+
+export function idShape(width: number = DEFAULT_ID_WIDTH): IdShape {
+  if (!Number.isInteger(width) || width < MIN_ID_WIDTH || width > MAX_ID_WIDTH) {
+    throw new RangeError(`id width must be a whole number from ${MIN_ID_WIDTH} to ${MAX_ID_WIDTH}`);
+  }
+  const pattern = new RegExp(`^${PREFIX}[0-9]{${width}}$`);
+  const max = 10 ** width - 1;
+  const format = (n: number) => PREFIX + String(n).padStart(width, '0');
+  const parse = (text: unknown): number | null => {
+    if (typeof text !== 'string' || text.length !== PREFIX.length + width || !pattern.test(text)) return null;
+    return Number(text.slice(PREFIX.length));
+  };
+  return {
+    width,
+    max,
+    describe: `\`${PREFIX}\` and ${width} digits`,
+    example: format(33),
+    format,
+    parse,
+    parseRecordId(text) {
+      const n = parse(text);
+      return n === null || n === 0 ? null : n;
+    },
+  };
+}
+
+/**
+ * The id an append without a proposal takes: one past the highest id ever
+ * issued here, stepping over ids that a held record already names (those are
+ * KNOWN_MISSING, and a new unrelated record must not take their place).
+ * Returns null when the id space is exhausted.
+ */
+export function nextFreeId(highest: number, isKnownMissing: (n: number) => boolean, max: number): number | null {
+  let n = highest + 1;
+  while (n <= max && isKnownMissing(n)) n++;
+  return n <= max ? n : null;
+}
+
+/** Splits a header value into the ids of this shape it names (spaces or commas between). */
+export function idsIn(value: string, shape: IdShape): number[] {
+  const found: number[] = [];
+  for (const token of value.split(/[\s,]+/)) {
+    const n = shape.parseRecordId(token);
+    if (n !== null) found.push(n);
+  }
+  return found;
+}

@@ -1,0 +1,65 @@
+/**
+ * Creating a store: the corpus directory with the files that make it safe to
+ * commit and mirror, and the keys directory. Idempotent: running it on an
+ * existing store fills in what is missing and changes nothing else.
+ */
+import fs from 'node:fs/promises';
+import { RelayError } from './errors.js';
+import { DEFAULT_ID_WIDTH, idShape } from './ids.js';
+import { corpusPaths, keyPaths } from './paths.js';
+import { formatSettings, readSettings } from './settings.js';
+
+export const CORPUS_GITATTRIBUTES = '# Records are stored byte for byte; git must never convert line endings.\n* -text\n';
+export const CORPUS_GITIGNORE = '# Machine-local working state: never committed, never mirrored.\n.state/\n';
+export const KEYS_GITIGNORE = '# HMAC keys are secrets: never commit them.\n*.key\n';
+
+export interface InitResult {
+  corpus: string;
+  keys: string;
+  idWidth: number;
+  created: string[];
+}
+
+export async function initStore(options: { corpus: string; keys: string; idWidth?: number }): Promise<InitResult> {
+  const cp = corpusPaths(options.corpus);
+  const kp = keyPaths(options.keys);
+  const created: string[] = [];
+  await fs.mkdir(cp.corpus, { recursive: true });
+  await fs.mkdir(cp.tmp, { recursive: true });
+  await fs.mkdir(kp.keys, { recursive: true, mode: 0o700 });
+
+  const existing = await readSettings(cp.corpus);
+  const hasSettingsFile = await exists(cp.settings);
+  const width = options.idWidth ?? existing.idWidth;
+  idShape(width); // throws RangeError for a width out of range
+  if (width !== existing.idWidth) {
+    const names = await fs.readdir(cp.corpus);
+    const shape = idShape(existing.idWidth);
+    if (names.some((name) => shape.parseRecordId(name) !== null) || hasSettingsFile) {
+      throw new RelayError('bad_request', `The store at ${cp.corpus} already has id width ${existing.idWidth}; the width is fixed when a store is created. Use a new, empty corpus directory for a store of width ${width}.`);
+    }
+  }
+  if (!hasSettingsFile && (options.idWidth !== undefined || !(await hasRecords(cp.corpus)))) {
+    await fs.writeFile(cp.settings, formatSettings({ idWidth: width }));
+    created.push(cp.settings);
+  }
+  for (const [file, text] of [
+    [cp.gitattributes, CORPUS_GITATTRIBUTES],
+    [cp.gitignore, CORPUS_GITIGNORE],
+    [kp.gitignore, KEYS_GITIGNORE],
+  ] as const) {
+    if (!(await exists(file))) {
+      await fs.writeFile(file, text);
+      created.push(file);
+    }
+  }
+  return { corpus: cp.corpus, keys: kp.keys, idWidth: width ?? DEFAULT_ID_WIDTH, created };
+}
+
+async function exists(file: string): Promise<boolean> {
+  return fs.access(file).then(() => true, () => false);
+}
+
+async function hasRecords(dir: string): Promise<boolean> {
+  return (await fs.readdir(dir)).some((name) => /^relay-\d+$/.test(name));
+}

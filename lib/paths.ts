@@ -1,0 +1,78 @@
+/**
+ * The only module that knows where things live on disk.
+ *
+ *   corpus/
+ *     relay-0001            one record: deposit header, '---', the bytes received
+ *     .p-e-relay            the store's settings (id width); travels with rsync and git
+ *     .gitattributes        '* -text' so git never rewrites a record's bytes
+ *     .gitignore            ignores .state/
+ *     .state/               this machine's working state; never mirrored or committed
+ *       tmp/                records being written (same filesystem, for link())
+ *       issued              high-water log: one id per line, append-only
+ *       replay/             one-time signature guard shared by every process
+ *       mirror              present when rsync fills this corpus (appends refused)
+ *   keys/
+ *     <agent>.key           HMAC key, mode 0600
+ *     .gitignore            ignores *.key
+ */
+import path from 'node:path';
+
+export interface CorpusPaths {
+  readonly corpus: string;
+  readonly settings: string;
+  readonly gitattributes: string;
+  readonly gitignore: string;
+  readonly readme: string;
+  readonly state: string;
+  readonly tmp: string;
+  readonly issued: string;
+  readonly replay: string;
+  readonly mirrorMark: string;
+  record(id: string): string;
+}
+
+export function corpusPaths(corpusDir: string): CorpusPaths {
+  const corpus = path.resolve(corpusDir);
+  const state = path.join(corpus, '.state');
+  return {
+    corpus,
+    settings: path.join(corpus, '.p-e-relay'),
+    gitattributes: path.join(corpus, '.gitattributes'),
+    gitignore: path.join(corpus, '.gitignore'),
+    readme: path.join(corpus, 'README.md'),
+    state,
+    tmp: path.join(state, 'tmp'),
+    issued: path.join(state, 'issued'),
+    replay: path.join(state, 'replay'),
+    mirrorMark: path.join(state, 'mirror'),
+    // Callers pass only ids that parsed against the store's shape, so a name
+    // like `../x` can never reach this join.
+    record: (id: string) => path.join(corpus, id),
+  };
+}
+
+export interface KeyPaths {
+  readonly keys: string;
+  readonly gitignore: string;
+  key(agent: string): string;
+}
+
+export function keyPaths(keysDir: string): KeyPaths {
+  const keys = path.resolve(keysDir);
+  return {
+    keys,
+    gitignore: path.join(keys, '.gitignore'),
+    key: (agent: string) => path.join(keys, `${agent}.key`),
+  };
+}
+
+/** A temp file name that says which process owns it, so `verify --clean` can tell live from stray. */
+export function tempName(pid: number, seq: number): string {
+  return `${pid}-${Date.now().toString(36)}-${seq}.tmp`;
+}
+
+/** The pid that owns a temp file, or null for a name we did not make. */
+export function tempOwner(name: string): number | null {
+  const m = /^(\d+)-[0-9a-z]+-\d+\.tmp$/.exec(name);
+  return m ? Number(m[1]) : null;
+}

@@ -1,0 +1,91 @@
+/**
+ * Publishing one file so that nobody ever sees it half-written and nobody
+ * can overwrite what is there:
+ *
+ *   1. write the whole file under .state/tmp/ and fsync it;
+ *   2. link() it to its final name: the kernel refuses with EEXIST if the name
+ *      is taken, which makes the create exclusive across every process;
+ *   3. unlink the temp name and fsync the directory, so the new name survives
+ *      a power cut.
+ *
+ * A crash at any point leaves at most a stray temp file, never a partial record.
+ */
+import { constants as fsc } from 'node:fs';
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { tempName } from './paths.js';
+
+let seq = 0;
+
+/** Writes bytes to a fresh temp file in `tmpDir`, fsyncs it, and returns its path. */
+export async function writeTemp(tmpDir: string, bytes: Uint8Array, mode = 0o444): Promise<string> {
+  const file = path.join(tmpDir, tempName(process.pid, seq++));
+  const handle = await fs.open(file, fsc.O_WRONLY | fsc.O_CREAT | fsc.O_EXCL, mode);
+  try {
+    let written = 0;
+    while (written < bytes.length) {
+      const { bytesWritten } = await handle.write(bytes, written, bytes.length - written);
+      written += bytesWritten;
+    }
+    await handle.sync();
+  } catch (err) {
+    await handle.close().catch(() => {});
+    await fs.unlink(file).catch(() => {});
+    throw err;
+  }
+  await handle.close();
+  return file;
+}
+
+/** Links `temp` to `target`; false when the target name is already taken. */
+export async function linkExclusive(temp: string, target: string): Promise<boolean> {
+  try {
+    await fs.link(temp, target);
+    return true;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'EEXIST') return false;
+    throw err;
+  }
+}
+
+/**
+ * fsyncs one directory, sharing work between concurrent callers: an fsync
+ * that starts after your link() covers it, so callers that arrive while one
+ * is running all wait for the next one instead of each starting their own.
+ */
+export class DirectorySync {
+  private handle: Promise<fs.FileHandle> | null = null;
+  private running: Promise<void> | null = null;
+  private queued: Promise<void> | null = null;
+
+  constructor(private readonly dir: string) {}
+
+  sync(): Promise<void> {
+    if (!this.running) return (this.running = this.run());
+    if (!this.queued) {
+      this.queued = this.running.catch(() => {}).then(() => {
+        this.queued = null;
+        return (this.running = this.run());
+      });
+    }
+    return this.queued;
+  }
+
+  private async run(): Promise<void> {
+    try {
+      this.handle ??= fs.open(this.dir, fsc.O_RDONLY | fsc.O_DIRECTORY);
+      await (await this.handle).sync();
+    } catch (err) {
+      this.handle = null; // the directory may have been replaced; reopen next time
+      throw err;
+    } finally {
+      this.running = null;
+    }
+  }
+
+  async close(): Promise<void> {
+    const handle = this.handle;
+    this.handle = null;
+    if (handle) await (await handle).close().catch(() => {});
+  }
+}

@@ -1,0 +1,73 @@
+/**
+ * Re-checking a whole corpus from disk, independent of any running server:
+ * every record's digest, and the temp files a crash can leave behind.
+ */
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { splitRecordFile } from './deposit.js';
+import { RelayError } from './errors.js';
+import { idShape } from './ids.js';
+import { corpusPaths, tempOwner } from './paths.js';
+import { readSettings } from './settings.js';
+
+export interface VerifyReport {
+  checked: number;
+  damaged: { id: string; why: string }[];
+  /** Temp files whose writer is gone: safe to remove. */
+  stray: string[];
+  /** Temp files a live process may still be writing. */
+  live: string[];
+  removed: string[];
+}
+
+export async function verifyCorpus(corpusDir: string, options: { clean?: boolean; onProgress?: (done: number, total: number) => void } = {}): Promise<VerifyReport> {
+  const paths = corpusPaths(corpusDir);
+  let names: string[];
+  try {
+    names = await fs.readdir(paths.corpus);
+  } catch {
+    throw new RelayError('store_unavailable', `There is no corpus directory at ${paths.corpus}. Pass --corpus with the path of one.`);
+  }
+  const shape = idShape((await readSettings(paths.corpus)).idWidth);
+  const ids = names.filter((name) => shape.parseRecordId(name) !== null).sort();
+  const report: VerifyReport = { checked: 0, damaged: [], stray: [], live: [], removed: [] };
+  for (const id of ids) {
+    try {
+      splitRecordFile(await fs.readFile(paths.record(id)));
+    } catch (err) {
+      const why = err instanceof RelayError ? String(err.details.why ?? err.message) : (err as Error).message;
+      report.damaged.push({ id, why });
+    }
+    report.checked++;
+    if (report.checked % 1000 === 0) options.onProgress?.(report.checked, ids.length);
+  }
+
+  let temps: string[] = [];
+  try {
+    temps = await fs.readdir(paths.tmp);
+  } catch {
+    // no .state/tmp: nothing was ever written here, or it is a fresh clone
+  }
+  for (const name of temps) {
+    const owner = tempOwner(name);
+    if (owner !== null && owner !== process.pid && isAlive(owner)) {
+      report.live.push(name);
+      continue;
+    }
+    report.stray.push(name);
+    if (options.clean) {
+      await fs.unlink(path.join(paths.tmp, name)).catch(() => {});
+      report.removed.push(name);
+    }
+  }
+  return report;
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
