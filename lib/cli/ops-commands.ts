@@ -1,0 +1,88 @@
+/** Operator commands: init, verify, tail, serve. */
+import { DEFAULT_ID_WIDTH } from '../ids.js';
+import { initStore } from '../init.js';
+import { appearedLine } from '../render.js';
+import { appeared } from '../waiters.js';
+import { verifyCorpus } from '../verify.js';
+import { EXIT_OK, EXIT_REFUSED, UsageError, numberOption, writeLine, type Command } from './command.js';
+import { openForCommand } from './store-commands.js';
+
+export const initCommand: Command = {
+  name: 'init',
+  summary: 'create an empty store (corpus and keys directories)',
+  help: `Usage: p-e-relay init [--corpus DIR] [--keys DIR] [--id-width N]
+
+Creates the corpus directory with .gitattributes ("* -text", so git keeps
+bytes exact), .gitignore (".state/") and a settings file, and the keys
+directory with a .gitignore for *.key. Safe to run again on an existing store.
+
+  --id-width N   digits in an id, ${DEFAULT_ID_WIDTH} to 9 (default ${DEFAULT_ID_WIDTH}); fixed for the life of the store`,
+  options: { 'id-width': { type: 'string' } },
+  async run(ctx) {
+    const width = numberOption(ctx, 'id-width');
+    if (width !== undefined && (width < DEFAULT_ID_WIDTH || width > 9)) throw new UsageError(`--id-width takes ${DEFAULT_ID_WIDTH} to 9, not ${width}.`);
+    const result = await initStore({ corpus: ctx.corpus, keys: ctx.keys, idWidth: width });
+    writeLine(ctx.stdout, `store ready at ${result.corpus} (ids of ${result.idWidth} digits), keys in ${result.keys}`);
+    for (const file of result.created) ctx.log.info(`created ${file}`);
+    return EXIT_OK;
+  },
+};
+
+export const verifyCommand: Command = {
+  name: 'verify',
+  summary: 're-check every digest; report damaged records and stray temp files',
+  help: `Usage: p-e-relay verify [--clean]
+
+Reads every record and re-checks its digest. Prints one line per damaged
+record and a summary; exits 1 if any record is damaged. Temp files left by a
+crash are reported as a warning (they never hold a published record).
+
+  --clean    remove the stray temp files whose writer is no longer running`,
+  options: { clean: { type: 'boolean' } },
+  async run(ctx) {
+    const report = await verifyCorpus(ctx.corpus, {
+      clean: ctx.values.clean === true,
+      onProgress: (done, total) => ctx.stderr.write(`verified ${done}/${total}\r`),
+    });
+    for (const d of report.damaged) writeLine(ctx.stdout, `damaged ${d.id}: ${d.why}`);
+    for (const name of report.stray) ctx.log.warn(`stray temp file .state/tmp/${name}${report.removed.includes(name) ? ' (removed)' : ' (left by a crash; --clean removes it)'}`);
+    for (const name of report.live) ctx.log.info(`temp file .state/tmp/${name} belongs to a running writer; left alone`);
+    writeLine(ctx.stdout, `${report.checked} records checked, ${report.damaged.length} damaged, ${report.stray.length} stray temp files${report.removed.length ? ` (${report.removed.length} removed)` : ''}`);
+    return report.damaged.length > 0 ? EXIT_REFUSED : EXIT_OK;
+  },
+};
+
+export const tailCommand: Command = {
+  name: 'tail',
+  summary: 'print the newest records; -f follows new ones as they land',
+  help: `Usage: p-e-relay tail [-n N] [-f]
+
+Prints a line of metadata per record (id, kind, from, to, deposited-by,
+provenance) for the newest N records, then with -f one line per record as it
+lands, until interrupted.
+
+  -n, --lines N   how many of the newest records to print first (default 10)
+  -f, --follow    keep printing new records as they land`,
+  options: { lines: { type: 'string', short: 'n' }, follow: { type: 'boolean', short: 'f' } },
+  async run(ctx) {
+    const lines = numberOption(ctx, 'lines') ?? 10;
+    const follow = ctx.values.follow === true;
+    const store = await openForCommand(ctx, follow);
+    const held = store.heldAfter(0);
+    for (const meta of held.slice(Math.max(0, held.length - lines))) writeLine(ctx.stdout, appearedLine(appeared(meta)));
+    if (!follow) {
+      await store.close();
+      return EXIT_OK;
+    }
+    store.on('record', (meta) => writeLine(ctx.stdout, appearedLine(appeared(meta))));
+    // The watcher does not hold the process open by itself (a server's transport does); here we must.
+    const keepAlive = setInterval(() => {}, 1 << 30);
+    await new Promise<void>((resolve) => {
+      process.once('SIGINT', resolve);
+      process.once('SIGTERM', resolve);
+    });
+    clearInterval(keepAlive);
+    await store.close();
+    return EXIT_OK;
+  },
+};

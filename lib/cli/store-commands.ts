@@ -1,0 +1,144 @@
+/**
+ * The CLI's reads and its append: each calls the same store function as the
+ * matching MCP tool and prints the same text.
+ */
+import { RelayStore } from '../store.js';
+import { appendText, existsText, listText, repliesText, waitText } from '../render.js';
+import { EXIT_OK, EXIT_REFUSED, UsageError, localUser, numberOption, readAll, stringOption, writeLine, type Command, type CommandContext } from './command.js';
+import fs from 'node:fs/promises';
+
+/** Opens the store for a one-shot command: no watcher, no reconcile timer. */
+export async function openForCommand(ctx: CommandContext, watch = false): Promise<RelayStore> {
+  const store = await RelayStore.prepare({ corpus: ctx.corpus, watch: watch ? 'events' : 'none', log: ctx.log, readOnly: false });
+  await store.open();
+  return store;
+}
+
+function oneId(ctx: CommandContext, command: string): string {
+  if (ctx.positionals.length !== 1) throw new UsageError(`${command} takes one id, e.g. \`p-e-relay ${command} relay-0042\`.`);
+  return ctx.positionals[0]!;
+}
+
+async function withStore(ctx: CommandContext, body: (store: RelayStore) => Promise<number>, watch = false): Promise<number> {
+  const store = await openForCommand(ctx, watch);
+  try {
+    return await body(store);
+  } finally {
+    await store.close();
+  }
+}
+
+export const appendCommand: Command = {
+  name: 'append',
+  summary: 'deposit a record from FILE or stdin; prints the id',
+  help: `Usage: p-e-relay append [--id ID] [--authored] [FILE]
+
+Deposits the record in FILE (or read from stdin) and prints its id once it is
+durable. It is stored as deposited-by cli/<your user name> with provenance
+as-received, or authored when you pass --authored to declare that you wrote
+these bytes yourself.
+
+  --id ID       store it under this id (a gap, a KNOWN_MISSING id, or the next free one)
+  --authored    declare that you, the operator, wrote the bytes`,
+  options: { id: { type: 'string' }, authored: { type: 'boolean' } },
+  allowPositionals: true,
+  async run(ctx) {
+    if (ctx.positionals.length > 1) throw new UsageError('append takes at most one FILE; pass the record on stdin otherwise.');
+    const file = ctx.positionals[0];
+    const bytes = file && file !== '-' ? await fs.readFile(file) : await readAll(ctx.stdin);
+    const store = await RelayStore.prepare({ corpus: ctx.corpus, watch: 'none', log: ctx.log, readOnly: false });
+    try {
+      const result = await store.append(bytes, { id: stringOption(ctx, 'id'), depositedBy: `cli/${localUser(ctx.env)}`, provenance: ctx.values.authored ? 'authored' : 'as-received' });
+      writeLine(ctx.stdout, result.id);
+      ctx.log.info(appendText(result));
+      return EXIT_OK;
+    } finally {
+      await store.close();
+    }
+  },
+};
+
+export const getCommand: Command = {
+  name: 'get',
+  summary: 'print a record\'s exact bytes (deposit header, ---, record)',
+  help: `Usage: p-e-relay get ID
+
+Prints the stored file byte for byte after re-checking its digest. A missing
+or damaged record is refused with its state (KNOWN_MISSING, UNKNOWN, damaged).`,
+  allowPositionals: true,
+  run: (ctx) =>
+    withStore(ctx, async (store) => {
+      ctx.stdout.write(await store.read(oneId(ctx, 'get')));
+      return EXIT_OK;
+    }),
+};
+
+export const existsCommand: Command = {
+  name: 'exists',
+  summary: 'print PRESENT, KNOWN_MISSING or UNKNOWN for an id',
+  help: `Usage: p-e-relay exists ID
+
+Prints one line, e.g. "relay-0033 KNOWN_MISSING". Exit 0 whatever the state;
+a malformed id is UNKNOWN.`,
+  allowPositionals: true,
+  run: (ctx) =>
+    withStore(ctx, async (store) => {
+      const { id, state } = await store.exists(oneId(ctx, 'exists'));
+      writeLine(ctx.stdout, existsText(id, state));
+      return EXIT_OK;
+    }),
+};
+
+export const lsCommand: Command = {
+  name: 'ls',
+  summary: 'list held and known-missing ids',
+  help: `Usage: p-e-relay ls [--after ID]
+
+Prints two lines, "present (N): …" and "known missing (M): …".
+
+  --after ID    only ids after this one (relay-0000 means from the start)`,
+  options: { after: { type: 'string' } },
+  run: (ctx) =>
+    withStore(ctx, async (store) => {
+      writeLine(ctx.stdout, listText(await store.list(stringOption(ctx, 'after'))));
+      return EXIT_OK;
+    }),
+};
+
+export const repliesCommand: Command = {
+  name: 'replies',
+  summary: 'list records naming an id in parent:/ref: (one level)',
+  help: `Usage: p-e-relay replies ID
+
+Prints "replies to ID (N):" and a line per reply, in id order.`,
+  allowPositionals: true,
+  run: (ctx) =>
+    withStore(ctx, async (store) => {
+      writeLine(ctx.stdout, repliesText(await store.replies(oneId(ctx, 'replies'))));
+      return EXIT_OK;
+    }),
+};
+
+export const waitCommand: Command = {
+  name: 'wait',
+  summary: 'block until a new record lands, or the timeout',
+  help: `Usage: p-e-relay wait [--after ID] [--timeout MS]
+
+With --after, returns at once if a newer record is held, else blocks. Without
+it, waits for the next record to land. Exit 0 when something appeared, 1 when
+the time ran out.
+
+  --after ID      the newest id you have seen
+  --timeout MS    how long to wait (default 30000, at most 90000)`,
+  options: { after: { type: 'string' }, timeout: { type: 'string' } },
+  run: (ctx) =>
+    withStore(
+      ctx,
+      async (store) => {
+        const result = await store.wait({ after: stringOption(ctx, 'after'), timeoutMs: numberOption(ctx, 'timeout') });
+        writeLine(ctx.stdout, waitText(result));
+        return result.appeared.length > 0 ? EXIT_OK : EXIT_REFUSED;
+      },
+      true,
+    ),
+};

@@ -1,0 +1,44 @@
+/**
+ * The text each read answers with. The MCP tools, the REST routes (for
+ * text/plain) and the CLI all print these, so an agent, a curl user and an
+ * operator see the same sentence for the same fact.
+ */
+import type { IdState } from './record-index.js';
+import type { AppendResult, ListResult, RepliesResult } from './store.js';
+import type { AppearedRecord, WaitResult } from './waiters.js';
+
+export function existsText(id: string, state: IdState): string {
+  return `${id} ${state}`;
+}
+
+/** Exactly two lines: `present (N): …` and `known missing (M): …`. */
+export function listText(list: ListResult): string {
+  const line = (label: string, ids: string[]) => `${label} (${ids.length}):${ids.length ? ' ' + ids.join(' ') : ''}`;
+  return `${line('present', list.present)}\n${line('known missing', list.knownMissing)}`;
+}
+
+export function appendText(result: AppendResult): string {
+  return `stored ${result.id} (${result.digest}, deposited-by ${result.depositedBy}, provenance ${result.provenance}, at ${result.depositedAt})`;
+}
+
+export function repliesText(result: RepliesResult): string {
+  const head = `replies to ${result.parent} (${result.replies.length}):`;
+  return [head, ...result.replies.map((r) => `${r.id}${claims(r)}`)].join('\n');
+}
+
+export function appearedLine(record: AppearedRecord): string {
+  return `${record.id}${claims(record)} deposited-by ${record.depositedBy}, ${record.provenance}`;
+}
+
+export function waitText(result: WaitResult): string {
+  if (result.appeared.length === 0) {
+    return result.timedOut ? `nothing appeared in ${result.waitedMs} ms (timed out)` : `the wait ended after ${result.waitedMs} ms with nothing new`;
+  }
+  const head = `${result.appeared.length} appeared after ${result.waitedMs} ms:`;
+  return [head, ...result.appeared.map(appearedLine)].join('\n');
+}
+
+function claims(r: { kind: string | null; from: string | null; to: string | null }): string {
+  const parts = [r.kind && `kind ${r.kind}`, r.from && `from ${r.from}`, r.to && `to ${r.to}`].filter(Boolean);
+  return parts.length ? ` (${parts.join(', ')})` : '';
+}
