@@ -3,14 +3,18 @@
 // 530–720 ms for the first tools/list on a full store), which matters when
 // twenty agents each spawn a server. Commands load lazily, so esbuild splits
 // them into chunks and `serve` over stdio never loads the HTTP hub.
+//
+// The new build is written beside dist/ and swapped in with two renames, so a
+// server spawned while a build runs never loads half a bundle.
 import { build } from 'esbuild';
-import { rm } from 'node:fs/promises';
+import { rename, rm } from 'node:fs/promises';
 
-const outdir = new URL('../dist/', import.meta.url).pathname;
-await rm(outdir, { recursive: true, force: true });
+const root = new URL('../', import.meta.url).pathname;
+const fresh = `${root}dist.new-${process.pid}`;
+const old = `${root}dist.old-${process.pid}`;
 await build({
-  entryPoints: { cli: new URL('../bin/cli.ts', import.meta.url).pathname },
-  outdir,
+  entryPoints: { cli: `${root}bin/cli.ts` },
+  outdir: fresh,
   bundle: true,
   splitting: true,
   format: 'esm',
@@ -21,3 +25,6 @@ await build({
   // Some dependencies are CommonJS and call require(); give the ESM bundle one.
   banner: { js: "import { createRequire as __pe_createRequire } from 'node:module'; const require = __pe_createRequire(import.meta.url);" },
 });
+await rename(`${root}dist`, old).catch(() => {});
+await rename(fresh, `${root}dist`);
+await rm(old, { recursive: true, force: true });
