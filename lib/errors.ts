@@ -34,6 +34,10 @@ export const ERROR_STATUS = {
   forbidden_origin: 403,
   method_not_allowed: 405,
   not_acceptable: 406,
+  // `mirror` (CLI only): the status is what an operator-facing HTTP wrapper would say.
+  rsync_missing: 503,
+  rsync_failed: 502,
+  mirror_conflict: 409,
   internal: 500,
 } as const;
 
