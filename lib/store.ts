@@ -379,8 +379,15 @@ export class RelayStore extends EventEmitter<StoreEvents> {
     // Small O_APPEND writes are atomic, so every process can share one log.
     // It is not fsynced: after a power cut the record itself is on disk and
     // the start-up scan sees it; the log only matters for files that vanish later.
-    this.issuedLog ??= fs.open(this.paths.issued, 'a');
-    await (await this.issuedLog).write(`${this.shape.format(n)}\n`);
+    // A failure here must not turn a published record into a refusal (the
+    // caller would retry and deposit it twice), so it is logged, not thrown.
+    try {
+      this.issuedLog ??= fs.open(this.paths.issued, 'a');
+      await (await this.issuedLog).write(`${this.shape.format(n)}\n`);
+    } catch (err) {
+      this.issuedLog = null;
+      this.log.warn(`could not note ${this.shape.format(n)} in ${this.paths.issued} (${(err as Error).message}); the record itself is stored`);
+    }
   }
 
   // ---- the index ----------------------------------------------------------
