@@ -24,7 +24,10 @@ export interface RecordClaims {
   named: number[];
 }
 
-const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
+// ignoreBOM keeps a leading U+FEFF in the text: by default the decoder drops
+// it, and a record whose bytes begin with a BOM would pass the first-line check
+// although the stored first line is not exactly @p-e/x0.
+const strictUtf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
 /** Decodes bytes as UTF-8, refusing invalid sequences and NUL bytes. */
 export function decodeRecordText(bytes: Uint8Array): string {
