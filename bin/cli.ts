@@ -20,6 +20,7 @@ const COMMANDS: Record<string, { summary: string; load: Loader }> = {
   wait: { summary: 'block until a new record lands', load: async () => (await import('../lib/cli/store-commands.js')).waitCommand },
   tail: { summary: 'print the newest records; -f follows', load: async () => (await import('../lib/cli/ops-commands.js')).tailCommand },
   verify: { summary: 're-check every digest; report damaged records', load: async () => (await import('../lib/cli/ops-commands.js')).verifyCommand },
+  mirror: { summary: 'fill this corpus from SRC with rsync (a read-only mirror)', load: async () => (await import('../lib/cli/mirror-command.js')).mirrorCommand },
 };
 
 function mainHelp(): string {
