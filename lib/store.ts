@@ -171,7 +171,7 @@ export class RelayStore extends EventEmitter<StoreEvents> {
   async append(bytes: Uint8Array, options: AppendOptions): Promise<AppendResult> {
     if (this.readOnly) {
       const where = this.primary ? ` at ${this.primary}` : '';
-      throw new RelayError('read_only', `This server is a read-only mirror; it stores nothing itself. Send the record to the primary hub${where}, and it will reach this mirror with the next sync.`, { primary: this.primary ?? null });
+      throw new RelayError('read_only', `This relay is a read-only mirror; it stores nothing itself. Send the record to the primary${where} instead, and it will reach this mirror with the next sync.`, { primary: this.primary ?? null });
     }
     const claims = parseRecord(bytes, this.shape, this.maxRecordBytes);
     await this.open();
