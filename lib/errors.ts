@@ -30,8 +30,10 @@ export const ERROR_STATUS = {
   encoded_body: 415,
   rate_limited: 429,
   too_many_waits: 429,
+  too_many_streams: 429,
   forbidden_host: 403,
   forbidden_origin: 403,
+  no_route: 404,
   method_not_allowed: 405,
   not_acceptable: 406,
   // `mirror` (CLI only): the status is what an operator-facing HTTP wrapper would say.
