@@ -35,18 +35,22 @@ stderr. Needs rsync on this machine (and on the source host for host:path).
   async run(ctx) {
     if (ctx.positionals.length !== 1) throw new UsageError('mirror takes one SRC: the primary\'s corpus directory, or host:path, e.g. `p-e-relay mirror hub.example:/srv/p-e-relay/corpus`.');
     const source = ctx.positionals[0]!;
+    // Progress only for runs long enough to need it; a routine sync that brings
+    // a record or two stays quiet on stderr.
     let count = 0;
-    let lastProgress = 0;
+    let shown = false;
+    let lastProgress = Date.now();
     const progress = (id: string) => {
       count++;
       const now = Date.now();
       if (now - lastProgress < PROGRESS_EVERY_MS) return;
       lastProgress = now;
+      shown = true;
       ctx.stderr.write(`received ${count} records (latest ${id})\r`);
     };
     // The progress line is rewritten in place; leave it showing the final count.
     const endProgress = () => {
-      if (lastProgress) ctx.stderr.write(`received ${count} records${' '.repeat(24)}\n`);
+      if (shown) ctx.stderr.write(`received ${count} records${' '.repeat(24)}\n`);
     };
     try {
       const result = await mirrorCorpus({ source, corpus: ctx.corpus, rsh: stringOption(ctx, 'rsh'), env: ctx.env, stderr: ctx.stderr, log: ctx.log, onArrived: progress });
