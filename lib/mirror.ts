@@ -88,6 +88,11 @@ async function checkLocalSource(source: string, corpus: string): Promise<void> {
   if (realCorpus === real) {
     throw new RelayError('mirror_conflict', `${source} is the corpus this command would fill (--corpus), so mirroring it would only mark the primary read-only. Pass --corpus with a different directory for the mirror.`);
   }
+  // A mirror inside its source would be copied into itself on every run.
+  const inside = path.relative(real, realCorpus ?? path.resolve(corpus));
+  if (inside && !inside.startsWith('..') && !path.isAbsolute(inside)) {
+    throw new RelayError('mirror_conflict', `The mirror (--corpus ${corpus}) lies inside its source ${source}, so each run would copy the mirror into itself. Put the mirror outside the primary's corpus.`);
+  }
 }
 
 /**
