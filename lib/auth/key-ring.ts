@@ -1,0 +1,78 @@
+/**
+ * The hub's view of keys/: the key files are read at every verification (a
+ * revoked key stops working at once, with no cache to go stale), and
+ * chokidar watches the directory so that a key removed or replaced ends the
+ * agent's open waits and streams without a restart.
+ *
+ * keys/ holds a handful of small files, so chokidar's one-watch-per-file
+ * default costs nothing here; this is the place it earns (SPEC §7).
+ */
+import { EventEmitter } from 'node:events';
+import fs from 'node:fs/promises';
+import { watch, type FSWatcher } from 'chokidar';
+import { silentLogger, type Logger } from '../log.js';
+import { keyPaths } from '../paths.js';
+import { agentOfKeyFile, listKeys, readKey } from './keys.js';
+
+export interface KeyRingEvents {
+  /** The agent's key file was removed or replaced: whatever it signed before no longer stands. */
+  revoked: [string];
+  added: [string];
+}
+
+export interface KeySource {
+  keyOf(agent: string): Promise<Buffer | null>;
+}
+
+export class KeyRing extends EventEmitter<KeyRingEvents> implements KeySource {
+  readonly dir: string;
+  private watcher: FSWatcher | null = null;
+  private readonly log: Logger;
+
+  private constructor(dir: string, log: Logger) {
+    super();
+    this.dir = keyPaths(dir).keys;
+    this.log = log;
+  }
+
+  /** Opens the ring; with `watch`, resolves once the watcher is ready, so a revoke right after is seen. */
+  static async open(dir: string, options: { watch?: boolean; log?: Logger } = {}): Promise<KeyRing> {
+    const ring = new KeyRing(dir, options.log ?? silentLogger);
+    // The hub watches keys/ for its whole life; an empty directory made now
+    // lets `keys add` later be noticed without a restart.
+    await fs.mkdir(ring.dir, { recursive: true, mode: 0o700 });
+    if (options.watch ?? true) await ring.startWatching();
+    return ring;
+  }
+
+  keyOf(agent: string): Promise<Buffer | null> {
+    return readKey(this.dir, agent);
+  }
+
+  async agents(): Promise<string[]> {
+    return (await listKeys(this.dir)).map((k) => k.agent);
+  }
+
+  async close(): Promise<void> {
+    const w = this.watcher;
+    this.watcher = null;
+    await w?.close();
+  }
+
+  private startWatching(): Promise<void> {
+    const watcher = watch(this.dir, { depth: 0, ignoreInitial: true, persistent: true });
+    this.watcher = watcher;
+    watcher.on('add', (file) => this.seen('added', file));
+    watcher.on('change', (file) => this.seen('revoked', file));
+    watcher.on('unlink', (file) => this.seen('revoked', file));
+    watcher.on('error', (err) => this.log.warn(`watching ${this.dir} for key changes failed: ${(err as Error).message}`));
+    return new Promise((resolve) => watcher.once('ready', () => resolve()));
+  }
+
+  private seen(event: 'added' | 'revoked', file: string): void {
+    const agent = agentOfKeyFile(file);
+    if (agent === null) return;
+    this.log.info(event === 'added' ? `key added for agent ${agent}` : `key of agent ${agent} revoked or replaced; ending its waits and streams`);
+    this.emit(event, agent);
+  }
+}
