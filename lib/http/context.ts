@@ -1,0 +1,21 @@
+/** What every route of one hub shares: the store, the verifier, the gate, the counters. */
+import type { Verifier } from '../auth/verify.js';
+import type { Logger } from '../log.js';
+import type { RelayStore } from '../store.js';
+import type { HttpGate } from './http-door.js';
+import type { HubMetrics } from './metrics.js';
+
+export interface HubContext {
+  store: RelayStore;
+  verifier: Verifier;
+  gate: HttpGate;
+  metrics: HubMetrics;
+  log: Logger;
+  bodyCap: number;
+  /** Milliseconds between keep-alive comments on an idle event stream. */
+  sseKeepAliveMs: number;
+  /** Bytes an event stream may have waiting for a slow reader before it is dropped. */
+  sseMaxBufferedBytes: number;
+  /** Whether the start-up scan of the corpus is done. */
+  ready(): boolean;
+}

@@ -1,0 +1,128 @@
+/**
+ * The HTTP door: what a request that arrived over HTTP may do, given the
+ * agent its signature proved (or none). One HttpGate per hub holds the
+ * shared budgets — the per-agent append rate (one budget across /mcp and
+ * REST), the wait and stream slots — and the signals that end an agent's
+ * held sockets when its key is revoked or the hub closes.
+ *
+ * The MCP tools ask it through the Door interface of lib/mcp/door.ts; REST
+ * and SSE ask it directly.
+ */
+import { RelayError } from '../errors.js';
+import type { Door, Grant, GuardedAction } from '../mcp/door.js';
+import { RateLimiter, Slots, type Limits } from './limits.js';
+
+export type Channel = 'mcp' | 'http';
+
+export interface Hold {
+  /** Aborts when the client goes away, the agent's key is revoked, or the hub closes. */
+  signal: AbortSignal;
+  release(): void;
+}
+
+const HOW_TO_SIGN = 'Send an `Authorization: PE-HMAC agent=<name>, ts=<unix seconds>, sig=<hex>` header, where sig is the HMAC-SHA256 with your key of the method, ts and the sha256 of the body (docs/http.md shows how; `p-e-relay sign` prints one). Reads (exists, get_relay, list_relays, list_replies and the GET routes) need none.';
+
+export function unsignedRefusal(action: GuardedAction | 'stream'): RelayError {
+  const what =
+    action === 'append' ? 'Appending over HTTP must be signed, and this request carried no credential, so nothing was stored.'
+    : action === 'wait' ? 'wait_for_relay over HTTP must be signed, because it holds a connection open, and this request carried no credential.'
+    : 'GET /events must be signed, because it holds a connection open, and this request carried no credential (a browser EventSource may send agent, ts and sig as query parameters).';
+  return new RelayError('unsigned', `${what} ${HOW_TO_SIGN}`);
+}
+
+export class HttpGate {
+  readonly waits: Slots;
+  readonly streams: Slots;
+  private readonly rate: RateLimiter;
+  private readonly agents = new Map<string, AbortController>();
+  private readonly hub = new AbortController();
+
+  constructor(private readonly limits: Limits) {
+    this.waits = new Slots(limits.waitsPerAgent, limits.waits);
+    this.streams = new Slots(limits.streamsPerAgent, limits.streams);
+    this.rate = new RateLimiter(limits.appendsPerSecond, limits.appendBurst);
+  }
+
+  /** The agent's key is gone or replaced: end everything it holds open. */
+  revoke(agent: string): void {
+    const controller = this.agents.get(agent);
+    this.agents.delete(agent);
+    controller?.abort();
+  }
+
+  /** Ends every wait and stream (the hub is shutting down). */
+  close(): void {
+    this.hub.abort();
+  }
+
+  /** Spends one append from the agent's budget, or throws rate_limited saying when to retry. */
+  spendAppend(agent: string): void {
+    const waitMs = this.rate.take(agent);
+    if (waitMs === 0) return;
+    const retryAfterS = Math.max(1, Math.ceil(waitMs / 1000));
+    throw new RelayError(
+      'rate_limited',
+      `Agent ${agent} is appending faster than this hub allows (${this.limits.appendsPerSecond} per second, bursts of ${this.limits.appendBurst}), so nothing was stored; retry in ${retryAfterS} s.`,
+      { retryAfterS },
+    );
+  }
+
+  holdWait(agent: string, closed: AbortSignal): Hold {
+    const slot = this.waits.acquire(agent);
+    if (slot === 'agent') throw new RelayError('too_many_waits', `Agent ${agent} already has ${this.waits.perAgent} waits open on this hub, the most one agent may hold. Let one end (one wait with after covers many records) and call again.`);
+    if (slot === 'total') throw new RelayError('too_many_waits', `This hub is holding as many waits as it allows (${this.waits.limit}); retry in a few seconds.`, { retryAfterS: 5 });
+    return this.hold(agent, closed, slot);
+  }
+
+  holdStream(agent: string, closed: AbortSignal): Hold {
+    const slot = this.streams.acquire(agent);
+    if (slot === 'agent') throw new RelayError('too_many_streams', `Agent ${agent} already has ${this.streams.perAgent} event streams open on this hub, the most one agent may hold. Close one (one stream carries every record) and open again.`);
+    if (slot === 'total') throw new RelayError('too_many_streams', `This hub is serving as many event streams as it allows (${this.streams.limit}); retry in a few seconds.`, { retryAfterS: 5 });
+    return this.hold(agent, closed, slot);
+  }
+
+  /** The Door the MCP tools of one request see. `closed` aborts when that request's client goes away. */
+  door(agent: string | null, channel: Channel, closed: AbortSignal): Door {
+    return {
+      transport: 'http',
+      authorize: (action: GuardedAction): Grant => {
+        if (agent === null) throw unsignedRefusal(action);
+        const depositedBy = `${channel}/${agent}`;
+        if (action === 'append') {
+          this.spendAppend(agent);
+          return { depositedBy, release() {} };
+        }
+        const hold = this.holdWait(agent, closed);
+        return { depositedBy, release: hold.release, signal: hold.signal };
+      },
+    };
+  }
+
+  private hold(agent: string, closed: AbortSignal, releaseSlot: () => void): Hold {
+    let controller = this.agents.get(agent);
+    if (!controller) this.agents.set(agent, (controller = new AbortController()));
+    const link = linkedSignal([closed, controller.signal, this.hub.signal]);
+    return {
+      signal: link.signal,
+      release: () => {
+        link.dispose();
+        releaseSlot();
+      },
+    };
+  }
+}
+
+/**
+ * A signal that aborts when any source does. Written out rather than
+ * AbortSignal.any so the listeners on the long-lived sources (the agent's,
+ * the hub's) are removed when the hold ends, not left to the collector.
+ */
+function linkedSignal(sources: AbortSignal[]): { signal: AbortSignal; dispose(): void } {
+  const controller = new AbortController();
+  const abort = () => controller.abort();
+  for (const source of sources) {
+    if (source.aborted) controller.abort();
+    else source.addEventListener('abort', abort, { once: true });
+  }
+  return { signal: controller.signal, dispose: () => sources.forEach((s) => s.removeEventListener('abort', abort)) };
+}

@@ -1,0 +1,124 @@
+/**
+ * POST /mcp: stateless Streamable HTTP (SPEC §9, §13).
+ *
+ * Per request: read the raw body against the cap, verify any credential,
+ * JSON.parse, then hand the parsed message to a fresh transport (a
+ * stateless transport cannot be reused) connected to a pooled McpServer
+ * (building one costs ~0.3–0.6 ms; a pooled one serves one request at a
+ * time). Answers are plain JSON, except a wait_for_relay call carrying a
+ * progress token, which is answered as an event stream: progress
+ * notifications every ~10 s, then the result, so a client with a 25–60 s
+ * timeout can wait the full 90 s (in JSON mode the SDK drops notifications).
+ *
+ * GET and DELETE are answered 405 here, before the SDK sees them: its
+ * stateless transport would open a GET stream that never ends.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { RelayError } from '../errors.js';
+import type { Door, DoorRef } from '../mcp/door.js';
+import { ERROR_META_KEY } from '../mcp/result.js';
+import { createMcpServer } from '../mcp/server.js';
+import type { RelayStore } from '../store.js';
+import { authenticate } from './authenticate.js';
+import { readBody } from './body.js';
+import type { HubContext } from './context.js';
+import type { HubMetrics } from './metrics.js';
+import { sendJson } from './respond.js';
+
+interface Lease {
+  server: McpServer;
+  door: DoorRef;
+}
+
+/** Between requests a pooled server belongs to nobody; a call that somehow reached it is refused. */
+const idleDoor: Door = {
+  transport: 'http',
+  authorize: () => {
+    throw new RelayError('internal', 'This call reached a server that is not serving a request. Send it again.');
+  },
+};
+
+export class McpServerPool {
+  private readonly idle: Lease[] = [];
+  constructor(
+    private readonly store: RelayStore,
+    private readonly keepIdle = 32,
+  ) {}
+
+  acquire(): Lease {
+    const pooled = this.idle.pop();
+    if (pooled) return pooled;
+    const door: DoorRef = { current: idleDoor };
+    return { server: createMcpServer(this.store, door), door };
+  }
+
+  release(lease: Lease): void {
+    lease.door.current = idleDoor;
+    if (this.idle.length < this.keepIdle) this.idle.push(lease);
+  }
+}
+
+function jsonRpcError(res: ServerResponse, status: number, code: number, message: string, headers: Record<string, string> = {}): void {
+  sendJson(res, status, { jsonrpc: '2.0', error: { code, message }, id: null }, headers);
+}
+
+export async function handleMcp(req: IncomingMessage, res: ServerResponse, url: URL, ctx: HubContext, pool: McpServerPool): Promise<void> {
+  if (req.method !== 'POST') {
+    ctx.metrics.refused('method_not_allowed');
+    req.resume();
+    return jsonRpcError(res, 405, -32000, `Method not allowed: /mcp is stateless Streamable HTTP and answers POST only (there is no session to stream from or to delete).`, { Allow: 'POST' });
+  }
+  const body = await readBody(req, ctx.bodyCap);
+  const agent = await authenticate(req, url, body, ctx.verifier);
+  let message: unknown;
+  try {
+    message = JSON.parse(body.toString('utf8'));
+  } catch {
+    ctx.metrics.refused('bad_request');
+    return jsonRpcError(res, 400, -32700, 'Parse error: the body is not JSON. Send one JSON-RPC message (or a batch) as application/json.');
+  }
+
+  const gone = new AbortController();
+  res.once('close', () => gone.abort());
+  const lease = pool.acquire();
+  lease.door.current = ctx.gate.door(agent, 'mcp', gone.signal);
+  const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: !wantsProgressStream(message, req.headers.accept) });
+  countResults(transport, message, ctx.metrics);
+  res.once('close', () => {
+    void lease.server.close().catch(() => {}).finally(() => pool.release(lease));
+  });
+  await lease.server.connect(transport);
+  await transport.handleRequest(req, res, message);
+}
+
+type Message = { id?: string | number; method?: string; params?: { name?: unknown; _meta?: { progressToken?: unknown } } };
+
+function messages(parsed: unknown): Message[] {
+  return (Array.isArray(parsed) ? parsed : [parsed]).filter((m): m is Message => typeof m === 'object' && m !== null);
+}
+
+/** A wait that asked for progress, from a client that can read an event stream. */
+export function wantsProgressStream(parsed: unknown, accept: string | undefined): boolean {
+  if (!accept?.includes('text/event-stream')) return false;
+  return messages(parsed).some((m) => m.method === 'tools/call' && m.params?.name === 'wait_for_relay' && m.params._meta?.progressToken !== undefined);
+}
+
+/** Counts appends and tool refusals from what the server actually answers. */
+function countResults(transport: StreamableHTTPServerTransport, parsed: unknown, metrics: HubMetrics): void {
+  const tools = new Map<string | number, string>();
+  for (const m of messages(parsed)) if (m.method === 'tools/call' && m.id !== undefined && typeof m.params?.name === 'string') tools.set(m.id, m.params.name);
+  if (tools.size === 0) return;
+  const send = transport.send.bind(transport);
+  transport.send = (out: JSONRPCMessage, options) => {
+    const response = out as { id?: string | number; result?: { isError?: boolean; _meta?: Record<string, { code?: string }> } };
+    const tool = response.id !== undefined ? tools.get(response.id) : undefined;
+    if (tool && response.result) {
+      if (response.result.isError) metrics.refused(response.result._meta?.[ERROR_META_KEY]?.code ?? 'invalid_arguments');
+      else if (tool === 'append_relay') metrics.appended('mcp');
+    }
+    return send(out, options);
+  };
+}

@@ -1,0 +1,105 @@
+/**
+ * REST for curl and scripts: the same store functions the tools call, the
+ * same text the tools and the CLI print (or their JSON with
+ * `Accept: application/json`), the same refusal sentences as JSON errors.
+ *
+ *   GET  /relays[?after=ID]     list (text: the two lines of list_relays)
+ *   GET  /relays/ID             the exact stored bytes, or 404 naming the state
+ *   HEAD /relays/ID             the state in P-E-Relay-State, no body
+ *   GET  /relays/ID/replies     list_replies
+ *   POST /relays[?id=ID]        signed append; 201 with the id
+ *   GET  /healthz, GET /metrics
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { RelayError } from '../errors.js';
+import { appendText, listText, repliesText } from '../render.js';
+import { VERSION } from '../version.js';
+import { authenticate } from './authenticate.js';
+import { readBody } from './body.js';
+import type { HubContext } from './context.js';
+import { unsignedRefusal } from './http-door.js';
+import { sendJson, sendText, wantsJson } from './respond.js';
+
+export const STATE_HEADER = 'P-E-Relay-State';
+
+function methodNotAllowed(path: string, allow: string): RelayError {
+  return new RelayError('method_not_allowed', `${path} answers ${allow.replace(/, ([^,]*)$/, ' and $1')} only.`, { allow });
+}
+
+function decodeSegment(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return segment; // not valid percent-encoding: it is simply not an id
+  }
+}
+
+/** Answers a REST route; false when the path is none of them. */
+export async function handleRest(req: IncomingMessage, res: ServerResponse, url: URL, ctx: HubContext): Promise<boolean> {
+  const method = req.method ?? 'GET';
+  const read = method === 'GET' || method === 'HEAD';
+  const path = url.pathname;
+  let m: RegExpExecArray | null;
+
+  if (path === '/relays') {
+    if (method === 'POST') return appendRoute(req, res, url, ctx).then(() => true);
+    if (!read) throw methodNotAllowed(path, 'GET, HEAD, POST');
+    const after = url.searchParams.get('after') ?? undefined;
+    const list = await ctx.store.list(after);
+    wantsJson(req.headers.accept) ? sendJson(res, 200, list) : sendText(res, 200, listText(list));
+    return true;
+  }
+  if ((m = /^\/relays\/([^/]+)\/replies$/.exec(path))) {
+    if (!read) throw methodNotAllowed(path, 'GET, HEAD');
+    const replies = await ctx.store.replies(decodeSegment(m[1]!));
+    wantsJson(req.headers.accept) ? sendJson(res, 200, replies) : sendText(res, 200, repliesText(replies));
+    return true;
+  }
+  if ((m = /^\/relays\/([^/]+)$/.exec(path))) {
+    if (!read) throw methodNotAllowed(path, 'GET, HEAD');
+    const id = decodeSegment(m[1]!);
+    if (method === 'HEAD') {
+      const { state } = await ctx.store.exists(id);
+      res.writeHead(state === 'PRESENT' ? 200 : 404, { [STATE_HEADER]: state, 'Content-Type': 'text/plain; charset=utf-8' }).end();
+      return true;
+    }
+    await getRecord(res, id, ctx);
+    return true;
+  }
+  if (path === '/healthz') {
+    if (!read) throw methodNotAllowed(path, 'GET, HEAD');
+    sendJson(res, 200, { status: 'ok', version: VERSION, ready: ctx.ready(), records: ctx.store.size, readOnly: ctx.store.readOnly });
+    return true;
+  }
+  if (path === '/metrics') {
+    if (!read) throw methodNotAllowed(path, 'GET, HEAD');
+    const text = ctx.metrics.render({ records: ctx.store.size, waits: ctx.gate.waits.active, streams: ctx.gate.streams.active, ready: ctx.ready() });
+    res.writeHead(200, { 'Content-Type': 'text/plain; version=0.0.4; charset=utf-8', 'Content-Length': Buffer.byteLength(text) }).end(text);
+    return true;
+  }
+  return false;
+}
+
+async function getRecord(res: ServerResponse, id: string, ctx: HubContext): Promise<void> {
+  try {
+    const bytes = await ctx.store.read(id);
+    // Records are immutable: a held id's bytes never change.
+    res.writeHead(200, { [STATE_HEADER]: 'PRESENT', 'Content-Type': 'text/plain; charset=utf-8', 'Content-Length': bytes.length, 'Cache-Control': 'public, max-age=31536000, immutable' });
+    res.end(bytes);
+  } catch (err) {
+    if (err instanceof RelayError && typeof err.details.state === 'string') res.setHeader(STATE_HEADER, err.details.state);
+    throw err;
+  }
+}
+
+async function appendRoute(req: IncomingMessage, res: ServerResponse, url: URL, ctx: HubContext): Promise<void> {
+  const body = await readBody(req, ctx.bodyCap);
+  const agent = await authenticate(req, url, body, ctx.verifier);
+  if (agent === null) throw unsignedRefusal('append');
+  ctx.gate.spendAppend(agent);
+  const id = url.searchParams.get('id') ?? undefined;
+  const result = await ctx.store.append(body, { id, depositedBy: `http/${agent}` });
+  ctx.metrics.appended('http');
+  const headers = { Location: `/relays/${result.id}` };
+  wantsJson(req.headers.accept) ? sendJson(res, 201, result, headers) : sendText(res, 201, appendText(result), headers);
+}

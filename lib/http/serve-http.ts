@@ -1,0 +1,55 @@
+/**
+ * `serve --http` as a process: open the store, start the hub, tell the
+ * operator on stderr where it listens, what it serves and whether anyone
+ * can sign yet, then run until SIGINT/SIGTERM.
+ */
+import path from 'node:path';
+import { RelayError } from '../errors.js';
+import type { Logger } from '../log.js';
+import { listKeys } from '../auth/keys.js';
+import { RelayStore, type StoreOptions } from '../store.js';
+import { startHub, type HubOptions } from './server.js';
+
+export interface ServeHttpOptions extends Omit<HubOptions, 'store' | 'log'> {
+  store: StoreOptions;
+  log: Logger;
+  stderr: NodeJS.WritableStream;
+}
+
+export async function serveHttp(options: ServeHttpOptions): Promise<void> {
+  const { stderr } = options;
+  const say = (line: string) => stderr.write(`p-e-relay: ${line}\n`);
+  const store = await RelayStore.prepare(options.store);
+  let hub;
+  try {
+    hub = await startHub({ ...options, store, log: options.log });
+  } catch (err) {
+    await store.close();
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'EADDRINUSE') throw new RelayError('bad_request', `Port ${options.port} on ${options.host} is already in use. Pick another with --port N (0 takes any free port), or stop whatever holds it.`);
+    if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND') throw new RelayError('bad_request', `Cannot listen on ${options.host}: it is not an address of this machine. Use --host 127.0.0.1 (the default) or an address this machine has.`);
+    throw err;
+  }
+  say(`serving ${hub.url} (MCP: POST ${hub.url}/mcp · REST: ${hub.url}/relays · events: ${hub.url}/events)`);
+  if (store.readOnly) say(`read-only: appends are refused${store.primary ? `; they go to ${store.primary}` : ''}`);
+
+  const keys = await listKeys(options.keys);
+  const keysDir = path.resolve(options.keys);
+  say(
+    keys.length > 0
+      ? `keys: ${keys.length} in ${keysDir} (${keys.map((k) => k.agent).join(', ')})`
+      : `keys: none yet in ${keysDir}; appends and waits over HTTP must be signed, so add one with \`p-e-relay keys add AGENT --keys ${keysDir}\` (the hub picks it up without a restart)`,
+  );
+  await store.ready.then(
+    () => say(`corpus: ${store.paths.corpus} (${store.size} records)`),
+    (err) => say(`corpus: ${store.paths.corpus} cannot be read: ${(err as Error).message}`),
+  );
+
+  await new Promise<void>((resolve) => {
+    process.once('SIGINT', resolve);
+    process.once('SIGTERM', resolve);
+  });
+  say('shutting down');
+  await hub.close();
+  await store.close();
+}

@@ -1,0 +1,142 @@
+/**
+ * The HTTP hub (`serve --http`): one node:http server for the MCP endpoint,
+ * REST, the SSE stream, health and metrics, all over one store.
+ *
+ * Every request passes the DNS-rebinding check first (on loopback), then
+ * its route; a route throws a RelayError and this module answers it as
+ * JSON. Header and request timeouts keep a stalled client from holding a
+ * socket before its request is in; after that, waits and streams are
+ * bounded by the gate's slots and end when their client goes away.
+ */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { RelayError } from '../errors.js';
+import { silentLogger, type Logger } from '../log.js';
+import type { RelayStore } from '../store.js';
+import { KeyRing } from '../auth/key-ring.js';
+import { ReplayGuard } from '../auth/replay-guard.js';
+import { DEFAULT_BODY_CAP } from './body.js';
+import { DEFAULT_HOST, DEFAULT_PORT } from './defaults.js';
+import type { HubContext } from './context.js';
+import { HttpGate } from './http-door.js';
+import { DEFAULT_LIMITS, type Limits } from './limits.js';
+import { handleMcp, McpServerPool } from './mcp-endpoint.js';
+import { HubMetrics } from './metrics.js';
+import { rebindingGuard } from './rebinding.js';
+import { sendError } from './respond.js';
+import { handleRest } from './rest.js';
+import { handleEvents } from './sse.js';
+
+export { DEFAULT_HOST, DEFAULT_PORT };
+
+export interface HubOptions {
+  /** A prepared store (RelayStore.prepare); the hub opens it and leaves closing it to the caller. */
+  store: RelayStore;
+  /** The keys directory: keys/<agent>.key. */
+  keys: string;
+  host?: string;
+  /** 0 picks a free port. */
+  port?: number;
+  bodyCap?: number;
+  limits?: Partial<Limits>;
+  /** Web origins (besides loopback ones) whose pages may call this hub. */
+  allowedOrigins?: string[];
+  sseKeepAliveMs?: number;
+  sseMaxBufferedBytes?: number;
+  headersTimeoutMs?: number;
+  requestTimeoutMs?: number;
+  log?: Logger;
+}
+
+export interface Hub {
+  readonly url: string;
+  readonly host: string;
+  readonly port: number;
+  readonly context: HubContext;
+  close(): Promise<void>;
+}
+
+export async function startHub(options: HubOptions): Promise<Hub> {
+  const log = options.log ?? silentLogger;
+  const { store } = options;
+  const keys = await KeyRing.open(options.keys, { log });
+  const guard = new ReplayGuard(store.paths.replay, { log });
+  const gate = new HttpGate({ ...DEFAULT_LIMITS, ...options.limits });
+  keys.on('revoked', (agent) => gate.revoke(agent));
+  let ready = false;
+  const ctx: HubContext = {
+    store,
+    verifier: { keys, guard },
+    gate,
+    metrics: new HubMetrics(),
+    log,
+    bodyCap: options.bodyCap ?? DEFAULT_BODY_CAP,
+    sseKeepAliveMs: options.sseKeepAliveMs ?? 15_000,
+    sseMaxBufferedBytes: options.sseMaxBufferedBytes ?? 1 << 20,
+    ready: () => ready,
+  };
+  const pool = new McpServerPool(store);
+
+  const server = http.createServer({ maxHeaderSize: 16_384, headersTimeout: options.headersTimeoutMs ?? 10_000, requestTimeout: options.requestTimeoutMs ?? 30_000, keepAliveTimeout: 5_000 });
+  server.maxHeadersCount = 100;
+  const host = options.host ?? DEFAULT_HOST;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? DEFAULT_PORT, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const port = (server.address() as AddressInfo).port;
+  const rebinding = rebindingGuard(host, port, options.allowedOrigins);
+
+  server.on('request', (req, res) => {
+    void route(req, res).catch((err) => sendError(res, err, log, ctx.metrics));
+  });
+  async function route(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+    rebinding.check(req.headers);
+    const origin = req.headers.origin;
+    if (origin !== undefined && rebinding.allowsOrigin(origin)) {
+      res.setHeader('Access-Control-Allow-Origin', origin);
+      res.setHeader('Vary', 'Origin');
+    }
+    const url = new URL(req.url ?? '/', 'http://hub.invalid');
+    if (req.method === 'OPTIONS' && origin !== undefined) return preflight(res);
+    if (url.pathname === '/mcp') return handleMcp(req, res, url, ctx, pool);
+    if (url.pathname === '/events') return handleEvents(req, res, url, ctx);
+    if (await handleRest(req, res, url, ctx)) return;
+    req.resume();
+    throw new RelayError('no_route', `There is nothing at ${url.pathname}. The hub serves POST /mcp, GET /events, /relays, /relays/ID, /relays/ID/replies, /healthz and /metrics (docs/http.md).`);
+  }
+
+  guard.start();
+  store.open().then(
+    () => (ready = true),
+    (err) => log.error(`cannot open the corpus: ${(err as Error).message}`),
+  );
+  const hostForUrl = host.includes(':') ? `[${host}]` : host;
+  return {
+    url: `http://${hostForUrl}:${port}`,
+    host,
+    port,
+    context: ctx,
+    async close() {
+      gate.close(); // ends waits and streams, so their sockets can close
+      guard.stop();
+      await keys.close();
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeIdleConnections();
+      });
+    },
+  };
+}
+
+function preflight(res: http.ServerResponse): void {
+  res.writeHead(204, {
+    'Access-Control-Allow-Methods': 'GET, HEAD, POST',
+    'Access-Control-Allow-Headers': 'Authorization, Content-Type, Accept, Last-Event-ID, Mcp-Protocol-Version',
+    'Access-Control-Max-Age': '600',
+  });
+  res.end();
+}

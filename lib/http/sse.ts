@@ -1,0 +1,145 @@
+/**
+ * GET /events: every record this hub indexes, as it lands, one SSE event
+ * each (`id: relay-NNNN`, `event: relay`, `data:` the `appeared` shape of
+ * wait_for_relay). Signed like a wait, by header or by agent/ts/sig query
+ * parameters for browser EventSource.
+ *
+ * Resume with Last-Event-ID (preferred when both are sent) or ?after=: the
+ * held records after the mark first, then live ones. The subscription starts
+ * before the catch-up is read, so nothing landing in between is lost; what
+ * both phases see is sent once.
+ *
+ * A slow reader never holds anyone else up: the store's notify only queues
+ * a string here. A stream whose unsent bytes pass the cap, or that makes no
+ * progress for a whole keep-alive interval with bytes pending, is dropped;
+ * the client reopens with a fresh signature and ?after= its last id.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { RelayError } from '../errors.js';
+import type { RecordMeta } from '../record-index.js';
+import { appeared } from '../waiters.js';
+import { authenticate } from './authenticate.js';
+import { readBody } from './body.js';
+import type { HubContext } from './context.js';
+import { unsignedRefusal, type Hold } from './http-door.js';
+
+export async function handleEvents(req: IncomingMessage, res: ServerResponse, url: URL, ctx: HubContext): Promise<void> {
+  if (req.method !== 'GET') throw new RelayError('method_not_allowed', '/events answers GET only: it is an event stream.', { allow: 'GET' });
+  const body = await readBody(req, ctx.bodyCap);
+  const agent = await authenticate(req, url, body, ctx.verifier, true);
+  if (agent === null) throw unsignedRefusal('stream');
+  const markText = req.headers['last-event-id'] ?? url.searchParams.get('after') ?? undefined;
+  const mark = markText === undefined ? null : ctx.store.parseAfter(String(markText));
+  const gone = new AbortController();
+  res.once('close', () => gone.abort());
+  const hold = ctx.gate.holdStream(agent, gone.signal);
+  new EventStream(res, ctx, hold).start(mark);
+}
+
+export function eventText(meta: RecordMeta): string {
+  return `id: ${meta.id}\nevent: relay\ndata: ${JSON.stringify(appeared(meta))}\n\n`;
+}
+
+class EventStream {
+  /** Live events that landed while the catch-up was being sent. */
+  private pending: { id: string; text: string }[] | null = [];
+  private pendingBytes = 0;
+  /** Ids sent during the catch-up, so a record seen by both phases goes out once. */
+  private readonly caughtUp = new Set<string>();
+  private ended = false;
+  private unsubscribe = () => {};
+  private keepAlive: NodeJS.Timeout | null = null;
+  /** Bytes the socket had handed to the kernel at the last keep-alive tick. */
+  private lastDispatched = -1;
+
+  constructor(
+    private readonly res: ServerResponse,
+    private readonly ctx: HubContext,
+    private readonly hold: Hold,
+  ) {}
+
+  start(mark: number | null): void {
+    const { res, ctx } = this;
+    this.unsubscribe = ctx.store.waiters.subscribe((_n, meta) => this.live(meta));
+    this.hold.signal.addEventListener('abort', () => this.end(), { once: true });
+    res.writeHead(200, { 'Content-Type': 'text/event-stream; charset=utf-8', 'Cache-Control': 'no-cache, no-transform', 'X-Accel-Buffering': 'no', Connection: 'keep-alive' });
+    res.write(': p-e-relay events\n\n');
+    this.keepAlive = setInterval(() => this.tick(), ctx.sseKeepAliveMs);
+    void this.catchUp(mark).catch((err) => {
+      ctx.log.warn(`an event stream's catch-up failed: ${(err as Error).message}`);
+      this.end();
+    });
+  }
+
+  private async catchUp(mark: number | null): Promise<void> {
+    if (mark !== null) {
+      await this.ctx.store.ready;
+      for (const meta of this.ctx.store.heldAfter(mark)) {
+        if (this.ended) return;
+        this.caughtUp.add(meta.id);
+        if (!this.res.write(eventText(meta))) await this.drained();
+      }
+    }
+    const pending = this.pending ?? [];
+    this.pending = null;
+    for (const event of pending) if (!this.caughtUp.has(event.id)) this.send(event.text);
+    this.caughtUp.clear();
+  }
+
+  private live(meta: RecordMeta): void {
+    if (this.ended) return;
+    const text = eventText(meta);
+    if (this.pending === null) return this.send(text);
+    this.pending.push({ id: meta.id, text });
+    this.pendingBytes += text.length;
+    if (this.pendingBytes > this.ctx.sseMaxBufferedBytes) this.drop('its catch-up fell too far behind');
+  }
+
+  private send(text: string): void {
+    this.res.write(text);
+    if (this.res.writableLength > this.ctx.sseMaxBufferedBytes) this.drop(`${this.res.writableLength} bytes are waiting for it`);
+  }
+
+  /** Resolves when the socket takes more, or drops the stream if it stalls for a keep-alive interval. */
+  private drained(): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        this.drop('it stopped reading during the catch-up');
+        resolve();
+      }, this.ctx.sseKeepAliveMs);
+      this.res.once('drain', () => {
+        clearTimeout(timer);
+        resolve();
+      });
+      this.res.once('close', () => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
+  }
+
+  private tick(): void {
+    const socket = this.res.socket;
+    const dispatched = socket ? socket.bytesWritten - socket.writableLength : 0;
+    if (this.res.writableLength > 0 && dispatched === this.lastDispatched) return this.drop('it read nothing for a whole keep-alive interval');
+    this.lastDispatched = dispatched;
+    this.res.write(': keep-alive\n\n');
+  }
+
+  private drop(why: string): void {
+    if (this.ended) return;
+    this.ctx.log.info(`dropped a slow event subscriber: ${why}`);
+    this.ctx.metrics.droppedSubscriber();
+    this.end();
+    this.res.destroy();
+  }
+
+  private end(): void {
+    if (this.ended) return;
+    this.ended = true;
+    this.unsubscribe();
+    if (this.keepAlive) clearInterval(this.keepAlive);
+    this.hold.release();
+    if (!this.res.destroyed) this.res.end();
+  }
+}
