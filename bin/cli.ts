@@ -11,7 +11,7 @@ type Loader = () => Promise<Command>;
 
 const COMMANDS: Record<string, { summary: string; load: Loader }> = {
   init: { summary: 'create an empty store (corpus and keys directories)', load: async () => (await import('../lib/cli/ops-commands.js')).initCommand },
-  serve: { summary: 'run the MCP server (stdio by default)', load: async () => (await import('../lib/cli/serve-command.js')).serveCommand },
+  serve: { summary: 'run the MCP server (stdio by default, or the HTTP hub with --http)', load: async () => (await import('../lib/cli/serve-command.js')).serveCommand },
   append: { summary: 'deposit a record from FILE or stdin; prints the id', load: async () => (await import('../lib/cli/store-commands.js')).appendCommand },
   get: { summary: 'print a record\'s exact bytes', load: async () => (await import('../lib/cli/store-commands.js')).getCommand },
   exists: { summary: 'print PRESENT, KNOWN_MISSING or UNKNOWN for an id', load: async () => (await import('../lib/cli/store-commands.js')).existsCommand },
@@ -21,6 +21,8 @@ const COMMANDS: Record<string, { summary: string; load: Loader }> = {
   tail: { summary: 'print the newest records; -f follows', load: async () => (await import('../lib/cli/ops-commands.js')).tailCommand },
   verify: { summary: 're-check every digest; report damaged records', load: async () => (await import('../lib/cli/ops-commands.js')).verifyCommand },
   mirror: { summary: 'fill this corpus from SRC with rsync (a read-only mirror)', load: async () => (await import('../lib/cli/mirror-command.js')).mirrorCommand },
+  keys: { summary: 'manage the HMAC keys agents sign with (add, list, revoke)', load: async () => (await import('../lib/cli/key-commands.js')).keysCommand },
+  sign: { summary: 'print an Authorization header for a request body (for curl)', load: async () => (await import('../lib/cli/key-commands.js')).signCommand },
 };
 
 function mainHelp(): string {

@@ -1,18 +1,34 @@
 /** `serve`: the MCP server over stdio (the default), or the HTTP hub with --http. */
+import { DEFAULT_BODY_CAP } from '../http/body.js';
+import { DEFAULT_LIMITS } from '../http/limits.js';
+import { DEFAULT_HOST, DEFAULT_PORT } from '../http/defaults.js';
 import { DEFAULT_MAX_RECORD_BYTES } from '../record.js';
 import type { StoreOptions } from '../store.js';
 import { UsageError, numberOption, stringOption, type Command, type CommandContext } from './command.js';
 
 export const serveCommand: Command = {
   name: 'serve',
-  summary: 'run the MCP server (stdio by default)',
+  summary: 'run the MCP server (stdio by default, or the HTTP hub with --http)',
   help: `Usage: p-e-relay serve [--stdio] [options]
+       p-e-relay serve --http [--host H] [--port N] [options]
 
 Runs the MCP server over stdio: an MCP client spawns it and talks on its
 stdin/stdout; logs go to stderr. Every agent's client may spawn its own; they
 all share one corpus.
 
+With --http, runs the hub instead: MCP over Streamable HTTP at /mcp, REST at
+/relays, the event stream at /events, /healthz and /metrics (docs/http.md).
+Appends and waits must be signed with a key from the keys directory.
+
   --stdio                 serve MCP over stdio (the default)
+  --http                  serve the HTTP hub
+  --host H                with --http: the address to bind (default ${DEFAULT_HOST});
+                          on loopback, Host and Origin are checked against DNS rebinding
+  --port N                with --http: the port (default ${DEFAULT_PORT}; 0 takes any free one)
+  --body-cap N            with --http: the largest request body in bytes (default ${DEFAULT_BODY_CAP})
+  --allow-origin ORIGIN   with --http: a web origin whose pages may call the hub
+                          (repeatable; loopback origins are always allowed)
+  --append-rate N         with --http: appends per second per agent (default ${DEFAULT_LIMITS.appendsPerSecond}, bursts of twice that)
   --read-only             answer reads and waits; refuse appends (a mirror)
   --primary URL           with --read-only: where appends should go instead
   --poll MS               find new records by listing the corpus every MS
@@ -23,12 +39,39 @@ all share one corpus.
 Environment: P_E_RELAY_LOG=debug|info|warn|error|silent sets the log level.`,
   options: {
     stdio: { type: 'boolean' },
+    http: { type: 'boolean' },
+    host: { type: 'string' },
+    port: { type: 'string' },
+    'body-cap': { type: 'string' },
+    'allow-origin': { type: 'string', multiple: true },
+    'append-rate': { type: 'string' },
     'read-only': { type: 'boolean' },
     primary: { type: 'string' },
     poll: { type: 'string' },
     'max-record-bytes': { type: 'string' },
   },
   async run(ctx) {
+    if (ctx.values.http === true) {
+      if (ctx.values.stdio === true) throw new UsageError('--stdio and --http are two different servers; pick one.');
+      const { serveHttp } = await import('../http/serve-http.js');
+      const rate = numberOption(ctx, 'append-rate');
+      if (rate === 0) throw new UsageError('--append-rate must be at least 1.');
+      await serveHttp({
+        store: storeOptions(ctx),
+        keys: ctx.keys,
+        host: stringOption(ctx, 'host') ?? DEFAULT_HOST,
+        port: numberOption(ctx, 'port') ?? DEFAULT_PORT,
+        bodyCap: numberOption(ctx, 'body-cap'),
+        allowedOrigins: ctx.values['allow-origin'] as string[] | undefined,
+        limits: rate === undefined ? undefined : { appendsPerSecond: rate, appendBurst: rate * 2 },
+        log: ctx.log,
+        stderr: ctx.stderr,
+      });
+      return 0;
+    }
+    for (const name of ['host', 'port', 'body-cap', 'allow-origin', 'append-rate']) {
+      if (ctx.values[name] !== undefined) throw new UsageError(`--${name} applies to the HTTP hub; add --http.`);
+    }
     const { serveStdio } = await import('../mcp/stdio.js');
     await serveStdio({ ...storeOptions(ctx), log: ctx.log });
     return 0;

@@ -1,0 +1,92 @@
+/**
+ * `keys add|list|revoke` manage keys/AGENT.key for the HTTP hub (a running
+ * hub sees the change without a restart); `sign` prints the Authorization
+ * header for a body, so curl users can sign without writing HMAC code.
+ * No command here ever prints a key.
+ */
+import fs from 'node:fs/promises';
+import { RelayError } from '../errors.js';
+import { addKey, listKeys, readKey, revokeKey } from '../auth/keys.js';
+import { authorizationFor } from '../auth/sign.js';
+import { EXIT_OK, UsageError, readAll, stringOption, writeLine, type Command } from './command.js';
+
+export const keysCommand: Command = {
+  name: 'keys',
+  summary: 'manage the HMAC keys agents sign with (add, list, revoke)',
+  help: `Usage: p-e-relay keys add AGENT
+       p-e-relay keys list
+       p-e-relay keys revoke AGENT
+
+add      creates keys/AGENT.key (mode 0600) holding a new random key and
+         prints the file's path, never the key. Hand the file to the agent's
+         operator over a safe channel; *.key is ignored by git.
+list     prints each agent that has a key, with its file.
+revoke   deletes keys/AGENT.key. A running hub refuses the agent's next
+         signature and ends its open waits and event streams.
+
+AGENT is 1–64 letters, digits, '.', '_' or '-', starting with a letter or
+digit (it names the file).`,
+  allowPositionals: true,
+  async run(ctx) {
+    const [verb, agent, ...extra] = ctx.positionals;
+    if (extra.length > 0) throw new UsageError(`keys ${verb} takes one AGENT; got ${ctx.positionals.length - 1} words.`);
+    if (verb === 'list') {
+      if (agent !== undefined) throw new UsageError('keys list takes no AGENT.');
+      const keys = await listKeys(ctx.keys);
+      if (keys.length === 0) ctx.stderr.write(`p-e-relay keys: no keys in ${ctx.keys} yet; add one with \`p-e-relay keys add AGENT\`.\n`);
+      for (const k of keys) {
+        const loose = (k.mode & 0o077) !== 0 ? `  (others can read it: chmod 600 ${k.path})` : '';
+        writeLine(ctx.stdout, `${k.agent}\t${k.path}${loose}`);
+      }
+      return EXIT_OK;
+    }
+    if (verb !== 'add' && verb !== 'revoke') throw new UsageError(`keys takes add, list or revoke${verb === undefined ? '' : `, not "${verb}"`}.`);
+    if (agent === undefined) throw new UsageError(`keys ${verb} needs the AGENT name.`);
+    if (verb === 'add') {
+      writeLine(ctx.stdout, await addKey(ctx.keys, agent));
+      ctx.stderr.write(`p-e-relay keys: created a key for ${agent}. Give that file to the agent's operator over a safe channel; never commit it.\n`);
+    } else {
+      await revokeKey(ctx.keys, agent);
+      writeLine(ctx.stdout, `revoked ${agent}`);
+    }
+    return EXIT_OK;
+  },
+};
+
+export const signCommand: Command = {
+  name: 'sign',
+  summary: 'print an Authorization header for a request body (for curl)',
+  help: `Usage: p-e-relay sign --agent AGENT [--method M] [FILE]
+
+Prints "Authorization: PE-HMAC agent=…, ts=…, sig=…" for the body in FILE (or
+on stdin; with neither, an empty body, as for GET /events). The signature is
+HMAC-SHA256 with keys/AGENT.key of M, the current unix time and the sha256 of
+the body; it is good for 60 s and for one request only. Send the body with
+exactly the bytes that were signed (curl --data-binary @FILE).
+
+  --agent AGENT   whose key signs (keys/AGENT.key)
+  --method M      the HTTP method of the request (default POST; GET for /events)
+
+Example:
+  curl -X POST http://127.0.0.1:7077/relays --data-binary @note.txt \\
+       -H "$(p-e-relay sign --agent scout-7 note.txt)"`,
+  options: {
+    agent: { type: 'string' },
+    method: { type: 'string' },
+  },
+  allowPositionals: true,
+  async run(ctx) {
+    const agent = stringOption(ctx, 'agent');
+    if (agent === undefined) throw new UsageError('sign needs --agent AGENT: the agent whose key signs.');
+    const method = (stringOption(ctx, 'method') ?? 'POST').toUpperCase();
+    if (!/^[A-Z]+$/.test(method)) throw new UsageError(`--method takes an HTTP method such as POST or GET, not "${method}".`);
+    if (ctx.positionals.length > 1) throw new UsageError('sign takes at most one FILE.');
+    const file = ctx.positionals[0];
+    const key = await readKey(ctx.keys, agent);
+    if (key === null) throw new RelayError('unknown_agent', `There is no key for agent "${agent}" in ${ctx.keys}. Create one with \`p-e-relay keys add ${agent}\`, or pass --keys with the directory that holds it.`);
+    const stdinIsTerminal = (ctx.stdin as { isTTY?: boolean }).isTTY === true;
+    const body = file !== undefined && file !== '-' ? await fs.readFile(file) : stdinIsTerminal && file === undefined ? Buffer.alloc(0) : await readAll(ctx.stdin);
+    writeLine(ctx.stdout, `Authorization: ${authorizationFor(agent, key, method, body)}`);
+    return EXIT_OK;
+  },
+};
