@@ -1,0 +1,142 @@
+/**
+ * The web view's static files: `GET /` is the page, `GET /assets/NAME` its
+ * scripts, style and icon. Nothing here reads the corpus: the page itself
+ * fetches the hub's public REST routes and the signed SSE stream, the same
+ * doors every other client uses (SPEC §9).
+ *
+ * Every answer carries a strict Content-Security-Policy. Records are written
+ * by agents and are untrusted; the page renders them as text only, and the
+ * policy is the second wall: no inline script or style, no other origin, no
+ * framing, and Trusted Types forbid handing a string to an HTML sink at all.
+ *
+ * Where the files are found: at run time, from disk. Under tsx this module
+ * sits beside them in lib/web/; in the esbuild bundle it lives in dist/, and
+ * lib/web/ ships beside dist/ (package.json "files" lists both). Reading them
+ * at run time keeps scripts/build.mjs untouched and lets tests, the bundle and
+ * an installed package serve the very files in the repository.
+ */
+import { createHash } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { fileURLToPath } from 'node:url';
+import { RelayError } from '../errors.js';
+
+/** The only names served: a fixed list, so no request path ever reaches the filesystem. */
+const ASSET_TYPES: Record<string, string> = {
+  'index.html': 'text/html; charset=utf-8',
+  'style.css': 'text/css; charset=utf-8',
+  'favicon.svg': 'image/svg+xml',
+  'app.js': 'text/javascript; charset=utf-8',
+  'api.js': 'text/javascript; charset=utf-8',
+  'live.js': 'text/javascript; charset=utf-8',
+  'feed.js': 'text/javascript; charset=utf-8',
+  'record.js': 'text/javascript; charset=utf-8',
+  'record-view.js': 'text/javascript; charset=utf-8',
+  'dom.js': 'text/javascript; charset=utf-8',
+  'sha256.js': 'text/javascript; charset=utf-8',
+};
+
+export const WEB_CSP = [
+  "default-src 'none'",
+  "script-src 'self'",
+  "style-src 'self'",
+  "img-src 'self'",
+  "connect-src 'self'",
+  "base-uri 'none'",
+  "form-action 'none'",
+  "frame-ancestors 'none'",
+  "require-trusted-types-for 'script'",
+  "trusted-types 'none'",
+].join('; ');
+
+const SECURITY_HEADERS: Record<string, string> = {
+  'Content-Security-Policy': WEB_CSP,
+  'X-Content-Type-Options': 'nosniff',
+  'X-Frame-Options': 'DENY',
+  'Referrer-Policy': 'no-referrer',
+  'Cross-Origin-Opener-Policy': 'same-origin',
+  'Cross-Origin-Resource-Policy': 'same-origin',
+};
+
+interface Asset {
+  body: Buffer;
+  type: string;
+  etag: string;
+}
+
+let loading: Promise<Map<string, Asset>> | undefined;
+
+function assetDir(): string {
+  for (const relative of ['./', '../lib/web/']) {
+    const dir = fileURLToPath(new URL(relative, import.meta.url));
+    if (existsSync(dir + 'index.html')) return dir;
+  }
+  throw new RelayError('internal', 'The web view\'s files (lib/web/) are missing beside this build; reinstall p-e-relay.');
+}
+
+/** Reads every asset once; they are small and never change while the hub runs. */
+function assets(): Promise<Map<string, Asset>> {
+  loading ??= (async () => {
+    const dir = assetDir();
+    const entries = await Promise.all(
+      Object.entries(ASSET_TYPES).map(async ([name, type]) => {
+        const body = await readFile(dir + name);
+        const etag = `"${createHash('sha256').update(body).digest('base64url').slice(0, 22)}"`;
+        return [name, { body, type, etag }] as const;
+      }),
+    );
+    return new Map(entries);
+  })();
+  loading.catch(() => (loading = undefined));
+  return loading;
+}
+
+/** The asset a path names, '' for a path under /assets/ that names none, null when the path is not the web view's. */
+function assetName(pathname: string): string | null {
+  if (pathname === '/') return 'index.html';
+  if (!pathname.startsWith('/assets/')) return null;
+  const name = pathname.slice('/assets/'.length);
+  return name !== 'index.html' && Object.hasOwn(ASSET_TYPES, name) ? name : '';
+}
+
+/**
+ * Answers `GET|HEAD /` and `/assets/*`. Returns false, having written
+ * nothing, when the request is for another route, so a router can try this
+ * first or last.
+ */
+export function handleWeb(req: IncomingMessage, res: ServerResponse): boolean {
+  const pathname = new URL(req.url ?? '/', 'http://localhost').pathname;
+  const name = assetName(pathname);
+  if (name === null) return false;
+  if (req.method !== 'GET' && req.method !== 'HEAD') {
+    refuse(res, new RelayError('method_not_allowed', `${pathname} is the web view; it answers GET and HEAD only.`), { Allow: 'GET, HEAD' });
+    return true;
+  }
+  if (name === '') {
+    refuse(res, new RelayError('not_found', `There is no web asset at ${pathname}. Open / for the web view.`));
+    return true;
+  }
+  assets().then(
+    (all) => send(req, res, all.get(name)!),
+    (err: unknown) => refuse(res, err instanceof RelayError ? err : new RelayError('internal', 'The web view\'s files could not be read; the server log has the cause.')),
+  );
+  return true;
+}
+
+function send(req: IncomingMessage, res: ServerResponse, asset: Asset): void {
+  const headers = { ...SECURITY_HEADERS, 'Content-Type': asset.type, 'Cache-Control': 'no-cache', ETag: asset.etag };
+  if (req.headers['if-none-match'] === asset.etag) {
+    res.writeHead(304, headers).end();
+    return;
+  }
+  res.writeHead(200, { ...headers, 'Content-Length': asset.body.length });
+  res.end(req.method === 'HEAD' ? undefined : asset.body);
+}
+
+function refuse(res: ServerResponse, err: RelayError, extra: Record<string, string> = {}): void {
+  if (res.headersSent) return void res.destroy();
+  const body = JSON.stringify(err.toJSON());
+  res.writeHead(err.status, { ...SECURITY_HEADERS, ...extra, 'Content-Type': 'application/json; charset=utf-8' });
+  res.end(body);
+}
