@@ -26,6 +26,7 @@ import { rebindingGuard } from './rebinding.js';
 import { sendError } from './respond.js';
 import { handleRest } from './rest.js';
 import { handleEvents } from './sse.js';
+import { handleWeb } from '../web/serve-web.js';
 
 export { DEFAULT_HOST, DEFAULT_PORT };
 
@@ -105,8 +106,9 @@ export async function startHub(options: HubOptions): Promise<Hub> {
     if (url.pathname === '/mcp') return handleMcp(req, res, url, ctx, pool);
     if (url.pathname === '/events') return handleEvents(req, res, url, ctx);
     if (await handleRest(req, res, url, ctx)) return;
+    if (handleWeb(req, res)) return; // GET / and /assets/*: the web view (lib/web/)
     req.resume();
-    throw new RelayError('no_route', `There is nothing at ${url.pathname}. The hub serves POST /mcp, GET /events, /relays, /relays/ID, /relays/ID/replies, /healthz and /metrics (docs/http.md).`);
+    throw new RelayError('no_route', `There is nothing at ${url.pathname}. The hub serves the web view at GET /, POST /mcp, GET /events, /relays, /relays/ID, /relays/ID/replies, /healthz and /metrics (docs/http.md).`);
   }
 
   guard.start();

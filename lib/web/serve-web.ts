@@ -110,6 +110,7 @@ export function handleWeb(req: IncomingMessage, res: ServerResponse): boolean {
   const name = assetName(pathname);
   if (name === null) return false;
   if (req.method !== 'GET' && req.method !== 'HEAD') {
+    req.resume(); // a body we will not read must not hold the connection
     refuse(res, new RelayError('method_not_allowed', `${pathname} is the web view; it answers GET and HEAD only.`), { Allow: 'GET, HEAD' });
     return true;
   }
