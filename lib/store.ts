@@ -80,10 +80,16 @@ export class RelayStore extends EventEmitter<StoreEvents> {
   private readonly watcher: CorpusWatcher;
   /** Ids this process is linking right now, so concurrent appends here do not collide. */
   private readonly reserved = new Set<number>();
-  /** Files seen but not yet whole, being retried; avoids two retry loops on one file. */
-  private readonly settling = new Set<number>();
+  /**
+   * Files being read (and, if not yet whole, retried), by id. A second look at
+   * the same file joins the first instead of returning early, so the start-up
+   * scan cannot finish while a watcher event or a reconcile still holds one of
+   * its files.
+   */
+  private readonly settling = new Map<number, Promise<void>>();
   private issuedLog: Promise<fs.FileHandle> | null = null;
   private opening: Promise<void> | null = null;
+  private scanned = false;
   private closed = false;
 
   /**
@@ -162,6 +168,7 @@ export class RelayStore extends EventEmitter<StoreEvents> {
       while (next < ids.length) await this.ingest(ids[next++]!, false);
     };
     await Promise.all(Array.from({ length: Math.min(SCAN_CONCURRENCY, ids.length) }, worker));
+    this.scanned = true;
     this.log.debug(`indexed ${this.index.size} records from ${this.paths.corpus}`);
   }
 
@@ -407,6 +414,7 @@ export class RelayStore extends EventEmitter<StoreEvents> {
   }
 
   private reconcileWith(names: string[]): void {
+    if (!this.scanned) return; // the start-up scan is reading every name already
     const onDisk = new Set<number>();
     for (const name of names) {
       const n = this.shape.parseRecordId(name);
@@ -435,37 +443,41 @@ export class RelayStore extends EventEmitter<StoreEvents> {
    * file written in place by another tool can be caught half-written, so a
    * failing check is retried briefly before the file is called damaged.
    */
-  private async ingest(n: number, settle: boolean): Promise<void> {
-    if (this.index.has(n) || this.settling.has(n)) return;
-    this.settling.add(n);
-    const id = this.shape.format(n);
-    try {
-      const delays = settle ? SETTLE_DELAYS_MS : [0];
-      let lastError: unknown = null;
-      for (const delay of delays) {
-        if (delay) await new Promise((r) => setTimeout(r, delay));
-        if (this.index.has(n) || this.closed) return;
-        let file: Buffer;
-        try {
-          file = await fs.readFile(this.paths.record(id));
-        } catch (err) {
-          if ((err as NodeJS.ErrnoException).code === 'ENOENT') return;
-          lastError = err;
-          continue;
-        }
-        try {
-          const { deposit, record } = splitRecordFile(file);
-          this.indexRecord(n, deposit, claimsOf(record, this.shape));
-          return;
-        } catch (err) {
-          lastError = err;
-        }
-      }
-      this.log.warn(`${id} is damaged and is held but not served: ${(lastError as Error).message}`);
-      this.index.add(n, null, null, this.shape.format);
-    } finally {
-      this.settling.delete(n);
+  private ingest(n: number, settle: boolean): Promise<void> {
+    if (this.index.has(n)) return Promise.resolve();
+    let pending = this.settling.get(n);
+    if (!pending) {
+      pending = this.readAndIndex(n, settle).finally(() => this.settling.delete(n));
+      this.settling.set(n, pending);
     }
+    return pending;
+  }
+
+  private async readAndIndex(n: number, settle: boolean): Promise<void> {
+    const id = this.shape.format(n);
+    const delays = settle ? SETTLE_DELAYS_MS : [0];
+    let lastError: unknown = null;
+    for (const delay of delays) {
+      if (delay) await new Promise((r) => setTimeout(r, delay));
+      if (this.index.has(n) || this.closed) return;
+      let file: Buffer;
+      try {
+        file = await fs.readFile(this.paths.record(id));
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code === 'ENOENT') return;
+        lastError = err;
+        continue;
+      }
+      try {
+        const { deposit, record } = splitRecordFile(file);
+        this.indexRecord(n, deposit, claimsOf(record, this.shape));
+        return;
+      } catch (err) {
+        lastError = err;
+      }
+    }
+    this.log.warn(`${id} is damaged and is held but not served: ${(lastError as Error).message}`);
+    this.index.add(n, null, null, this.shape.format);
   }
 }
 
