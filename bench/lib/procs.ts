@@ -1,0 +1,118 @@
+/**
+ * Child processes the bench drives: p-e-relay stdio servers (the built
+ * bundle, through bin/p-e-relay, spoken to by the real SDK client), worker
+ * scripts that talk back over IPC, and what /proc says a process holds.
+ */
+import { fork, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { BIN, WORKERS } from './paths.js';
+
+export interface StdioPeer {
+  client: Client;
+  pid: number;
+  call(name: string, args?: Record<string, unknown>): Promise<CallToolResult>;
+  close(): Promise<void>;
+  stderr(): string;
+}
+
+/** Connects the SDK client to any stdio MCP server; resolves once `initialize` is answered. */
+export async function connectStdio(command: string, args: string[], env: Record<string, string> = {}): Promise<StdioPeer> {
+  const transport = new StdioClientTransport({ command, args, env: { ...(process.env as Record<string, string>), ...env }, stderr: 'pipe' });
+  let stderr = '';
+  transport.stderr?.on('data', (d) => (stderr += d));
+  const client = new Client({ name: 'p-e-relay-bench', version: '0.0.0' });
+  await client.connect(transport);
+  return {
+    client,
+    pid: transport.pid!,
+    async call(name, args = {}) {
+      const result = (await client.callTool({ name, arguments: args }, undefined, { timeout: 120_000 })) as CallToolResult;
+      if (result.isError) throw new Error(`${name} refused: ${JSON.stringify(result.content)}`);
+      return result;
+    },
+    close: () => client.close(),
+    stderr: () => stderr,
+  };
+}
+
+/** `bin/p-e-relay serve` over stdio on a corpus (the built bundle). */
+export function relayServer(corpus: string, extraArgs: string[] = []): Promise<StdioPeer> {
+  return connectStdio(process.execPath, [BIN, 'serve', '--corpus', corpus, ...extraArgs], { P_E_RELAY_LOG: 'warn' });
+}
+
+export interface Worker {
+  child: ChildProcess;
+  /** Resolves with the next message of this type. */
+  next<T = Record<string, unknown>>(type: string): Promise<T>;
+  send(message: Record<string, unknown>): void;
+  stop(): Promise<void>;
+}
+
+/** Forks bench/workers/<name>.ts (through tsx) with an IPC channel. */
+export function forkWorker(name: string, args: string[] = []): Worker {
+  const child = fork(path.join(WORKERS, `${name}.ts`), args, { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const inbox: Record<string, unknown>[] = [];
+  const waiting: { type: string; resolve: (m: any) => void; reject: (e: Error) => void }[] = [];
+  const deliver = () => {
+    for (let i = 0; i < waiting.length; i++) {
+      const w = waiting[i]!;
+      const at = inbox.findIndex((m) => m.type === w.type);
+      if (at === -1) continue;
+      w.resolve(inbox.splice(at, 1)[0]);
+      waiting.splice(i--, 1);
+    }
+  };
+  child.on('message', (m) => {
+    inbox.push(m as Record<string, unknown>);
+    deliver();
+  });
+  child.on('exit', (code) => {
+    for (const w of waiting.splice(0)) w.reject(new Error(`worker ${name} exited (${code}) before sending ${w.type}`));
+  });
+  return {
+    child,
+    next: (type) =>
+      new Promise((resolve, reject) => {
+        if (child.exitCode !== null) return reject(new Error(`worker ${name} has exited`));
+        waiting.push({ type, resolve, reject });
+        deliver();
+      }),
+    send: (message) => child.send(message),
+    stop: () =>
+      new Promise((resolve) => {
+        if (child.exitCode !== null || child.signalCode !== null) return resolve();
+        child.once('exit', () => resolve());
+        child.kill('SIGTERM');
+      }),
+  };
+}
+
+export interface ProcFootprint {
+  rssMb: number;
+  fds: number;
+  inotifyWatches: number;
+}
+
+/** What one process holds, from /proc: resident memory, open fds, and inotify watches over all its inotify fds. */
+export async function footprint(pid: number): Promise<ProcFootprint> {
+  const status = await fs.readFile(`/proc/${pid}/status`, 'utf8');
+  const rssKb = Number(/^VmRSS:\s+(\d+)/m.exec(status)?.[1] ?? NaN);
+  const fds = await fs.readdir(`/proc/${pid}/fd`);
+  let inotifyWatches = 0;
+  for (const fd of fds) {
+    const target = await fs.readlink(`/proc/${pid}/fd/${fd}`).catch(() => '');
+    if (!target.includes('inotify')) continue;
+    const info = await fs.readFile(`/proc/${pid}/fdinfo/${fd}`, 'utf8').catch(() => '');
+    inotifyWatches += info.split('\n').filter((line) => line.startsWith('inotify wd:')).length;
+  }
+  return { rssMb: rssKb / 1024, fds: fds.length, inotifyWatches };
+}
+
+/** The text of a tool result. */
+export function textOf(result: CallToolResult): string {
+  return result.content.map((c) => (c.type === 'text' ? c.text : '')).join('');
+}

@@ -1,0 +1,101 @@
+/**
+ * `npm run bench`: how fast p-e-relay is, against ceilings and a peer
+ * measured in the same run. This machine is shared and noisy, so every
+ * figure is repeated and printed as a median with min–max, and as a ratio to
+ * a reference measured right beside it.
+ *
+ *   npm run bench                      the full run (a few minutes on 2 cores)
+ *   npm run bench -- --quick           under a minute: fewer repetitions, shorter windows, no 100k corpus
+ *   npm run bench -- --only wake,start a subset of sections
+ *   npm run bench -- --reps 5          more repetitions
+ *
+ * Writes bench/out/last-run.{json,md} (last-quick.* for --quick) and, on a
+ * full run, the scaling plot docs/bench-scaling.svg.
+ */
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { ensureFreshBuild } from './lib/build.js';
+import type { BenchContext, Section } from './lib/context.js';
+import { machineLines } from './lib/machine.js';
+import { BENCH_OUT, DOCS, ROOT } from './lib/paths.js';
+import { markdownTables, Results } from './lib/results.js';
+import { scalingMarkdown, scalingSvg } from './lib/scaling.js';
+import { appendSection } from './sections/append.js';
+import { httpSection } from './sections/http.js';
+import { peerSection } from './sections/peer.js';
+import { readsSection } from './sections/reads.js';
+import { startSection } from './sections/start.js';
+import { wakeSection } from './sections/wake.js';
+
+const SECTIONS: Section[] = [appendSection, wakeSection, startSection, readsSection, peerSection, httpSection];
+
+const { values } = parseArgs({
+  options: {
+    quick: { type: 'boolean', default: false },
+    only: { type: 'string' },
+    reps: { type: 'string' },
+    'no-build': { type: 'boolean', default: false },
+    help: { type: 'boolean', short: 'h' },
+  },
+});
+if (values.help) {
+  process.stdout.write(`Usage: npm run bench -- [--quick] [--only ${SECTIONS.map((s) => s.name).join(',')}] [--reps N] [--no-build]\n`);
+  process.exit(0);
+}
+const quick = values.quick!;
+const only = values.only ? values.only.split(',').map((s) => s.trim()) : null;
+for (const name of only ?? []) if (!SECTIONS.some((s) => s.name === name)) throw new Error(`no bench section "${name}"; sections: ${SECTIONS.map((s) => s.name).join(', ')}`);
+
+const started = Date.now();
+const log = (line: string) => process.stdout.write(`    · ${line}\n`);
+process.stdout.write(`p-e-relay bench (${quick ? 'quick' : 'full'} run)\n`);
+const machine = await machineLines();
+for (const line of machine) process.stdout.write(`  ${line}\n`);
+if (!values['no-build']) process.stdout.write(`  ${await ensureFreshBuild()}\n`);
+
+await fs.mkdir(BENCH_OUT, { recursive: true });
+const tmp = await fs.mkdtemp(path.join(BENCH_OUT, 'tmp-'));
+const results = new Results();
+const ctx: BenchContext = {
+  quick,
+  reps: values.reps ? Number(values.reps) : quick ? 2 : 3,
+  results,
+  tmp,
+  sizes: quick ? [{ size: 1000, width: 6 }, { size: 10_000, width: 6 }] : [{ size: 1000, width: 6 }, { size: 10_000, width: 6 }, { size: 100_000, width: 6 }],
+  log,
+  window: (full, short) => (quick ? short : full),
+};
+
+try {
+  for (const section of SECTIONS) {
+    if (only && !only.includes(section.name)) continue;
+    const t = Date.now();
+    process.stdout.write(`\n${section.title}\n`);
+    await section.run(ctx);
+    process.stdout.write(`    (${((Date.now() - t) / 1000).toFixed(1)} s)\n`);
+  }
+} finally {
+  await fs.rm(tmp, { recursive: true, force: true });
+}
+
+const summaries = results.summaries();
+const command = `npm run bench${process.argv.length > 2 ? ' -- ' + process.argv.slice(2).join(' ') : ''}`;
+const elapsed = ((Date.now() - started) / 1000).toFixed(0);
+const markdown = [
+  `Command: \`${command}\` — ${elapsed} s, ${ctx.reps} repetitions, ${new Date().toISOString()}`,
+  '',
+  ...machine.map((l) => `- ${l}`),
+  '',
+  markdownTables(summaries),
+  scalingMarkdown(summaries),
+  ...results.notes.map((n) => `- ${n}`),
+].join('\n');
+const stem = quick ? 'last-quick' : 'last-run';
+await fs.writeFile(path.join(BENCH_OUT, `${stem}.md`), markdown + '\n');
+await fs.writeFile(path.join(BENCH_OUT, `${stem}.json`), JSON.stringify({ command, machine, reps: ctx.reps, elapsedS: Number(elapsed), figures: summaries, notes: results.notes }, null, 2));
+const svg = scalingSvg(summaries);
+if (svg && !quick && !only) await fs.writeFile(path.join(DOCS, 'bench-scaling.svg'), svg);
+const missed = summaries.filter((s) => s.met === false);
+process.stdout.write(`\n${summaries.length} figures in ${elapsed} s; ${missed.length} below their goal${missed.length ? ': ' + missed.map((s) => s.name).join('; ') : ''}.\n`);
+process.stdout.write(`Tables: ${path.relative(ROOT, path.join(BENCH_OUT, `${stem}.md`))}${svg && !quick && !only ? `; plot: docs/bench-scaling.svg` : ''}\n`);

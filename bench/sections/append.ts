@@ -1,0 +1,92 @@
+/**
+ * Durable appends per second: at the store itself (1, 4 and 8 processes on
+ * one corpus), through MCP stdio (the SDK client → `p-e-relay serve`), and
+ * through the CLI (one process per append). Each repetition measures the raw
+ * file-creation ceiling right before the figure it is the ceiling for.
+ */
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { checkCorpus, describeCheck, lostOf } from '../lib/check.js';
+import type { BenchContext, Section } from '../lib/context.js';
+import { emptyCorpus } from '../lib/corpus.js';
+import { BIN } from '../lib/paths.js';
+import { forkWorker, relayServer, type StdioPeer, type Worker } from '../lib/procs.js';
+import { allReady, runGroup, runProcess } from '../lib/spawn.js';
+import { concurrentRate, rate } from '../lib/stats.js';
+
+const note = (lane: number, seq: number) => `@p-e/x0\nkind: note\nfrom: bench-${lane}\n\nappend ${seq} from lane ${lane}: the swarm reports progress and asks for review.\n`;
+
+async function rawWorkers(ctx: BenchContext, n: number): Promise<Worker[]> {
+  const dir = await fs.mkdtemp(path.join(ctx.tmp, `raw${n}-`));
+  return Array.from({ length: n }, (_, i) => forkWorker('raw-create', [dir, `w${i}`]));
+}
+
+export const appendSection: Section = {
+  name: 'append',
+  title: 'Append: durable appends per second',
+  async run(ctx) {
+    const ms = ctx.window(2000, 600);
+    const { results, reps } = ctx;
+    const stores = await Promise.all([1, 4, 8].map(async (n) => {
+      const corpus = await emptyCorpus(ctx.tmp, 6);
+      return { n, corpus, workers: Array.from({ length: n }, (_, i) => forkWorker('store-append', [corpus.corpus, `p${i}`])) };
+    }));
+    const raw = { 1: await rawWorkers(ctx, 1), 4: await rawWorkers(ctx, 4), 8: await rawWorkers(ctx, 8) };
+    const mcpCorpora = [await emptyCorpus(ctx.tmp, 6), await emptyCorpus(ctx.tmp, 6)];
+    const mcp1 = [await relayServer(mcpCorpora[0]!.corpus)];
+    const mcp4: StdioPeer[] = await Promise.all(Array.from({ length: 4 }, () => relayServer(mcpCorpora[1]!.corpus)));
+    const cliCorpus = await emptyCorpus(ctx.tmp, 6);
+    await allReady([...raw[1], ...raw[4], ...raw[8], ...stores.flatMap((s) => s.workers)]);
+
+    const v: Record<string, number[]> = {};
+    const put = (key: string, x: number) => (v[key] ??= []).push(x);
+    const acked: Record<string, number> = { mcp1: 0, mcp4: 0 };
+    let seq = 0;
+    for (let r = 0; r < reps; r++) {
+      ctx.log(`repetition ${r + 1}/${reps}`);
+      for (const s of stores) {
+        put(`raw${s.n}`, (await runGroup(raw[s.n as 1 | 4 | 8], ms)).rate);
+        const run = await runGroup(s.workers, ms);
+        acked[`store${s.n}`] = (acked[`store${s.n}`] ?? 0) + run.count;
+        put(`store${s.n}`, run.rate);
+      }
+      put('mcp1', await rate(ms, async () => {
+        await mcp1[0]!.call('append_relay', { bytes: note(0, seq++) });
+        acked.mcp1!++;
+      }));
+      put('mcp4', await concurrentRate(ms, 4, async (lane) => {
+        await mcp4[lane]!.call('append_relay', { bytes: note(lane, seq++) });
+        acked.mcp4!++;
+      }));
+      const cliMs = ctx.window(2500, 1000);
+      put('spawn', await rate(cliMs, () => runProcess(process.execPath, ['-e', ''])));
+      put('cli', await rate(cliMs, () => runProcess(process.execPath, [BIN, 'append', '--corpus', cliCorpus.corpus], note(9, seq++))));
+    }
+
+    for (const s of stores) for (const w of s.workers) w.send({ type: 'close' });
+    await Promise.all([...Object.values(raw).flat(), ...stores.flatMap((s) => s.workers)].map((w) => w.stop()));
+    await Promise.all([...mcp1, ...mcp4].map((p) => p.close()));
+
+    const lost: Record<string, number> = {};
+    for (const [key, corpus] of [['store1', stores[0]!.corpus], ['store4', stores[1]!.corpus], ['store8', stores[2]!.corpus], ['mcp1', mcpCorpora[0]!], ['mcp4', mcpCorpora[1]!]] as const) {
+      const check = await checkCorpus(corpus.corpus, 6);
+      lost[key] = lostOf(check, acked[key]!) + check.gaps + check.damaged + check.duplicates;
+      ctx.log(`${key}: ${describeCheck(check, acked[key]!)}`);
+    }
+
+    const section = 'Append';
+    results.add({ section: 'Ceilings', name: 'raw durable create (tmp+fsync+link+unlink+dir fsync), 1 process', unit: 'files/s', values: v.raw1! });
+    results.add({ section: 'Ceilings', name: 'raw durable create, 4 processes, one directory', unit: 'files/s', values: v.raw4! });
+    results.add({ section: 'Ceilings', name: 'raw durable create, 8 processes, one directory', unit: 'files/s', values: v.raw8! });
+    results.add({ section: 'Ceilings', name: 'process start (node -e "")', unit: 'starts/s', values: v.spawn! });
+    results.add({ section, name: 'store append, 1 process', unit: 'appends/s', values: v.store1!, reference: { name: 'raw create 1 proc', values: v.raw1! }, goal: { on: 'ratio', op: '>=', target: 0.8, source: 'issue 2' } });
+    results.add({ section, name: 'store append, 4 processes', unit: 'appends/s', values: v.store4!, reference: { name: 'raw create 4 procs', values: v.raw4! }, goal: { on: 'value', op: '>=', target: 1500, source: 'issue 2' } });
+    results.add({ section, name: 'store append, 8 processes', unit: 'appends/s', values: v.store8!, reference: { name: 'raw create 8 procs', values: v.raw8! } });
+    results.add({ section, name: 'MCP stdio append_relay, 1 server', unit: 'appends/s', values: v.mcp1!, reference: { name: 'store 1 proc', values: v.store1! } });
+    results.add({ section, name: 'MCP stdio append_relay, 4 servers', unit: 'appends/s', values: v.mcp4!, reference: { name: 'store 4 procs', values: v.store4! } });
+    results.add({ section, name: 'CLI append (a process per append)', unit: 'appends/s', values: v.cli!, reference: { name: 'node -e "" starts', values: v.spawn! }, note: 'process start dominates' });
+    results.add({ section, name: 'records lost or damaged, all append runs', unit: 'records', values: [Object.values(lost).reduce((a, b) => a + b, 0)], goal: { on: 'value', op: '<=', target: 0, source: 'issue 2' } });
+    results.note(`append runs checked on disk (ids contiguous, digests good, no duplicate bytes): ${Object.entries(lost).map(([k, x]) => `${k} ${x} lost`).join(', ')}`);
+    for (const c of [...stores.map((s) => s.corpus), ...mcpCorpora, cliCorpus]) await c.dispose();
+  },
+};
