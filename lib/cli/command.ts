@@ -63,8 +63,10 @@ export function parseCommand(command: Command, argv: string[], io: CliIo): Comma
   const { values, positionals } = parsed;
   return {
     ...io,
-    corpus: (values.corpus as string | undefined) ?? io.env.P_E_RELAY_CORPUS ?? './corpus',
-    keys: (values.keys as string | undefined) ?? io.env.P_E_RELAY_KEYS ?? './keys',
+    // An empty variable counts as unset: '' would resolve to the working
+    // directory, and records would be deposited wherever the command ran.
+    corpus: (values.corpus as string | undefined) ?? (io.env.P_E_RELAY_CORPUS || './corpus'),
+    keys: (values.keys as string | undefined) ?? (io.env.P_E_RELAY_KEYS || './keys'),
     log: createLogger(levelFromEnv(io.env)),
     values,
     positionals,
