@@ -204,6 +204,17 @@ describe('the web view', { skip: noBrowser ? `no browser at ${CHROMIUM} (apt-get
     await page.close();
   });
 
+  test('a key the hub refuses: the page quotes the reason and keeps polling', async () => {
+    const { page } = await openPage();
+    await waitForMode(page, 'polling');
+    await page.fill('#agent', AGENT);
+    await page.fill('#key', 'not-the-key');
+    await page.click('#key-form button[type="submit"]');
+    await page.waitForSelector('#live-status[data-mode="polling"]:has-text("refused")', { timeout: 5000 });
+    assert.equal(await page.isVisible('#key'), true, 'the form asks for a key again');
+    await page.close();
+  });
+
   test('when the stream drops, the page reopens it with a fresh signature and ?after= the last id seen', async () => {
     const { page } = await openPage();
     const streams: URL[] = [];

@@ -52,7 +52,7 @@ async function readRow(id) {
     const { depositedBy, provenance, depositedAt } = file.deposit;
     feed.fill(id, { kind, from, to, depositedBy, provenance, depositedAt, problem: good ? null : 'Its bytes do not match its digest.' });
   } catch (err) {
-    feed.fill(id, { problem: err.message });
+    feed.fill(id, { problem: err.message, problemLabel: err.code === 'damaged' ? 'damaged' : 'unreadable' });
   }
 }
 
@@ -139,12 +139,15 @@ function setStatus(mode, text) {
 
 function poll(note = '') {
   stopLive();
-  setStatus('polling', `${note}Polling the list every ${POLL_MS / 1000} s (no key entered). Enter an agent name and key to follow the signed stream.`);
+  const polling = note
+    ? `${note}Polling the list every ${POLL_MS / 1000} s instead.`
+    : `Polling the list every ${POLL_MS / 1000} s (no key entered). Enter an agent name and key to follow the signed stream.`;
+  setStatus('polling', polling);
   stopLive = startPolling({
     mark: () => highest,
     onList: (list, { full }) => {
       applyList(list, { full });
-      setStatus('polling', `${note}Polling the list every ${POLL_MS / 1000} s (no key entered). Enter an agent name and key to follow the signed stream.`);
+      setStatus('polling', polling);
     },
     onError: (err) => setStatus('error', `Polling: ${err.message} Trying again every ${POLL_MS / 1000} s.`),
   });
@@ -177,7 +180,11 @@ async function follow(agent, key) {
         // Anything that landed while no stream was open (or below the mark) shows up here.
         listRelays().then((list) => applyList(list, { full: true }), () => {});
       } else if (state === 'reconnecting') setStatus('reconnecting', `The stream dropped (${detail}); reopening with a fresh signature…`);
-      else if (state === 'refused') poll(`The hub refused the key for ${agent}: ${detail} `);
+      else if (state === 'refused') {
+        sessionStorage.removeItem(CREDENTIAL_KEY);
+        byId('key-form').classList.remove('connected');
+        poll(`The hub refused the key for ${agent}: ${detail} `);
+      }
     },
   });
   stopLive = () => {

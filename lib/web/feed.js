@@ -81,7 +81,7 @@ export class Feed {
     }
     if (meta.problem) {
       row.cells.depositedAt.classList.remove('pending');
-      row.cells.depositedAt.append(el('span', { class: 'badge bad', title: meta.problem }, 'damaged'));
+      row.cells.depositedAt.append(el('span', { class: 'badge bad', title: meta.problem }, meta.problemLabel ?? 'damaged'));
     }
     this.applyTo(id);
   }
