@@ -40,6 +40,11 @@ export const ERROR_STATUS = {
   rsync_missing: 503,
   rsync_failed: 502,
   mirror_conflict: 409,
+  // `bridge` (a local stdio server forwarding to a hub): the status is what a gateway would say.
+  hub_unreachable: 502,
+  hub_timeout: 504,
+  hub_error: 502,
+  key_unusable: 401,
   internal: 500,
 } as const;
 
