@@ -40,6 +40,8 @@ export async function handleRest(req: IncomingMessage, res: ServerResponse, url:
   const read = method === 'GET' || method === 'HEAD';
   const path = url.pathname;
   let m: RegExpExecArray | null;
+  // Reads need no credential, but one that is sent is checked: a wrong one is a 401, not ignored.
+  if (read && req.headers.authorization !== undefined && isRestPath(path)) await authenticate(req, url, await readBody(req, ctx.bodyCap), ctx.verifier);
 
   if (path === '/relays') {
     if (method === 'POST') return appendRoute(req, res, url, ctx).then(() => true);
@@ -78,6 +80,10 @@ export async function handleRest(req: IncomingMessage, res: ServerResponse, url:
     return true;
   }
   return false;
+}
+
+function isRestPath(path: string): boolean {
+  return path === '/relays' || path === '/healthz' || path === '/metrics' || path.startsWith('/relays/');
 }
 
 async function getRecord(res: ServerResponse, id: string, ctx: HubContext): Promise<void> {

@@ -78,7 +78,19 @@ export async function startHub(options: HubOptions): Promise<Hub> {
   };
   const pool = new McpServerPool(store);
 
-  const server = http.createServer({ maxHeaderSize: 16_384, headersTimeout: options.headersTimeoutMs ?? 10_000, requestTimeout: options.requestTimeoutMs ?? 30_000, keepAliveTimeout: 5_000 });
+  const headersTimeout = options.headersTimeoutMs ?? 10_000;
+  const requestTimeout = options.requestTimeoutMs ?? 30_000;
+  const server = http.createServer({
+    maxHeaderSize: 16_384,
+    headersTimeout,
+    // The time to receive a whole request (headers and body); a wait or a
+    // stream being answered is not bound by it.
+    requestTimeout,
+    keepAliveTimeout: 5_000,
+    // Node checks those two timeouts on this interval (30 s by default, which
+    // would let a stalled client linger far past them).
+    connectionsCheckingInterval: Math.max(100, Math.min(1_000, headersTimeout / 4)),
+  });
   server.maxHeadersCount = 100;
   const host = options.host ?? DEFAULT_HOST;
   await new Promise<void>((resolve, reject) => {
@@ -129,6 +141,9 @@ export async function startHub(options: HubOptions): Promise<Hub> {
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeIdleConnections();
+        // Answers being written get a moment; then every socket goes,
+        // including ones a client opened and never used.
+        setTimeout(() => server.closeAllConnections(), 250).unref();
       });
     },
   };
