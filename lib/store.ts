@@ -336,9 +336,11 @@ export class RelayStore extends EventEmitter<StoreEvents> {
         throw new RelayError('ids_exhausted', `This store has used every id up to ${this.shape.format(this.shape.max)} and cannot take another record. Start a new store, or create one with a wider id (\`p-e-relay init --id-width ${this.shape.width + 1}\`).`);
       }
       if (await this.linkReserved(temp, n)) return n;
-      // Another writer took it first: remember, and try the one after.
+      // Another writer took it first: remember, and read what it names before
+      // trying the one after, or we could hand an id it made KNOWN_MISSING to
+      // an unrelated record.
       this.index.noteIssued(n);
-      void this.ingest(n, true);
+      await this.ingest(n, true);
     }
   }
 
