@@ -389,3 +389,13 @@ test('reconciling scans while appending never drops a record just written', asyn
   assert.deepEqual(removed, []);
   assert.equal((await store.list()).present.length, 150);
 });
+
+test('an append that loses a race for an id learns what the winner names before choosing again', async (t) => {
+  const { corpus } = await tempStore(t);
+  const a = await open(t, corpus, { watch: 'none' });
+  const b = await open(t, corpus, { watch: 'none' }); // another process that has not seen a's record yet
+  await a.append(rec({ kind: 'question', ref: 'relay-0002' }), BY); // relay-0001 makes relay-0002 KNOWN_MISSING
+  const { id } = await b.append(rec({ kind: 'unrelated' }), BY); // b tries relay-0001 first: EEXIST
+  assert.equal(id, 'relay-0003', 'relay-0002 is KNOWN_MISSING: a new unrelated record must not take it');
+  assert.equal((await b.exists('relay-0002')).state, 'KNOWN_MISSING');
+});
