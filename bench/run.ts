@@ -13,6 +13,7 @@
  * full run, the scaling plot docs/bench-scaling.svg.
  */
 import fs from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { ensureFreshBuild } from './lib/build.js';
@@ -80,6 +81,7 @@ try {
 }
 
 const summaries = results.summaries();
+machine.push(`load average at the end: ${os.loadavg().map((x) => x.toFixed(2)).join(' ')}`);
 const command = `npm run bench${process.argv.length > 2 ? ' -- ' + process.argv.slice(2).join(' ') : ''}`;
 const elapsed = ((Date.now() - started) / 1000).toFixed(0);
 const markdown = [

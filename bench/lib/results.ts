@@ -42,7 +42,7 @@ export class Results {
     const s = summarize(figure);
     const ratio = s.ratio ? `  ×${fmt(s.ratio.median, 2)} of ${figure.reference!.name} (${fmt(s.ratio.min, 2)}–${fmt(s.ratio.max, 2)})` : '';
     const goal = s.goal ? `  goal ${goalText(s.goal)} ${s.met ? 'met' : 'NOT met'}` : '';
-    process.stdout.write(`  ${figure.name}: ${fmtSpread(s.value)} ${figure.unit}${ratio}${goal}\n`);
+    if (figure.section !== 'Scaling') process.stdout.write(`  ${figure.name}: ${fmtSpread(s.value)} ${figure.unit}${ratio}${goal}\n`);
   }
 
   note(text: string): void {

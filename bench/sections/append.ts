@@ -8,7 +8,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { checkCorpus, describeCheck, lostOf } from '../lib/check.js';
 import type { BenchContext, Section } from '../lib/context.js';
-import { emptyCorpus } from '../lib/corpus.js';
+import { cachedCorpus, copyCorpus, emptyCorpus } from '../lib/corpus.js';
 import { BIN } from '../lib/paths.js';
 import { forkWorker, relayServer, type StdioPeer, type Worker } from '../lib/procs.js';
 import { allReady, runGroup, runProcess } from '../lib/spawn.js';
@@ -88,5 +88,21 @@ export const appendSection: Section = {
     results.add({ section, name: 'records lost or damaged, all append runs', unit: 'records', values: [Object.values(lost).reduce((a, b) => a + b, 0)], goal: { on: 'value', op: '<=', target: 0, source: 'issue 2' } });
     results.note(`append runs checked on disk (ids contiguous, digests good, no duplicate bytes): ${Object.entries(lost).map(([k, x]) => `${k} ${x} lost`).join(', ')}`);
     for (const c of [...stores.map((s) => s.corpus), ...mcpCorpora, cliCorpus]) await c.dispose();
+    await appendAtSizes(ctx, ms);
   },
 };
+
+/** How a stdio server's serial appends move with the corpus it holds. */
+async function appendAtSizes(ctx: BenchContext, ms: number): Promise<void> {
+  for (const { size, width } of ctx.sizes) {
+    const copy = await copyCorpus(await cachedCorpus(size, width, ctx.log), ctx.tmp);
+    const server = await relayServer(copy.corpus);
+    await server.call('exists', { id: 'relay-' + String(size).padStart(width, '0') }); // the scan is done
+    const values: number[] = [];
+    let seq = 0;
+    for (let r = 0; r < ctx.reps; r++) values.push(await rate(ms, () => server.call('append_relay', { bytes: note(1, seq++) })));
+    await server.close();
+    await copy.dispose();
+    ctx.results.add({ section: 'Scaling', name: 'stdio append_relay, serial', unit: 'appends/s', values, size });
+  }
+}
