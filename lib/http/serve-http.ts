@@ -41,7 +41,7 @@ export async function serveHttp(options: ServeHttpOptions): Promise<void> {
       : `keys: none yet in ${keysDir}; appends and waits over HTTP must be signed, so add one with \`p-e-relay keys add AGENT --keys ${keysDir}\` (the hub picks it up without a restart)`,
   );
   await store.ready.then(
-    () => say(`corpus: ${store.paths.corpus} (${store.size} records)`),
+    () => say(`corpus: ${store.paths.corpus} (${store.size} record${store.size === 1 ? '' : 's'})`),
     (err) => say(`corpus: ${store.paths.corpus} cannot be read: ${(err as Error).message}`),
   );
 

@@ -1,0 +1,111 @@
+/**
+ * The hub as a process (`serve --http` from the built CLI), several hubs on
+ * one corpus, and the key commands an operator uses beside it.
+ */
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { stat } from 'node:fs/promises';
+import path from 'node:path';
+import { test, type TestContext } from 'node:test';
+import { BIN, killed, record, runCli, tempStore } from './helpers.js';
+import { sign } from './http-helpers.js';
+import { readKey } from '../lib/auth/keys.js';
+
+interface HubProcess {
+  child: ChildProcess;
+  url: string;
+  stderr: () => string;
+}
+
+/** Spawns `p-e-relay serve --http --port 0` and resolves with its URL once the banner names the corpus. */
+async function spawnHub(t: TestContext, corpus: string, keys: string, extra: string[] = []): Promise<HubProcess> {
+  const child = spawn(process.execPath, [BIN, 'serve', '--http', '--port', '0', '--corpus', corpus, '--keys', keys, ...extra], { stdio: ['ignore', 'ignore', 'pipe'] });
+  t.after(async () => {
+    child.kill('SIGTERM');
+    await killed(child);
+  });
+  let stderr = '';
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`the hub did not start: ${stderr}`)), 10_000);
+    child.stderr!.on('data', (d) => {
+      stderr += d;
+      const m = /serving (http:\/\/\S+) /.exec(stderr);
+      if (m && /corpus: /.test(stderr)) {
+        clearTimeout(timer);
+        resolve(m[1]!);
+      }
+    });
+    child.once('exit', () => reject(new Error(`the hub exited: ${stderr}`)));
+  });
+  return { child, url, stderr: () => stderr };
+}
+
+test('a signature used on one hub process is refused on another sharing the corpus', async (t) => {
+  const { corpus, keys } = await tempStore(t);
+  assert.equal((await runCli(['keys', 'add', 'scout-7', '--keys', keys])).code, 0);
+  const [a, b] = await Promise.all([spawnHub(t, corpus, keys), spawnHub(t, corpus, keys)]);
+  const body = record({ from: 'scout-7' });
+  const authorization = sign('scout-7', (await readKey(keys, 'scout-7'))!, 'POST', body);
+  const first = await fetch(`${a.url}/relays`, { method: 'POST', headers: { Authorization: authorization }, body });
+  assert.equal(first.status, 201);
+  const replay = await fetch(`${b.url}/relays`, { method: 'POST', headers: { Authorization: authorization }, body });
+  assert.equal(replay.status, 401);
+  assert.equal(((await replay.json()) as { error: string }).error, 'replayed_signature');
+});
+
+test('serve --http prints its URL, the corpus and its record count, and how to add a first key', async (t) => {
+  const { corpus, keys } = await tempStore(t);
+  await runCli(['append', '--corpus', corpus], { input: record() });
+  const hub = await spawnHub(t, corpus, keys);
+  assert.match(hub.url, /^http:\/\/127\.0\.0\.1:\d+$/);
+  assert.match(hub.stderr(), new RegExp(`corpus: ${corpus.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} \\(1 record\\)`));
+  assert.match(hub.stderr(), /keys: none yet .*p-e-relay keys add AGENT/);
+  // A key added while it runs is usable at once, no restart.
+  assert.equal((await runCli(['keys', 'add', 'late', '--keys', keys])).code, 0);
+  const body = record({}, 'late');
+  const response = await fetch(`${hub.url}/relays`, { method: 'POST', headers: { Authorization: sign('late', (await readKey(keys, 'late'))!, 'POST', body) }, body });
+  assert.equal(response.status, 201);
+});
+
+test('keys add writes a 0600 key file and prints its path, never the key', async (t) => {
+  const { keys } = await tempStore(t);
+  const added = await runCli(['keys', 'add', 'scout-7', '--keys', keys]);
+  assert.equal(added.code, 0);
+  const file = path.join(keys, 'scout-7.key');
+  assert.equal(added.stdout, `${file}\n`);
+  const key = (await readKey(keys, 'scout-7'))!.toString();
+  assert.match(key, /^[0-9a-f]{64}$/);
+  assert.ok(!added.stdout.includes(key) && !added.stderr.includes(key), 'the key is never printed');
+  assert.equal((await stat(file)).mode & 0o777, 0o600);
+  const twice = await runCli(['keys', 'add', 'scout-7', '--keys', keys]);
+  assert.equal(twice.code, 1);
+  assert.equal((await readKey(keys, 'scout-7'))!.toString(), key, 'an existing key is never overwritten');
+});
+
+test('keys list names each agent with a key; revoke removes one; bad names are refused', async (t) => {
+  const { keys } = await tempStore(t);
+  await runCli(['keys', 'add', 'b-agent', '--keys', keys]);
+  await runCli(['keys', 'add', 'a.agent', '--keys', keys]);
+  const listed = await runCli(['keys', 'list', '--keys', keys]);
+  assert.deepEqual(listed.stdout.trim().split('\n').map((l) => l.split('\t')[0]), ['a.agent', 'b-agent']);
+  assert.equal((await runCli(['keys', 'revoke', 'a.agent', '--keys', keys])).code, 0);
+  assert.equal((await runCli(['keys', 'list', '--keys', keys])).stdout.split('\t')[0], 'b-agent');
+  assert.equal((await runCli(['keys', 'revoke', 'a.agent', '--keys', keys])).code, 1);
+  assert.equal((await runCli(['keys', 'add', '../evil', '--keys', keys])).code, 1);
+  assert.equal((await runCli(['keys', 'frobnicate', '--keys', keys])).code, 2);
+});
+
+test('sign prints an Authorization header the hub accepts for that body', async (t) => {
+  const { corpus, keys } = await tempStore(t);
+  await runCli(['keys', 'add', 'scout-7', '--keys', keys]);
+  const hub = await spawnHub(t, corpus, keys);
+  const body = record({ kind: 'signed-by-cli' });
+  const signed = await runCli(['sign', '--agent', 'scout-7', '--keys', keys], { input: body });
+  assert.equal(signed.code, 0);
+  const m = /^Authorization: (PE-HMAC agent=scout-7, ts=\d+, sig=[0-9a-f]{64})\n$/.exec(signed.stdout);
+  assert.ok(m, signed.stdout);
+  const response = await fetch(`${hub.url}/relays`, { method: 'POST', headers: { Authorization: m[1]! }, body });
+  assert.equal(response.status, 201);
+  const unknown = await runCli(['sign', '--agent', 'nobody', '--keys', keys], { input: body });
+  assert.equal(unknown.code, 1);
+});
