@@ -8,8 +8,10 @@
  *   npm run bench -- --quick           under a minute: fewer repetitions, shorter windows, no 100k corpus
  *   npm run bench -- --only wake,start a subset of sections
  *   npm run bench -- --reps 5          more repetitions
+ *   npm run bench -- --sizes 1000,10000 the corpus sizes of the scaling figures (default 1k, 10k, 100k)
  *
- * Writes bench/out/last-run.{json,md} (last-quick.* for --quick) and, on a
+ * Writes bench/out/last-run.{json,md} (last-quick.* for --quick, last-partial.*
+ * for --only) and, on a
  * full run, the scaling plot docs/bench-scaling.svg.
  */
 import fs from 'node:fs/promises';
@@ -36,12 +38,13 @@ const { values } = parseArgs({
     quick: { type: 'boolean', default: false },
     only: { type: 'string' },
     reps: { type: 'string' },
+    sizes: { type: 'string' },
     'no-build': { type: 'boolean', default: false },
     help: { type: 'boolean', short: 'h' },
   },
 });
 if (values.help) {
-  process.stdout.write(`Usage: npm run bench -- [--quick] [--only ${SECTIONS.map((s) => s.name).join(',')}] [--reps N] [--no-build]\n`);
+  process.stdout.write(`Usage: npm run bench -- [--quick] [--only ${SECTIONS.map((s) => s.name).join(',')}] [--reps N] [--sizes N,N] [--no-build]\n`);
   process.exit(0);
 }
 const quick = values.quick!;
@@ -63,7 +66,7 @@ const ctx: BenchContext = {
   reps: values.reps ? Number(values.reps) : quick ? 2 : 3,
   results,
   tmp,
-  sizes: quick ? [{ size: 1000, width: 6 }, { size: 10_000, width: 6 }] : [{ size: 1000, width: 6 }, { size: 10_000, width: 6 }, { size: 100_000, width: 6 }],
+  sizes: (values.sizes ? values.sizes.split(',').map(Number) : quick ? [1000, 10_000] : [1000, 10_000, 100_000]).map((size) => ({ size, width: 6 })),
   log,
   window: (full, short) => (quick ? short : full),
 };
@@ -93,7 +96,7 @@ const markdown = [
   scalingMarkdown(summaries),
   ...results.notes.map((n) => `- ${n}`),
 ].join('\n');
-const stem = quick ? 'last-quick' : 'last-run';
+const stem = only ? 'last-partial' : quick ? 'last-quick' : 'last-run';
 await fs.writeFile(path.join(BENCH_OUT, `${stem}.md`), markdown + '\n');
 await fs.writeFile(path.join(BENCH_OUT, `${stem}.json`), JSON.stringify({ command, machine, reps: ctx.reps, elapsedS: Number(elapsed), figures: summaries, notes: results.notes }, null, 2));
 const svg = scalingSvg(summaries);
