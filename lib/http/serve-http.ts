@@ -38,7 +38,7 @@ export async function serveHttp(options: ServeHttpOptions): Promise<void> {
   say(
     keys.length > 0
       ? `keys: ${keys.length} in ${keysDir} (${keys.map((k) => k.agent).join(', ')})`
-      : `keys: none yet in ${keysDir}; appends and waits over HTTP must be signed, so add one with \`p-e-relay keys add AGENT --keys ${keysDir}\` (the hub picks it up without a restart)`,
+      : `keys: none yet in ${keysDir}; appends and waits over HTTP must be signed, so add one with \`npx p-e-relay keys add AGENT${keysDir === path.resolve('keys') ? '' : ` --keys ${keysDir}`}\` (the hub picks it up without a restart)`,
   );
   await store.ready.then(
     () => say(`corpus: ${store.paths.corpus} (${store.size} record${store.size === 1 ? '' : 's'})`),
