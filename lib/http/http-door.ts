@@ -8,6 +8,7 @@
  * The MCP tools ask it through the Door interface of lib/mcp/door.ts; REST
  * and SSE ask it directly.
  */
+import { setMaxListeners } from 'node:events';
 import { RelayError } from '../errors.js';
 import type { Door, Grant, GuardedAction } from '../mcp/door.js';
 import { RateLimiter, Slots, type Limits } from './limits.js';
@@ -38,6 +39,9 @@ export class HttpGate {
   private readonly hub = new AbortController();
 
   constructor(private readonly limits: Limits) {
+    // Every held wait and stream listens on the hub's signal (and its agent's):
+    // hundreds of listeners are the design, not a leak.
+    setMaxListeners(0, this.hub.signal);
     this.waits = new Slots(limits.waitsPerAgent, limits.waits);
     this.streams = new Slots(limits.streamsPerAgent, limits.streams);
     this.rate = new RateLimiter(limits.appendsPerSecond, limits.appendBurst);
@@ -100,7 +104,11 @@ export class HttpGate {
 
   private hold(agent: string, closed: AbortSignal, releaseSlot: () => void): Hold {
     let controller = this.agents.get(agent);
-    if (!controller) this.agents.set(agent, (controller = new AbortController()));
+    if (!controller) {
+      controller = new AbortController();
+      setMaxListeners(0, controller.signal);
+      this.agents.set(agent, controller);
+    }
     const link = linkedSignal([closed, controller.signal, this.hub.signal]);
     return {
       signal: link.signal,
