@@ -4,8 +4,10 @@
 // sessionStorage if the person asks) and only ever signs requests here.
 
 import { listRelays, recordBytes } from './api.js';
+import { forgetCredential, savedCredential, wireKeyForm } from './credential.js';
 import { byId, el } from './dom.js';
 import { Feed } from './feed.js';
+import { wireFilters } from './filters.js';
 import { POLL_MS, startPolling, startSignedStream } from './live.js';
 import { isRecordId, learnIdWidth, readFile } from './record.js';
 import { showRecord } from './record-view.js';
@@ -13,8 +15,6 @@ import { sha256Hex } from './sha256.js';
 
 const PAGE = 100;
 const READ_CONCURRENCY = 4;
-const CREDENTIAL_KEY = 'p-e-relay.credential';
-const AGENT_SHAPE = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 
 const feed = new Feed(byId('feed-rows'));
 const present = new Set(); // every id the hub says it holds
@@ -22,6 +22,7 @@ const missing = new Set(); // KNOWN_MISSING ids
 let floor = null; // the lowest id the feed shows; null while it shows everything
 let highest = null; // the highest id seen held: where the live sources resume
 let stopLive = () => {};
+let following = null; // the agent whose signed stream is open, or null while polling
 
 // --- reading records for their rows ----------------------------------------
 
@@ -139,6 +140,7 @@ function setStatus(mode, text) {
 
 function poll(note = '') {
   stopLive();
+  following = null;
   const polling = note
     ? `${note}Polling the list every ${POLL_MS / 1000} s instead.`
     : `Polling the list every ${POLL_MS / 1000} s (no key entered). Enter an agent name and key to follow the signed stream.`;
@@ -155,6 +157,7 @@ function poll(note = '') {
 
 async function follow(agent, key) {
   stopLive();
+  following = agent;
   let reconcile = null;
   const stop = await startSignedStream({
     agent,
@@ -181,8 +184,7 @@ async function follow(agent, key) {
         listRelays().then((list) => applyList(list, { full: true }), () => {});
       } else if (state === 'reconnecting') setStatus('reconnecting', `The stream dropped (${detail}); reopening with a fresh signature…`);
       else if (state === 'refused') {
-        sessionStorage.removeItem(CREDENTIAL_KEY);
-        byId('key-form').classList.remove('connected');
+        forgetCredential();
         poll(`The hub refused the key for ${agent}: ${detail} `);
       }
     },
@@ -193,73 +195,15 @@ async function follow(agent, key) {
   };
 }
 
-// --- the key form ------------------------------------------------------------------
-
-function connected(agent) {
-  byId('key-form').classList.add('connected');
-  byId('signed-as').textContent = agent;
-}
-
-function wireKeyForm() {
-  const form = byId('key-form');
-  form.addEventListener('submit', (event) => {
-    event.preventDefault();
-    const agent = byId('agent').value.trim();
-    const key = byId('key').value.trim();
-    if (!AGENT_SHAPE.test(agent) || !key) {
-      setStatus(byId('live-status').dataset.mode ?? 'polling', 'Enter an agent name (letters, digits, . _ -) and its key.');
-      return;
-    }
-    byId('key').value = '';
-    if (byId('remember').checked) sessionStorage.setItem(CREDENTIAL_KEY, JSON.stringify({ agent, key }));
-    else sessionStorage.removeItem(CREDENTIAL_KEY);
-    connected(agent);
-    follow(agent, key);
-  });
-  byId('forget').addEventListener('click', () => {
-    sessionStorage.removeItem(CREDENTIAL_KEY);
-    form.classList.remove('connected');
-    poll();
-  });
-}
-
-function savedCredential() {
-  try {
-    const saved = JSON.parse(sessionStorage.getItem(CREDENTIAL_KEY) ?? 'null');
-    if (saved && AGENT_SHAPE.test(saved.agent) && typeof saved.key === 'string') return saved;
-  } catch {
-    // nothing usable saved
-  }
-  return null;
-}
-
-// --- filters, kept in the address so a filtered view can be shared too ---------------
-
-function wireFilters() {
-  const params = new URLSearchParams(location.search);
-  const read = () => Object.fromEntries(['from', 'to', 'kind'].map((key) => [key, byId(`filter-${key}`).value.trim()]));
-  for (const key of ['from', 'to', 'kind']) {
-    byId(`filter-${key}`).value = params.get(key) ?? '';
-    byId(`filter-${key}`).addEventListener('input', apply);
-  }
-  byId('clear-filters').addEventListener('click', () => {
-    for (const key of ['from', 'to', 'kind']) byId(`filter-${key}`).value = '';
-    apply();
-  });
-  function apply() {
-    const filters = read();
-    feed.setFilters(filters);
-    const query = new URLSearchParams(Object.entries(filters).filter(([, v]) => v)).toString();
-    history.replaceState(null, '', `${location.pathname}${query ? `?${query}` : ''}${location.hash}`);
-    refreshCounts();
-  }
-  feed.setFilters(read());
-}
-
 // --- the record view, driven by the address (#relay-0042) ---------------------------
 
 function route() {
-  const id = decodeURIComponent(location.hash.slice(1));
+  let id = location.hash.slice(1);
+  try {
+    id = decodeURIComponent(id);
+  } catch {
+    // not percent-encoded text: shown as it is, and refused as no id
+  }
   const pane = byId('record-pane');
   document.body.classList.toggle('with-record', id !== '');
   pane.hidden = id === '';
@@ -270,8 +214,15 @@ function route() {
 
 // --- start -------------------------------------------------------------------------------
 
-wireFilters();
-wireKeyForm();
+wireFilters((filters) => {
+  feed.setFilters(filters);
+  refreshCounts();
+});
+wireKeyForm({
+  onConnect: follow,
+  onForget: () => poll(),
+  onInvalid: (sentence) => setStatus(byId('live-status').dataset.mode ?? 'polling', sentence),
+});
 byId('older').addEventListener('click', showOlder);
 window.addEventListener('hashchange', route);
 setStatus('connecting', 'Loading the list…');
@@ -279,16 +230,13 @@ setStatus('connecting', 'Loading the list…');
 loadInitial().then(
   () => {
     route();
+    if (following) return; // a key was entered while the list loaded
     const saved = savedCredential();
-    if (saved) {
-      byId('agent').value = saved.agent;
-      byId('remember').checked = true;
-      connected(saved.agent);
-      follow(saved.agent, saved.key);
-    } else poll();
+    if (saved) follow(saved.agent, saved.key);
+    else poll();
   },
   (err) => {
     route();
-    poll(`The list could not be loaded (${err.message}). `);
+    if (!following) poll(`The list could not be loaded (${err.message}). `);
   },
 );

@@ -17,24 +17,18 @@
  */
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
+import { readdir, readFile } from 'node:fs/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { extname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { RelayError } from '../errors.js';
 
-/** The only names served: a fixed list, so no request path ever reaches the filesystem. */
-const ASSET_TYPES: Record<string, string> = {
-  'index.html': 'text/html; charset=utf-8',
-  'style.css': 'text/css; charset=utf-8',
-  'favicon.svg': 'image/svg+xml',
-  'app.js': 'text/javascript; charset=utf-8',
-  'api.js': 'text/javascript; charset=utf-8',
-  'live.js': 'text/javascript; charset=utf-8',
-  'feed.js': 'text/javascript; charset=utf-8',
-  'record.js': 'text/javascript; charset=utf-8',
-  'record-view.js': 'text/javascript; charset=utf-8',
-  'dom.js': 'text/javascript; charset=utf-8',
-  'sha256.js': 'text/javascript; charset=utf-8',
+/** Content types by extension. Only files of these kinds in lib/web/ are served (not serve-web.ts). */
+const TYPES: Record<string, string> = {
+  '.html': 'text/html; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
+  '.js': 'text/javascript; charset=utf-8',
+  '.svg': 'image/svg+xml',
 };
 
 export const WEB_CSP = [
@@ -75,15 +69,20 @@ function assetDir(): string {
   throw new RelayError('internal', 'The web view\'s files (lib/web/) are missing beside this build; reinstall p-e-relay.');
 }
 
-/** Reads every asset once; they are small and never change while the hub runs. */
+/**
+ * Reads every asset once; they are small and never change while the hub
+ * runs. The directory's listing is the list of names served, so no request
+ * path ever reaches the filesystem.
+ */
 function assets(): Promise<Map<string, Asset>> {
   loading ??= (async () => {
     const dir = assetDir();
+    const names = (await readdir(dir)).filter((name) => Object.hasOwn(TYPES, extname(name)));
     const entries = await Promise.all(
-      Object.entries(ASSET_TYPES).map(async ([name, type]) => {
+      names.map(async (name) => {
         const body = await readFile(dir + name);
         const etag = `"${createHash('sha256').update(body).digest('base64url').slice(0, 22)}"`;
-        return [name, { body, type, etag }] as const;
+        return [name, { body, type: TYPES[extname(name)]!, etag }] as const;
       }),
     );
     return new Map(entries);
@@ -92,12 +91,12 @@ function assets(): Promise<Map<string, Asset>> {
   return loading;
 }
 
-/** The asset a path names, '' for a path under /assets/ that names none, null when the path is not the web view's. */
+/** The asset a path names (index.html for /), or null when the path is not the web view's. */
 function assetName(pathname: string): string | null {
   if (pathname === '/') return 'index.html';
   if (!pathname.startsWith('/assets/')) return null;
   const name = pathname.slice('/assets/'.length);
-  return name !== 'index.html' && Object.hasOwn(ASSET_TYPES, name) ? name : '';
+  return name === 'index.html' ? '' : name;
 }
 
 /**
@@ -114,12 +113,12 @@ export function handleWeb(req: IncomingMessage, res: ServerResponse): boolean {
     refuse(res, new RelayError('method_not_allowed', `${pathname} is the web view; it answers GET and HEAD only.`), { Allow: 'GET, HEAD' });
     return true;
   }
-  if (name === '') {
-    refuse(res, new RelayError('not_found', `There is no web asset at ${pathname}. Open / for the web view.`));
-    return true;
-  }
   assets().then(
-    (all) => send(req, res, all.get(name)!),
+    (all) => {
+      const asset = all.get(name);
+      if (asset) return send(req, res, asset);
+      refuse(res, new RelayError('not_found', `There is no web asset at ${pathname}. Open / for the web view.`));
+    },
     (err: unknown) => refuse(res, err instanceof RelayError ? err : new RelayError('internal', 'The web view\'s files could not be read; the server log has the cause.')),
   );
   return true;
