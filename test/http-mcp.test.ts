@@ -28,6 +28,7 @@ test('every tool answers over HTTP for a client that signs', async (t) => {
   assert.deepEqual((replies.structuredContent as { replies: { id: string }[] }).replies.map((r) => r.id), ['relay-0002']);
   const waited = await client.callTool({ name: 'wait_for_relay', arguments: { after: 'relay-0001', timeout_ms: 1000 } });
   assert.deepEqual((waited.structuredContent as { appeared: { id: string; depositedBy: string }[] }).appeared.map((r) => [r.id, r.depositedBy]), [['relay-0002', 'mcp/scout-7']]);
+  assert.match(await (await fetch(`${h.url}/metrics`)).text(), /^p_e_relay_appends_total\{door="mcp"\} 2$/m);
 });
 
 test('reads need no signature over HTTP', async (t) => {
@@ -48,6 +49,7 @@ test('an unsigned append is refused as a tool result that names the header to se
   assert.equal(errorCode(result), 'unsigned');
   assert.match(textOf(result), /Authorization: PE-HMAC agent=/);
   assert.equal(h.store.size, 0);
+  assert.match(await (await fetch(`${h.url}/metrics`)).text(), /^p_e_relay_refusals_total\{code="unsigned"\} 1$/m, 'tool refusals are counted by code');
 });
 
 test('an unsigned wait is refused as a tool result, without blocking', async (t) => {
