@@ -90,6 +90,10 @@ export class RelayStore extends EventEmitter<StoreEvents> {
   private issuedLog: Promise<fs.FileHandle> | null = null;
   private opening: Promise<void> | null = null;
   private scanned = false;
+  /** Held files whose bytes do not match their digest; re-checked on every reconcile. */
+  private readonly damaged = new Set<number>();
+  /** The highest id in the issued log, as far as this process knows. */
+  private issuedOnDisk = 0;
   private closed = false;
 
   /**
@@ -157,7 +161,8 @@ export class RelayStore extends EventEmitter<StoreEvents> {
 
   private async load(): Promise<void> {
     if (!this.readOnly) await fs.mkdir(this.paths.tmp, { recursive: true });
-    this.index.noteIssued(await this.readIssued());
+    this.issuedOnDisk = await this.readIssued();
+    this.index.noteIssued(this.issuedOnDisk);
     // Start watching before the scan so that nothing landing during it is missed;
     // whatever both see is indexed once.
     this.watcher.start();
@@ -165,10 +170,13 @@ export class RelayStore extends EventEmitter<StoreEvents> {
     const ids = names.map((name) => this.shape.parseRecordId(name)).filter((n): n is number => n !== null);
     let next = 0;
     const worker = async () => {
-      while (next < ids.length) await this.ingest(ids[next++]!, false);
+      while (next < ids.length) await this.ingest(ids[next++]!, 'scan');
     };
     await Promise.all(Array.from({ length: Math.min(SCAN_CONCURRENCY, ids.length) }, worker));
     this.scanned = true;
+    // Records brought by rsync or git are in no process's issued log; note the
+    // highest now, so that if it vanishes later its id is still never reused.
+    if (!this.readOnly && this.index.highest > this.issuedOnDisk) await this.noteIssuedOnDisk(this.index.highest);
     this.log.debug(`indexed ${this.index.size} records from ${this.paths.corpus}`);
   }
 
@@ -233,7 +241,7 @@ export class RelayStore extends EventEmitter<StoreEvents> {
       const why = err instanceof RelayError ? String(err.details.why) : (err as Error).message;
       throw new RelayError('damaged', `${id} is held but damaged (${why}), so it is not returned as if it were whole. Ask the operator to run \`p-e-relay verify\` and restore it from a mirror or from git.`, { id, state: 'PRESENT' });
     }
-    if (!this.index.has(n)) void this.ingest(n, true);
+    if (!this.index.has(n)) void this.ingest(n, 'seen');
     return file;
   }
 
@@ -260,7 +268,11 @@ export class RelayStore extends EventEmitter<StoreEvents> {
   /** Blocks until a record lands after `after` (or, without it, after the call began), or the time runs out. */
   async wait(options: { after?: string; timeoutMs?: number; signal?: AbortSignal; onProgress?: (waitedMs: number) => void }): Promise<WaitResult> {
     const after = options.after === undefined ? null : this.parseAfter(options.after);
-    await this.open();
+    // A wait with a mark answers from the index, so it needs the scan; a wait
+    // for "whatever lands from now on" listens at once, even mid-scan (the
+    // scan's own records are not news and wake no one).
+    if (after !== null) await this.open();
+    else void this.open().catch(() => {});
     return this.waiters.wait(
       { after, timeoutMs: clampWait(options.timeoutMs), signal: options.signal, onProgress: options.onProgress },
       (mark) => this.heldAfter(mark),
@@ -340,7 +352,7 @@ export class RelayStore extends EventEmitter<StoreEvents> {
       // trying the one after, or we could hand an id it made KNOWN_MISSING to
       // an unrelated record.
       this.index.noteIssued(n);
-      await this.ingest(n, true);
+      await this.ingest(n, 'seen');
     }
   }
 
@@ -393,6 +405,7 @@ export class RelayStore extends EventEmitter<StoreEvents> {
     try {
       this.issuedLog ??= fs.open(this.paths.issued, 'a');
       await (await this.issuedLog).write(`${this.shape.format(n)}\n`);
+      if (n > this.issuedOnDisk) this.issuedOnDisk = n;
     } catch (err) {
       this.issuedLog = null;
       this.log.warn(`could not note ${this.shape.format(n)} in ${this.paths.issued} (${(err as Error).message}); the record itself is stored`);
@@ -401,8 +414,9 @@ export class RelayStore extends EventEmitter<StoreEvents> {
 
   // ---- the index ----------------------------------------------------------
 
-  private indexRecord(n: number, deposit: ReturnType<typeof splitRecordFile>['deposit'], claims: RecordClaims | null): void {
+  private indexRecord(n: number, deposit: ReturnType<typeof splitRecordFile>['deposit'], claims: RecordClaims | null, news = true): void {
     if (!this.index.add(n, deposit, claims, this.shape.format)) return;
+    if (!news) return;
     const meta = this.index.get(n)!.meta!;
     this.waiters.notify(n, meta);
     this.emit('record', meta);
@@ -411,7 +425,7 @@ export class RelayStore extends EventEmitter<StoreEvents> {
   private noticeName(name: string): void {
     const n = this.shape.parseRecordId(name);
     if (n === null) return; // dotfiles, rsync temp names, editors' backups, READMEs
-    if (!this.index.has(n)) void this.ingest(n, true);
+    if (!this.index.has(n)) void this.ingest(n, 'seen');
     else void fs.access(this.paths.record(name)).catch(() => this.dropVanished(n));
   }
 
@@ -422,7 +436,9 @@ export class RelayStore extends EventEmitter<StoreEvents> {
       const n = this.shape.parseRecordId(name);
       if (n === null) continue;
       onDisk.add(n);
-      if (!this.index.has(n)) void this.ingest(n, true);
+      // A damaged file may have been mid-write (git pull) or restored since: look again.
+      if (!this.index.has(n)) void this.ingest(n, 'seen');
+      else if (this.damaged.has(n)) void this.ingest(n, 'recheck');
     }
     for (const n of [...this.index.heldIds()]) if (!onDisk.has(n)) this.dropVanished(n);
   }
@@ -445,23 +461,28 @@ export class RelayStore extends EventEmitter<StoreEvents> {
    * file written in place by another tool can be caught half-written, so a
    * failing check is retried briefly before the file is called damaged.
    */
-  private ingest(n: number, settle: boolean): Promise<void> {
-    if (this.index.has(n)) return Promise.resolve();
+  private ingest(n: number, source: IngestSource): Promise<void> {
+    if (this.index.has(n) && !this.damaged.has(n)) return Promise.resolve();
     let pending = this.settling.get(n);
     if (!pending) {
-      pending = this.readAndIndex(n, settle).finally(() => this.settling.delete(n));
+      pending = this.readAndIndex(n, source).finally(() => this.settling.delete(n));
       this.settling.set(n, pending);
     }
     return pending;
   }
 
-  private async readAndIndex(n: number, settle: boolean): Promise<void> {
+  /**
+   * A file the start-up scan finds was there before this process; one seen
+   * later is news (it wakes waiters and streams) and may still be being
+   * written by git, so it gets the settling retries.
+   */
+  private async readAndIndex(n: number, source: IngestSource): Promise<void> {
     const id = this.shape.format(n);
-    const delays = settle ? SETTLE_DELAYS_MS : [0];
+    const delays = source === 'seen' ? SETTLE_DELAYS_MS : [0];
     let lastError: unknown = null;
     for (const delay of delays) {
       if (delay) await new Promise((r) => setTimeout(r, delay));
-      if (this.index.has(n) || this.closed) return;
+      if ((this.index.has(n) && !this.damaged.has(n)) || this.closed) return;
       let file: Buffer;
       try {
         file = await fs.readFile(this.paths.record(id));
@@ -472,16 +493,21 @@ export class RelayStore extends EventEmitter<StoreEvents> {
       }
       try {
         const { deposit, record } = splitRecordFile(file);
-        this.indexRecord(n, deposit, claimsOf(record, this.shape));
+        this.index.remove(n); // a damaged entry being re-checked
+        this.indexRecord(n, deposit, claimsOf(record, this.shape), source !== 'scan');
+        if (this.damaged.delete(n)) this.log.info(`${id} is whole again`);
         return;
       } catch (err) {
         lastError = err;
       }
     }
-    this.log.warn(`${id} is damaged and is held but not served: ${(lastError as Error).message}`);
+    if (!this.damaged.has(n)) this.log.warn(`${id} is damaged and is held but not served: ${(lastError as Error).message}`);
+    this.damaged.add(n);
     this.index.add(n, null, null, this.shape.format);
   }
 }
+
+type IngestSource = 'scan' | 'seen' | 'recheck';
 
 /** A stored record's claims; one that no longer parses still counts as held, just with nothing claimed. */
 function claimsOf(record: Buffer, shape: IdShape): RecordClaims {

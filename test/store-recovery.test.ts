@@ -1,0 +1,94 @@
+/**
+ * How one store process recovers its view of the corpus: records other
+ * tools brought, files that were half-written when first seen, and waits
+ * that begin before the start-up scan is done.
+ */
+import assert from 'node:assert/strict';
+import { chmod, unlink, writeFile } from 'node:fs/promises';
+import { test } from 'node:test';
+import { buildRecordFile, digestOf } from '../lib/deposit.js';
+import { createLogger } from '../lib/log.js';
+import { corpusPaths } from '../lib/paths.js';
+import { openStore } from '../lib/store.js';
+import { record, tempStore } from './helpers.js';
+
+const BY = { depositedBy: 'cli/test' };
+
+/** Writes a record file the way rsync or git would: no store involved. */
+async function dropIn(corpus: string, id: string, body: string): Promise<Buffer> {
+  const bytes = Buffer.from(record({ kind: 'note' }, body));
+  const file = buildRecordFile({ provenance: 'as-received', depositedBy: 'mcp', depositedAt: new Date().toISOString(), digest: digestOf(bytes) }, bytes);
+  await writeFile(corpusPaths(corpus).record(id), file);
+  return file;
+}
+
+async function until(check: () => boolean | Promise<boolean>, what: string, ms = 5000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+test('the start-up scan wakes nobody: records held before the start are not news', async (t) => {
+  const { corpus } = await tempStore(t);
+  for (const id of ['relay-0001', 'relay-0002', 'relay-0003']) await dropIn(corpus, id, id);
+  const seen: string[] = [];
+  const { RelayStore } = await import('../lib/store.js');
+  const second = await RelayStore.prepare({ corpus, watch: 'none' });
+  t.after(() => second.close());
+  // Listening from before the scan starts.
+  second.on('record', (meta) => seen.push(meta.id));
+  await second.open();
+  assert.equal(second.size, 3);
+  assert.deepEqual(seen, []);
+});
+
+test('a wait without after that begins before the scan hears a record landing during it', async (t) => {
+  const { corpus } = await tempStore(t);
+  for (let i = 1; i <= 200; i++) await dropIn(corpus, `relay-${String(i).padStart(4, '0')}`, `old ${i}`);
+  const { RelayStore } = await import('../lib/store.js');
+  const store = await RelayStore.prepare({ corpus, watch: 'none' });
+  t.after(() => store.close());
+  const waiting = store.wait({ timeoutMs: 5000 });
+  const result = await store.append(Buffer.from(record({ kind: 'new' }, 'fresh')), BY);
+  const answer = await waiting;
+  assert.equal(answer.timedOut, false);
+  assert.deepEqual(answer.appeared.map((r) => r.id), [result.id]);
+});
+
+test('ids of records that rsync or git brought are never reused once their files vanish', async (t) => {
+  const { corpus } = await tempStore(t);
+  for (const id of ['relay-0001', 'relay-0002', 'relay-0003']) await dropIn(corpus, id, id);
+  const first = await openStore({ corpus, watch: 'none' });
+  await first.close();
+  await chmod(corpusPaths(corpus).record('relay-0003'), 0o644);
+  await unlink(corpusPaths(corpus).record('relay-0003'));
+  const second = await openStore({ corpus, watch: 'none' });
+  t.after(() => second.close());
+  const { id } = await second.append(Buffer.from(record({}, 'after the loss')), BY);
+  assert.equal(id, 'relay-0004');
+});
+
+test('a file first seen half-written is served once it is whole, and then wakes waiters', async (t) => {
+  const { corpus } = await tempStore(t);
+  const warnings: string[] = [];
+  const log = createLogger('warn', (line) => warnings.push(line));
+  const store = await openStore({ corpus, watch: 'events', reconcileMs: 50, log });
+  t.after(() => store.close());
+  const bytes = Buffer.from(record({ kind: 'note' }, 'arrives in two writes'));
+  const whole = buildRecordFile({ provenance: 'as-received', depositedBy: 'mcp', depositedAt: new Date().toISOString(), digest: digestOf(bytes) }, bytes);
+  // The first half lands and stays that way past the settling retries, as a stalled `git pull` might leave it.
+  const file = corpusPaths(corpus).record('relay-0001');
+  await writeFile(file, whole.subarray(0, whole.length - 5));
+  await until(() => warnings.some((w) => w.includes('relay-0001 is damaged')), 'the store to call the file damaged');
+  assert.equal((await store.exists('relay-0001')).state, 'PRESENT');
+  await assert.rejects(store.read('relay-0001'), { code: 'damaged' });
+
+  const woken = store.wait({ timeoutMs: 5000 });
+  await writeFile(file, whole);
+  const answer = await woken;
+  assert.deepEqual(answer.appeared.map((r) => r.id), ['relay-0001']);
+  assert.equal(answer.appeared[0]!.kind, 'note');
+  assert.equal((await store.read('relay-0001')).equals(whole), true);
+});
