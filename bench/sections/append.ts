@@ -25,18 +25,19 @@ export const appendSection: Section = {
   name: 'append',
   title: 'Append: durable appends per second',
   async run(ctx) {
-    const ms = ctx.window(2000, 600);
+    const ms = ctx.window(2000, 400);
     const { results, reps } = ctx;
-    const stores = await Promise.all([1, 4, 8].map(async (n) => {
-      const corpus = await emptyCorpus(ctx.tmp, 6);
-      return { n, corpus, workers: Array.from({ length: n }, (_, i) => forkWorker('store-append', [corpus.corpus, `p${i}`])) };
-    }));
-    const raw = { 1: await rawWorkers(ctx, 1), 4: await rawWorkers(ctx, 4), 8: await rawWorkers(ctx, 8) };
+    // Eight writer processes serve all three groups: writer i appends in every group of more than i writers.
+    const groups = await Promise.all([1, 4, 8].map(async (n) => ({ n, corpus: await emptyCorpus(ctx.tmp, 6) })));
+    const writers = Array.from({ length: 8 }, (_, i) => forkWorker('store-append', [`p${i}`, ...groups.filter((g) => g.n > i).map((g) => g.corpus.corpus)]));
+    const stores = groups.map((g) => ({ ...g, workers: writers.slice(0, g.n) }));
+    const rawAll = await rawWorkers(ctx, 8);
+    const raw = { 1: rawAll.slice(0, 1), 4: rawAll.slice(0, 4), 8: rawAll };
     const mcpCorpora = [await emptyCorpus(ctx.tmp, 6), await emptyCorpus(ctx.tmp, 6)];
     const mcp1 = [await relayServer(mcpCorpora[0]!.corpus)];
     const mcp4: StdioPeer[] = await Promise.all(Array.from({ length: 4 }, () => relayServer(mcpCorpora[1]!.corpus)));
     const cliCorpus = await emptyCorpus(ctx.tmp, 6);
-    await allReady([...raw[1], ...raw[4], ...raw[8], ...stores.flatMap((s) => s.workers)]);
+    await allReady([...rawAll, ...writers]);
 
     const v: Record<string, number[]> = {};
     const put = (key: string, x: number) => (v[key] ??= []).push(x);
@@ -46,7 +47,7 @@ export const appendSection: Section = {
       ctx.log(`repetition ${r + 1}/${reps}`);
       for (const s of stores) {
         put(`raw${s.n}`, (await runGroup(raw[s.n as 1 | 4 | 8], ms)).rate);
-        const run = await runGroup(s.workers, ms);
+        const run = await runGroup(s.workers, ms, { corpus: s.corpus.corpus });
         acked[`store${s.n}`] = (acked[`store${s.n}`] ?? 0) + run.count;
         put(`store${s.n}`, run.rate);
       }
@@ -58,13 +59,13 @@ export const appendSection: Section = {
         await mcp4[lane]!.call('append_relay', { bytes: note(lane, seq++) });
         acked.mcp4!++;
       }));
-      const cliMs = ctx.window(2500, 1000);
+      const cliMs = ctx.window(2500, 600);
       put('spawn', await rate(cliMs, () => runProcess(process.execPath, ['-e', ''])));
       put('cli', await rate(cliMs, () => runProcess(process.execPath, [BIN, 'append', '--corpus', cliCorpus.corpus], note(9, seq++))));
     }
 
-    for (const s of stores) for (const w of s.workers) w.send({ type: 'close' });
-    await Promise.all([...Object.values(raw).flat(), ...stores.flatMap((s) => s.workers)].map((w) => w.stop()));
+    for (const w of writers) w.send({ type: 'close' });
+    await Promise.all([...rawAll, ...writers].map((w) => w.stop()));
     await Promise.all([...mcp1, ...mcp4].map((p) => p.close()));
 
     const lost: Record<string, number> = {};

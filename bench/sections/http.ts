@@ -90,10 +90,11 @@ async function sse(ctx: BenchContext, hub: HubProcess, keys: string): Promise<vo
     return id;
   };
   for (const subscribers of [1, 100]) {
-    const agents = Array.from({ length: subscribers }, (_, i) => `bench-sub-${i}`);
-    for (const a of agents) await addKey(keys, a).catch(() => {});
     const v = { p50: [] as number[], p99: [] as number[], post: [] as number[] };
     for (let r = 0; r < reps; r++) {
+      // A stream's signature is single-use and has no body to vary, so every stream of every repetition is its own agent.
+      const agents = Array.from({ length: subscribers }, (_, i) => `bench-sub-${subscribers}-${r}-${i}`);
+      for (const a of agents) await addKey(keys, a).catch(() => {});
       const streams = await Promise.all(agents.map(async (a) => openEvents(hub.port, a, (await readKey(keys, a))!, last)));
       const latencies: number[] = [];
       const posts: number[] = [];
@@ -111,7 +112,6 @@ async function sse(ctx: BenchContext, hub: HubProcess, keys: string): Promise<vo
       v.p50.push(p50!);
       v.p99.push(p99!);
       v.post.push(percentiles(posts, [0.5])[0]!);
-      await sleep(1100); // a stream's signature is single-use: the next repetition signs in a new second
     }
     const section = 'HTTP SSE';
     results.add({ section, name: `append (signed POST /relays) → SSE event, ${subscribers} subscriber${subscribers > 1 ? 's' : ''}, p50`, unit: 'ms', values: v.p50 });

@@ -20,7 +20,12 @@ const MEMORY_BIN = path.join(path.dirname(MEMORY_PACKAGE), 'dist', 'index.js');
 let seq = 0;
 
 const entity = (i: number, text: string) => ({ name: `bench-${i}`, entityType: 'note', observations: [text] });
-const text = (i: number) => benchRecord(i, 6, mulberry32(i));
+/**
+ * A record of the bench corpus's size and shape, but naming no other record:
+ * a parent: or ref: to an id not held yet makes it KNOWN_MISSING, and the
+ * next free id steps over it, which would read as a gap in the loss count.
+ */
+const text = (i: number) => benchRecord(i, 6, mulberry32(i)).replace(/^(parent|ref): .*\n/gm, '');
 
 /** A memory file holding `size` entities of about a record's size each. */
 async function memoryFile(ctx: BenchContext, size: number): Promise<string> {
@@ -50,7 +55,7 @@ export const peerSection: Section = {
     const { results, reps } = ctx;
     const ms = ctx.window(1000, 400);
     const section = 'Peer (server-memory)';
-    for (const size of [100, 2000, 10_000]) {
+    for (const size of ctx.quick ? [100, 2000] : [100, 2000, 10_000]) {
       const corpus = await cachedCorpus(size, 6, ctx.log);
       const memory = await memoryFile(ctx, size);
       const copy = await copyCorpus(corpus, ctx.tmp);
