@@ -23,6 +23,7 @@ const COMMANDS: Record<string, { summary: string; load: Loader }> = {
   mirror: { summary: 'fill this corpus from SRC with rsync (a read-only mirror)', load: async () => (await import('../lib/cli/mirror-command.js')).mirrorCommand },
   keys: { summary: 'manage the HMAC keys agents sign with (add, list, revoke)', load: async () => (await import('../lib/cli/key-commands.js')).keysCommand },
   sign: { summary: 'print an Authorization header for a request body (for curl)', load: async () => (await import('../lib/cli/key-commands.js')).signCommand },
+  bridge: { summary: 'a stdio MCP server that forwards to an HTTP hub, signing what must be signed', load: async () => (await import('../lib/cli/bridge-command.js')).bridgeCommand },
 };
 
 function mainHelp(): string {

@@ -1,0 +1,81 @@
+/**
+ * One tools/call from the client, forwarded to the hub.
+ *
+ * The call goes out as the client sent it (name and arguments; the hub's
+ * own handler decides everything, exactly as for a client of its own), and
+ * the hub's result comes back as it is: an answer, or a refusal the hub
+ * gave as a tool result (id_held, read_only, too_many_waits, …). What the
+ * bridge adds is the transport's part: signing (in the fetch), progress for
+ * long waits, cancellation, and refusals with a stable code for everything
+ * that went wrong between the two (HTTP 401/413/429, a hub that is down or
+ * silent, a key that cannot be read).
+ */
+import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
+import { McpError, type CallToolRequest, type CallToolResult, type ServerNotification, type ServerRequest } from '@modelcontextprotocol/sdk/types.js';
+import { asRelayError } from '../errors.js';
+import type { Logger } from '../log.js';
+import { refusal } from '../mcp/result.js';
+import { DEFAULT_WAIT_MS, MAX_WAIT_MS } from '../waiters.js';
+import type { HubClient } from './hub-client.js';
+import { ProgressRelay } from './progress-relay.js';
+import type { ToolList } from './tool-list.js';
+
+/** A read or an append answers in milliseconds; well before a client's own 60 s, say the hub is silent. */
+const CALL_TIMEOUT_MS = 30_000;
+/** Beyond a wait's own window: the hub answers at the window's end, this covers the trip and a busy hub. */
+const WAIT_SLACK_MS = 30_000;
+
+/** How long to give the hub for this call. */
+export function callTimeoutMs(name: string, args: Record<string, unknown> | undefined): number {
+  if (name !== 'wait_for_relay') return CALL_TIMEOUT_MS;
+  const asked = args?.timeout_ms;
+  const window = typeof asked === 'number' && Number.isFinite(asked) && asked >= 0 ? Math.min(asked, MAX_WAIT_MS) : DEFAULT_WAIT_MS;
+  return window + WAIT_SLACK_MS;
+}
+
+export interface Forwarder {
+  hub: HubClient;
+  tools: ToolList;
+  log: Logger;
+  progressEveryMs?: number;
+}
+
+type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;
+
+export function forwardCall({ hub, tools, log, progressEveryMs }: Forwarder) {
+  return async (request: CallToolRequest, extra: Extra): Promise<CallToolResult> => {
+    const { name, arguments: args } = request.params;
+    const timeoutMs = callTimeoutMs(name, args);
+    const progress = new ProgressRelay(request.params._meta?.progressToken, extra.sendNotification, progressEveryMs);
+    const started = Date.now();
+    try {
+      const result = await hub.run({ signal: extra.signal }, timeoutMs, (client) =>
+        client.callTool({ name, arguments: args }, undefined, {
+          signal: extra.signal,
+          timeout: timeoutMs,
+          // Asking for progress is also what makes the hub answer a wait as
+          // an event stream, which keeps bytes moving on a long wait.
+          onprogress: (p) => progress.relay(p),
+        }),
+      );
+      tools.hubAnswered();
+      log.debug(`${name}: the hub answered in ${Date.now() - started} ms${result.isError ? ' (a refusal)' : ''}`);
+      return result as CallToolResult;
+    } catch (err) {
+      if (extra.signal.aborted) {
+        // The client cancelled: the hub's request is closed (which ends a
+        // wait there), and the client reads no answer to this call.
+        log.debug(`${name}: cancelled by the client after ${Date.now() - started} ms`);
+        return refusal(err);
+      }
+      // The hub answered at the protocol level (no such tool, arguments its
+      // schema refuses): the protocol's to report, as the hub did.
+      if (err instanceof McpError) throw err;
+      const failure = asRelayError(err);
+      log.info(`${name}: refused (${failure.code})`);
+      return refusal(failure);
+    } finally {
+      progress.stop();
+    }
+  };
+}
