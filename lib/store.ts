@@ -10,11 +10,14 @@ import { EventEmitter } from 'node:events';
 import fs from 'node:fs/promises';
 import { RelayError, asRelayError } from './errors.js';
 import { buildRecordFile, digestOf, splitRecordFile, type Provenance } from './deposit.js';
-import { idShape, nextFreeId, type IdShape } from './ids.js';
+import { CorpusIndexer } from './corpus-indexer.js';
+import { IdAllocator } from './id-allocator.js';
+import { idShape, type IdShape } from './ids.js';
+import { IssuedLog } from './issued-log.js';
 import { silentLogger, type Logger } from './log.js';
 import { corpusPaths, type CorpusPaths } from './paths.js';
-import { DirectorySync, linkExclusive, writeTemp } from './publish.js';
-import { DEFAULT_MAX_RECORD_BYTES, parseRecord, type RecordClaims } from './record.js';
+import { DirectorySync, writeTemp } from './publish.js';
+import { DEFAULT_MAX_RECORD_BYTES, parseRecord } from './record.js';
 import { RecordIndex, type IdState, type RecordMeta } from './record-index.js';
 import { readSettings } from './settings.js';
 import { clampWait, Waiters, type WaitResult } from './waiters.js';
@@ -62,10 +65,6 @@ export interface StoreEvents {
   removed: [string];
 }
 
-/** How long a newly seen file may stay half-written (git pull writes in place) before it is called damaged. */
-const SETTLE_DELAYS_MS = [0, 20, 50, 100, 200, 400, 800];
-const SCAN_CONCURRENCY = 32;
-
 export class RelayStore extends EventEmitter<StoreEvents> {
   readonly paths: CorpusPaths;
   readonly maxRecordBytes: number;
@@ -78,22 +77,10 @@ export class RelayStore extends EventEmitter<StoreEvents> {
   private readonly log: Logger;
   private readonly dirSync: DirectorySync;
   private readonly watcher: CorpusWatcher;
-  /** Ids this process is linking right now, so concurrent appends here do not collide. */
-  private readonly reserved = new Set<number>();
-  /**
-   * Files being read (and, if not yet whole, retried), by id. A second look at
-   * the same file joins the first instead of returning early, so the start-up
-   * scan cannot finish while a watcher event or a reconcile still holds one of
-   * its files.
-   */
-  private readonly settling = new Map<number, Promise<void>>();
-  private issuedLog: Promise<fs.FileHandle> | null = null;
+  private readonly indexer: CorpusIndexer;
+  private readonly ids: IdAllocator;
+  private readonly issued: IssuedLog;
   private opening: Promise<void> | null = null;
-  private scanned = false;
-  /** Held files whose bytes do not match their digest; re-checked on every reconcile. */
-  private readonly damaged = new Set<number>();
-  /** The highest id in the issued log, as far as this process knows. */
-  private issuedOnDisk = 0;
   private closed = false;
 
   /**
@@ -109,13 +96,26 @@ export class RelayStore extends EventEmitter<StoreEvents> {
     this.primary = options.primary;
     this.log = options.log ?? silentLogger;
     this.dirSync = new DirectorySync(this.paths.corpus);
+    this.issued = new IssuedLog(this.paths.issued, shape, this.log);
+    this.indexer = new CorpusIndexer({
+      index: this.index,
+      shape,
+      paths: this.paths,
+      log: this.log,
+      onNews: (n, meta) => this.announce(n, meta),
+      onRemoved: (id) => this.emit('removed', id),
+    });
     this.watcher = new CorpusWatcher({
       dir: this.paths.corpus,
       mode: options.watch ?? 'events',
       intervalMs: options.reconcileMs ?? 2000,
       log: this.log,
-      onName: (name) => void this.noticeName(name),
-      onListing: (names) => this.reconcileWith(names),
+      onName: (name) => this.indexer.noticeName(name),
+      onListing: (names) => this.indexer.reconcileWith(names),
+    });
+    this.ids = new IdAllocator(this.index, this.indexer, shape, this.paths, async () => {
+      await this.watcher.reconcile();
+      await this.indexer.settled();
     });
   }
 
@@ -153,30 +153,22 @@ export class RelayStore extends EventEmitter<StoreEvents> {
     if (this.closed) return;
     this.closed = true;
     this.watcher.close();
+    this.indexer.close();
     await this.dirSync.close();
-    const log = this.issuedLog;
-    this.issuedLog = null;
-    if (log) await (await log).close().catch(() => {});
+    await this.issued.close();
   }
 
   private async load(): Promise<void> {
     if (!this.readOnly) await fs.mkdir(this.paths.tmp, { recursive: true });
-    this.issuedOnDisk = await this.readIssued();
-    this.index.noteIssued(this.issuedOnDisk);
+    const issuedBefore = await this.issued.read();
+    this.index.noteIssued(issuedBefore);
     // Start watching before the scan so that nothing landing during it is missed;
     // whatever both see is indexed once.
     this.watcher.start();
-    const names = await fs.readdir(this.paths.corpus);
-    const ids = names.map((name) => this.shape.parseRecordId(name)).filter((n): n is number => n !== null);
-    let next = 0;
-    const worker = async () => {
-      while (next < ids.length) await this.ingest(ids[next++]!, 'scan');
-    };
-    await Promise.all(Array.from({ length: Math.min(SCAN_CONCURRENCY, ids.length) }, worker));
-    this.scanned = true;
+    await this.indexer.scan();
     // Records brought by rsync or git are in no process's issued log; note the
     // highest now, so that if it vanishes later its id is still never reused.
-    if (!this.readOnly && this.index.highest > this.issuedOnDisk) await this.noteIssuedOnDisk(this.index.highest);
+    if (!this.readOnly && this.index.highest > issuedBefore) await this.issued.note(this.index.highest);
     this.log.debug(`indexed ${this.index.size} records from ${this.paths.corpus}`);
   }
 
@@ -190,13 +182,12 @@ export class RelayStore extends EventEmitter<StoreEvents> {
     }
     const claims = parseRecord(bytes, this.shape, this.maxRecordBytes);
     await this.open();
-    const proposed = options.id === undefined ? null : this.checkProposal(options.id);
-    if (proposed !== null) await this.ensureAcceptable(proposed, bytes);
+    const digest = digestOf(bytes);
+    const proposed = options.id === undefined ? null : this.ids.parseProposal(options.id);
+    if (proposed !== null) await this.ids.checkProposal(proposed, digest);
 
     const provenance = options.provenance ?? 'as-received';
-    const depositedAt = new Date().toISOString();
-    const digest = digestOf(bytes);
-    const deposit = { provenance, depositedBy: options.depositedBy, depositedAt, digest };
+    const deposit = { provenance, depositedBy: options.depositedBy, depositedAt: new Date().toISOString(), digest };
     let temp: string;
     try {
       temp = await writeTemp(this.paths.tmp, buildRecordFile(deposit, bytes));
@@ -204,12 +195,12 @@ export class RelayStore extends EventEmitter<StoreEvents> {
       throw asRelayError(err);
     }
     try {
-      const n = proposed ?? (await this.linkNextFree(temp));
-      if (proposed !== null && !(await this.linkReserved(temp, n))) throw await this.heldRefusal(n, digest);
+      const n = proposed === null ? await this.ids.linkNextFree(temp) : await this.ids.linkProposed(temp, proposed, digest);
       await this.dirSync.sync();
-      await this.noteIssuedOnDisk(n);
-      this.indexRecord(n, deposit, claims);
-      return { id: this.shape.format(n), digest, depositedBy: deposit.depositedBy, provenance, depositedAt };
+      await this.issued.note(n);
+      const meta = this.indexer.add(n, deposit, claims);
+      if (meta) this.announce(n, meta);
+      return { id: this.shape.format(n), digest, depositedBy: deposit.depositedBy, provenance, depositedAt: deposit.depositedAt };
     } catch (err) {
       throw asRelayError(err);
     } finally {
@@ -232,7 +223,7 @@ export class RelayStore extends EventEmitter<StoreEvents> {
       file = await fs.readFile(this.paths.record(id));
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw asRelayError(err);
-      if (this.index.remove(n)) this.log.warn(`${id} vanished from disk; dropped from the index`);
+      this.indexer.dropVanished(n);
       throw this.notFound(id, this.index.state(n));
     }
     try {
@@ -241,7 +232,7 @@ export class RelayStore extends EventEmitter<StoreEvents> {
       const why = err instanceof RelayError ? String(err.details.why) : (err as Error).message;
       throw new RelayError('damaged', `${id} is held but damaged (${why}), so it is not returned as if it were whole. Ask the operator to run \`p-e-relay verify\` and restore it from a mirror or from git.`, { id, state: 'PRESENT' });
     }
-    if (!this.index.has(n)) void this.ingest(n, 'seen');
+    if (!this.index.has(n)) void this.indexer.ingest(n);
     return file;
   }
 
@@ -268,13 +259,18 @@ export class RelayStore extends EventEmitter<StoreEvents> {
   /** Blocks until a record lands after `after` (or, without it, after the call began), or the time runs out. */
   async wait(options: { after?: string; timeoutMs?: number; signal?: AbortSignal; onProgress?: (waitedMs: number) => void }): Promise<WaitResult> {
     const after = options.after === undefined ? null : this.parseAfter(options.after);
-    // A wait with a mark answers from the index, so it needs the scan; a wait
-    // for "whatever lands from now on" listens at once, even mid-scan (the
-    // scan's own records are not news and wake no one).
+    // A wait with a mark answers from the index, so it needs the scan. A wait
+    // for "whatever lands from now on" listens at once, even mid-scan, and
+    // lists the corpus so that files already there when it began (which this
+    // process may notice a moment later) are not reported as new.
+    let existing: Promise<ReadonlySet<number>> | undefined;
     if (after !== null) await this.open();
-    else void this.open().catch(() => {});
+    else {
+      void this.open().catch(() => {});
+      existing = fs.readdir(this.paths.corpus).then((names) => new Set(names.map((name) => this.shape.parseRecordId(name)).filter((n): n is number => n !== null)));
+    }
     return this.waiters.wait(
-      { after, timeoutMs: clampWait(options.timeoutMs), signal: options.signal, onProgress: options.onProgress },
+      { after, timeoutMs: clampWait(options.timeoutMs), signal: options.signal, onProgress: options.onProgress, existing },
       (mark) => this.heldAfter(mark),
     );
   }
@@ -289,14 +285,6 @@ export class RelayStore extends EventEmitter<StoreEvents> {
     return out;
   }
 
-  private notFound(id: string, state: IdState): RelayError {
-    const why =
-      state === 'KNOWN_MISSING' ? 'is KNOWN_MISSING: a held record names it, but its bytes are not here'
-      : state === 'PRESENT' ? 'is PRESENT but could not be read'
-      : `is UNKNOWN: nothing held here mentions it (ids are ${this.shape.describe}, matched literally)`;
-    return new RelayError('not_found', `${id} ${why}. Use list_relays to see which ids are held.`, { id, state });
-  }
-
   /** Parses an `after` mark; relay-0000 means "from the start". */
   parseAfter(after: string): number {
     const n = this.shape.parse(after);
@@ -306,215 +294,18 @@ export class RelayStore extends EventEmitter<StoreEvents> {
     return n;
   }
 
-  // ---- appending ----------------------------------------------------------
-
-  private checkProposal(id: string): number {
-    const n = this.shape.parseRecordId(id);
-    if (n === null) {
-      throw new RelayError('bad_id', `"${id}" is not a record id of this store; ids are ${this.shape.describe}, compared literally (e.g. ${this.shape.example}). Send one of that shape, or leave id out and the store assigns the next free one.`);
-    }
-    return n;
-  }
-
-  private nextFree(): number | null {
-    let highest = this.index.highest;
-    for (const r of this.reserved) if (r > highest) highest = r;
-    return nextFreeId(highest, (n) => this.index.isKnownMissing(n), this.shape.max);
-  }
-
-  /**
-   * A proposal is taken when it is not held and either KNOWN_MISSING (a lost
-   * record being re-deposited) or not beyond the next free id. A proposal
-   * further ahead would let one call reserve the whole id space.
-   */
-  private async ensureAcceptable(n: number, bytes: Uint8Array): Promise<void> {
-    for (let fresh = false; ; fresh = true) {
-      if (this.index.has(n)) throw await this.heldRefusal(n, digestOf(bytes));
-      const next = this.nextFree();
-      if (this.index.isKnownMissing(n) || n <= (next ?? this.shape.max)) return;
-      if (fresh) {
-        const nextText = next === null ? 'none: the id space is used up' : this.shape.format(next);
-        throw new RelayError('id_ahead', `${this.shape.format(n)} is beyond the next free id (${nextText}); a proposal may fill a gap or take the next free id, not reserve ids ahead. Leave id out to take the next free one.`, { nextFree: next === null ? null : this.shape.format(next) });
-      }
-      await this.watcher.reconcile(); // our view may be stale: another process may have moved on
-      await this.settled();
-    }
-  }
-
-  private async linkNextFree(temp: string): Promise<number> {
-    for (;;) {
-      const n = this.nextFree();
-      if (n === null) {
-        throw new RelayError('ids_exhausted', `This store has used every id up to ${this.shape.format(this.shape.max)} and cannot take another record. Start a new store, or create one with a wider id (\`p-e-relay init --id-width ${this.shape.width + 1}\`).`);
-      }
-      if (await this.linkReserved(temp, n)) return n;
-      // Another writer took it first: remember, and read what it names before
-      // trying the one after, or we could hand an id it made KNOWN_MISSING to
-      // an unrelated record.
-      this.index.noteIssued(n);
-      await this.ingest(n, 'seen');
-    }
-  }
-
-  private async linkReserved(temp: string, n: number): Promise<boolean> {
-    this.reserved.add(n);
-    try {
-      return await linkExclusive(temp, this.paths.record(this.shape.format(n)));
-    } finally {
-      this.reserved.delete(n);
-    }
-  }
-
-  private async heldRefusal(n: number, digest: string): Promise<RelayError> {
-    const id = this.shape.format(n);
-    let identical: boolean | null = null;
-    try {
-      identical = splitRecordFile(await fs.readFile(this.paths.record(id))).deposit.digest === digest;
-    } catch {
-      identical = null;
-    }
-    const said =
-      identical === true ? 'and its bytes are identical to yours (same digest), so an earlier call of yours most likely landed: there is nothing to resend'
-      : identical === false ? 'by a record with different bytes'
-      : 'by a record that could not be read back to compare';
-    return new RelayError('id_held', `${id} is already held, ${said}. Records are never overwritten; leave id out to take the next free id.`, { id, identical });
-  }
-
-  /** The high-water log: ids issued here, so a record that vanishes never hands its id to a new one. */
-  private async readIssued(): Promise<number> {
-    let text = '';
-    try {
-      text = await fs.readFile(this.paths.issued, 'utf8');
-    } catch {
-      return 0;
-    }
-    let highest = 0;
-    for (const line of text.split('\n')) {
-      const n = this.shape.parseRecordId(line);
-      if (n !== null && n > highest) highest = n;
-    }
-    return highest;
-  }
-
-  private async noteIssuedOnDisk(n: number): Promise<void> {
-    // Small O_APPEND writes are atomic, so every process can share one log.
-    // It is not fsynced: after a power cut the record itself is on disk and
-    // the start-up scan sees it; the log only matters for files that vanish later.
-    // A failure here must not turn a published record into a refusal (the
-    // caller would retry and deposit it twice), so it is logged, not thrown.
-    try {
-      this.issuedLog ??= fs.open(this.paths.issued, 'a');
-      await (await this.issuedLog).write(`${this.shape.format(n)}\n`);
-      if (n > this.issuedOnDisk) this.issuedOnDisk = n;
-    } catch (err) {
-      this.issuedLog = null;
-      this.log.warn(`could not note ${this.shape.format(n)} in ${this.paths.issued} (${(err as Error).message}); the record itself is stored`);
-    }
-  }
-
-  // ---- the index ----------------------------------------------------------
-
-  private indexRecord(n: number, deposit: ReturnType<typeof splitRecordFile>['deposit'], claims: RecordClaims | null, news = true): void {
-    if (!this.index.add(n, deposit, claims, this.shape.format)) return;
-    if (!news) return;
-    const meta = this.index.get(n)!.meta!;
+  /** A record landed (here or by another writer): wake waiters, tell streams. */
+  private announce(n: number, meta: RecordMeta): void {
     this.waiters.notify(n, meta);
     this.emit('record', meta);
   }
 
-  private noticeName(name: string): void {
-    const n = this.shape.parseRecordId(name);
-    if (n === null) return; // dotfiles, rsync temp names, editors' backups, READMEs
-    if (!this.index.has(n)) void this.ingest(n, 'seen');
-    else void fs.access(this.paths.record(name)).catch(() => this.dropVanished(n));
-  }
-
-  private reconcileWith(names: string[]): void {
-    if (!this.scanned) return; // the start-up scan is reading every name already
-    const onDisk = new Set<number>();
-    for (const name of names) {
-      const n = this.shape.parseRecordId(name);
-      if (n === null) continue;
-      onDisk.add(n);
-      // A damaged file may have been mid-write (git pull) or restored since: look again.
-      if (!this.index.has(n)) void this.ingest(n, 'seen');
-      else if (this.damaged.has(n)) void this.ingest(n, 'recheck');
-    }
-    for (const n of [...this.index.heldIds()]) if (!onDisk.has(n)) this.dropVanished(n);
-  }
-
-  private dropVanished(n: number): void {
-    if (this.index.remove(n)) {
-      const id = this.shape.format(n);
-      this.log.warn(`${id} vanished from disk; dropped from the index (its id is never reused)`);
-      this.emit('removed', id);
-    }
-  }
-
-  /** Waits until no file is mid-ingest (after a reconcile, before re-deciding). */
-  private async settled(): Promise<void> {
-    while (this.settling.size > 0) await new Promise((r) => setTimeout(r, 5));
-  }
-
-  /**
-   * Reads a file that appeared and indexes it once its digest checks out. A
-   * file written in place by another tool can be caught half-written, so a
-   * failing check is retried briefly before the file is called damaged.
-   */
-  private ingest(n: number, source: IngestSource): Promise<void> {
-    if (this.index.has(n) && !this.damaged.has(n)) return Promise.resolve();
-    let pending = this.settling.get(n);
-    if (!pending) {
-      pending = this.readAndIndex(n, source).finally(() => this.settling.delete(n));
-      this.settling.set(n, pending);
-    }
-    return pending;
-  }
-
-  /**
-   * A file the start-up scan finds was there before this process; one seen
-   * later is news (it wakes waiters and streams) and may still be being
-   * written by git, so it gets the settling retries.
-   */
-  private async readAndIndex(n: number, source: IngestSource): Promise<void> {
-    const id = this.shape.format(n);
-    const delays = source === 'seen' ? SETTLE_DELAYS_MS : [0];
-    let lastError: unknown = null;
-    for (const delay of delays) {
-      if (delay) await new Promise((r) => setTimeout(r, delay));
-      if ((this.index.has(n) && !this.damaged.has(n)) || this.closed) return;
-      let file: Buffer;
-      try {
-        file = await fs.readFile(this.paths.record(id));
-      } catch (err) {
-        if ((err as NodeJS.ErrnoException).code === 'ENOENT') return;
-        lastError = err;
-        continue;
-      }
-      try {
-        const { deposit, record } = splitRecordFile(file);
-        this.index.remove(n); // a damaged entry being re-checked
-        this.indexRecord(n, deposit, claimsOf(record, this.shape), source !== 'scan');
-        if (this.damaged.delete(n)) this.log.info(`${id} is whole again`);
-        return;
-      } catch (err) {
-        lastError = err;
-      }
-    }
-    if (!this.damaged.has(n)) this.log.warn(`${id} is damaged and is held but not served: ${(lastError as Error).message}`);
-    this.damaged.add(n);
-    this.index.add(n, null, null, this.shape.format);
-  }
-}
-
-type IngestSource = 'scan' | 'seen' | 'recheck';
-
-/** A stored record's claims; one that no longer parses still counts as held, just with nothing claimed. */
-function claimsOf(record: Buffer, shape: IdShape): RecordClaims {
-  try {
-    return parseRecord(record, shape, Infinity);
-  } catch {
-    return { kind: null, from: null, to: null, parent: null, named: [] };
+  private notFound(id: string, state: IdState): RelayError {
+    const why =
+      state === 'KNOWN_MISSING' ? 'is KNOWN_MISSING: a held record names it, but its bytes are not here'
+      : state === 'PRESENT' ? 'is PRESENT but could not be read'
+      : `is UNKNOWN: nothing held here mentions it (ids are ${this.shape.describe}, matched literally)`;
+    return new RelayError('not_found', `${id} ${why}. Use list_relays to see which ids are held.`, { id, state });
   }
 }
 

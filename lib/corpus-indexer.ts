@@ -1,0 +1,166 @@
+/**
+ * Keeps one process's index true to what the disk holds: the start-up scan,
+ * then whatever the watcher sees other writers add or remove (other server
+ * processes, the CLI, rsync, git pull).
+ *
+ * A file found by the scan was there before this process; one seen later is
+ * news, announced through `onNews` so that waiters and streams wake. A file
+ * seen later may still be being written in place (git pull does that), so a
+ * failing digest is retried briefly before the file is called damaged, and a
+ * damaged file is looked at again on every reconcile.
+ */
+import fs from 'node:fs/promises';
+import { splitRecordFile, type Deposit } from './deposit.js';
+import type { IdShape } from './ids.js';
+import type { Logger } from './log.js';
+import type { CorpusPaths } from './paths.js';
+import { parseRecord, type RecordClaims } from './record.js';
+import type { RecordIndex, RecordMeta } from './record-index.js';
+
+/** How long a newly seen file may stay half-written before it is called damaged. */
+const SETTLE_DELAYS_MS = [0, 20, 50, 100, 200, 400, 800];
+const SCAN_CONCURRENCY = 32;
+
+type Source = 'scan' | 'seen' | 'recheck';
+
+export interface CorpusIndexerOptions {
+  index: RecordIndex;
+  shape: IdShape;
+  paths: CorpusPaths;
+  log: Logger;
+  /** A record that landed after this process started (or became whole again). */
+  onNews(n: number, meta: RecordMeta): void;
+  onRemoved(id: string): void;
+}
+
+export class CorpusIndexer {
+  private readonly index: RecordIndex;
+  private readonly shape: IdShape;
+  private readonly paths: CorpusPaths;
+  private readonly log: Logger;
+  /**
+   * Files being read (and, if not yet whole, retried), by id. A second look at
+   * the same file joins the first instead of returning early, so the scan
+   * cannot finish while a watcher event still holds one of its files.
+   */
+  private readonly settling = new Map<number, Promise<void>>();
+  /** Held files whose bytes do not match their digest. */
+  private readonly damaged = new Set<number>();
+  private scanned = false;
+  private closed = false;
+
+  constructor(private readonly options: CorpusIndexerOptions) {
+    ({ index: this.index, shape: this.shape, paths: this.paths, log: this.log } = options);
+  }
+
+  /** Reads every record file in the corpus, a few at a time. */
+  async scan(): Promise<void> {
+    const names = await fs.readdir(this.paths.corpus);
+    const ids = names.map((name) => this.shape.parseRecordId(name)).filter((n): n is number => n !== null);
+    let next = 0;
+    const worker = async () => {
+      while (next < ids.length) await this.ingest(ids[next++]!, 'scan');
+    };
+    await Promise.all(Array.from({ length: Math.min(SCAN_CONCURRENCY, ids.length) }, worker));
+    this.scanned = true;
+  }
+
+  /** Indexes the file for `n` (a record another writer published), once it is whole. */
+  ingest(n: number, source: Source = 'seen'): Promise<void> {
+    if (this.index.has(n) && !this.damaged.has(n)) return Promise.resolve();
+    let pending = this.settling.get(n);
+    if (!pending) {
+      pending = this.readAndIndex(n, source).finally(() => this.settling.delete(n));
+      this.settling.set(n, pending);
+    }
+    return pending;
+  }
+
+  /** Resolves when no file is mid-read (after a reconcile, before re-deciding). */
+  async settled(): Promise<void> {
+    while (this.settling.size > 0) await Promise.allSettled([...this.settling.values()]);
+  }
+
+  /** The watcher named a directory entry that may have appeared or vanished. */
+  noticeName(name: string): void {
+    const n = this.shape.parseRecordId(name);
+    if (n === null) return; // dotfiles, rsync temp names, editors' backups, READMEs
+    if (!this.index.has(n)) void this.ingest(n);
+    else void fs.access(this.paths.record(name)).catch(() => this.dropVanished(n));
+  }
+
+  /** A full directory listing: index what is new, drop what is gone, re-check what was damaged. */
+  reconcileWith(names: string[]): void {
+    if (!this.scanned) return; // the start-up scan is reading every name already
+    const onDisk = new Set<number>();
+    for (const name of names) {
+      const n = this.shape.parseRecordId(name);
+      if (n === null) continue;
+      onDisk.add(n);
+      if (!this.index.has(n)) void this.ingest(n);
+      else if (this.damaged.has(n)) void this.ingest(n, 'recheck');
+    }
+    for (const n of [...this.index.heldIds()]) if (!onDisk.has(n)) this.dropVanished(n);
+  }
+
+  /** The file for `n` is gone: the index reports what the disk holds (the id stays issued). */
+  dropVanished(n: number): void {
+    if (!this.index.remove(n)) return;
+    this.damaged.delete(n);
+    const id = this.shape.format(n);
+    this.log.warn(`${id} vanished from disk; dropped from the index (its id is never reused)`);
+    this.options.onRemoved(id);
+  }
+
+  close(): void {
+    this.closed = true;
+  }
+
+  /** Adds a whole record; its metadata, or null when it was already held. */
+  add(n: number, deposit: Deposit, claims: RecordClaims): RecordMeta | null {
+    if (!this.index.add(n, deposit, claims, this.shape.format)) return null;
+    return this.index.get(n)!.meta;
+  }
+
+  private async readAndIndex(n: number, source: Source): Promise<void> {
+    const id = this.shape.format(n);
+    const delays = source === 'seen' ? SETTLE_DELAYS_MS : [0];
+    let lastError: unknown = null;
+    for (const delay of delays) {
+      if (delay) await new Promise((r) => setTimeout(r, delay));
+      if ((this.index.has(n) && !this.damaged.has(n)) || this.closed) return;
+      let file: Buffer;
+      try {
+        file = await fs.readFile(this.paths.record(id));
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code === 'ENOENT') return;
+        lastError = err;
+        continue;
+      }
+      try {
+        const { deposit, record } = splitRecordFile(file);
+        if (this.damaged.delete(n)) {
+          this.index.remove(n); // replace the damaged entry with the whole one
+          this.log.info(`${id} is whole again`);
+        }
+        const meta = this.add(n, deposit, claimsOf(record, this.shape));
+        if (meta && source !== 'scan') this.options.onNews(n, meta);
+        return;
+      } catch (err) {
+        lastError = err;
+      }
+    }
+    if (!this.damaged.has(n)) this.log.warn(`${id} is damaged and is held but not served: ${(lastError as Error).message}`);
+    this.damaged.add(n);
+    this.index.add(n, null, null, this.shape.format);
+  }
+}
+
+/** A stored record's claims; one that no longer parses still counts as held, just with nothing claimed. */
+function claimsOf(record: Buffer, shape: IdShape): RecordClaims {
+  try {
+    return parseRecord(record, shape, Infinity);
+  } catch {
+    return { kind: null, from: null, to: null, parent: null, named: [] };
+  }
+}

@@ -1,0 +1,111 @@
+/**
+ * Choosing the id a new record is published under, and taking it with
+ * `link()` so that no two writers, in this process or any other, ever get
+ * the same one.
+ *
+ * - Without a proposal: one past the highest id ever issued, stepping over
+ *   KNOWN_MISSING ids (a held record already names them). On EEXIST another
+ *   writer won the name; read what it published (it may name ids of its
+ *   own), then try the next one with the same temp file.
+ * - With a proposal: taken when well formed, not held, and either
+ *   KNOWN_MISSING or not beyond the next free id. Further ahead would let one
+ *   call reserve the whole id space.
+ */
+import fs from 'node:fs/promises';
+import { splitRecordFile } from './deposit.js';
+import { RelayError } from './errors.js';
+import { nextFreeId, type IdShape } from './ids.js';
+import type { CorpusIndexer } from './corpus-indexer.js';
+import type { CorpusPaths } from './paths.js';
+import { linkExclusive } from './publish.js';
+import type { RecordIndex } from './record-index.js';
+
+export class IdAllocator {
+  /** Ids this process is linking right now, so its concurrent appends do not collide. */
+  private readonly reserved = new Set<number>();
+
+  constructor(
+    private readonly index: RecordIndex,
+    private readonly indexer: CorpusIndexer,
+    private readonly shape: IdShape,
+    private readonly paths: CorpusPaths,
+    /** Brings the index up to date with the disk (a readdir and what follows). */
+    private readonly refresh: () => Promise<void>,
+  ) {}
+
+  /** The number of a proposed id, or a refusal showing the expected shape. */
+  parseProposal(id: string): number {
+    const n = this.shape.parseRecordId(id);
+    if (n === null) {
+      throw new RelayError('bad_id', `"${id}" is not a record id of this store; ids are ${this.shape.describe}, compared literally (e.g. ${this.shape.example}). Send one of that shape, or leave id out and the store assigns the next free one.`);
+    }
+    return n;
+  }
+
+  /** Refuses a proposal that is held or too far ahead; looks at the disk once before saying "ahead". */
+  async checkProposal(n: number, digest: string): Promise<void> {
+    for (let fresh = false; ; fresh = true) {
+      if (this.index.has(n)) throw await this.heldRefusal(n, digest);
+      const next = this.nextFree();
+      if (this.index.isKnownMissing(n) || n <= (next ?? this.shape.max)) return;
+      if (fresh) {
+        const nextText = next === null ? 'none: the id space is used up' : this.shape.format(next);
+        throw new RelayError('id_ahead', `${this.shape.format(n)} is beyond the next free id (${nextText}); a proposal may fill a gap or take the next free id, not reserve ids ahead. Leave id out to take the next free one.`, { nextFree: next === null ? null : this.shape.format(next) });
+      }
+      await this.refresh(); // our view may be stale: another process may have moved on
+    }
+  }
+
+  /** Links `temp` under the proposed id, or refuses if another writer holds it now. */
+  async linkProposed(temp: string, n: number, digest: string): Promise<number> {
+    if (await this.linkReserved(temp, n)) return n;
+    throw await this.heldRefusal(n, digest);
+  }
+
+  /** Links `temp` under the next free id, moving on past ids other writers take first. */
+  async linkNextFree(temp: string): Promise<number> {
+    for (;;) {
+      const n = this.nextFree();
+      if (n === null) {
+        throw new RelayError('ids_exhausted', `This store has used every id up to ${this.shape.format(this.shape.max)} and cannot take another record. Start a new store, or create one with a wider id (\`p-e-relay init --id-width ${this.shape.width + 1}\`).`);
+      }
+      if (await this.linkReserved(temp, n)) return n;
+      // Another writer took it first: remember, and read what it names before
+      // trying the one after, or we could hand an id it made KNOWN_MISSING to
+      // an unrelated record.
+      this.index.noteIssued(n);
+      await this.indexer.ingest(n);
+    }
+  }
+
+  private nextFree(): number | null {
+    let highest = this.index.highest;
+    for (const r of this.reserved) if (r > highest) highest = r;
+    return nextFreeId(highest, (n) => this.index.isKnownMissing(n), this.shape.max);
+  }
+
+  private async linkReserved(temp: string, n: number): Promise<boolean> {
+    this.reserved.add(n);
+    try {
+      return await linkExclusive(temp, this.paths.record(this.shape.format(n)));
+    } finally {
+      this.reserved.delete(n);
+    }
+  }
+
+  /** The refusal for a held id says whether its bytes are the caller's: a retry after a lost answer learns it landed. */
+  private async heldRefusal(n: number, digest: string): Promise<RelayError> {
+    const id = this.shape.format(n);
+    let identical: boolean | null = null;
+    try {
+      identical = splitRecordFile(await fs.readFile(this.paths.record(id))).deposit.digest === digest;
+    } catch {
+      identical = null;
+    }
+    const said =
+      identical === true ? 'and its bytes are identical to yours (same digest), so an earlier call of yours most likely landed: there is nothing to resend'
+      : identical === false ? 'by a record with different bytes'
+      : 'by a record that could not be read back to compare';
+    return new RelayError('id_held', `${id} is already held, ${said}. Records are never overwritten; leave id out to take the next free id.`, { id, identical });
+  }
+}
