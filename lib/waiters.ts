@@ -25,6 +25,13 @@ export interface WaitOptions {
   /** Called every PROGRESS_EVERY_MS while blocked, with the milliseconds waited so far. */
   onProgress?: (waitedMs: number) => void;
   progressEveryMs?: number;
+  /**
+   * Ids already on disk when the wait began. This process may notice such a
+   * file only later (another writer's record its watcher has not reported
+   * yet); it landed before the call, so it is not news to this caller. While
+   * the promise is pending, records are held back until it settles.
+   */
+  existing?: Promise<ReadonlySet<number>>;
 }
 
 type Listener = (n: number, meta: RecordMeta) => void;
@@ -87,11 +94,18 @@ export class Waiters {
       const onAbort = () => finish(false);
       // Records often land in bursts; answering on the next turn of the event
       // loop hands a burst back as one answer instead of one record a call.
-      const unsubscribe = this.subscribe((n, meta) => {
-        if (options.after !== null && n <= options.after) return;
+      let existing: ReadonlySet<number> | null = options.existing ? null : new Set();
+      const consider = (n: number, meta: RecordMeta) => {
+        if ((options.after !== null && n <= options.after) || existing!.has(n)) return;
         landed.push(meta);
         settle ??= setImmediate(() => finish(false));
-      });
+      };
+      const early: [number, RecordMeta][] = [];
+      const unsubscribe = this.subscribe((n, meta) => (existing ? consider(n, meta) : early.push([n, meta])));
+      options.existing?.then(
+        (set) => ((existing = set), early.forEach(([n, meta]) => consider(n, meta))),
+        () => ((existing = new Set()), early.forEach(([n, meta]) => consider(n, meta))),
+      );
       const timer = setTimeout(() => finish(true), options.timeoutMs);
       const progress = setInterval(() => options.onProgress?.(elapsed()), options.progressEveryMs ?? PROGRESS_EVERY_MS);
       options.signal?.addEventListener('abort', onAbort, { once: true });

@@ -85,10 +85,24 @@ test('a file first seen half-written is served once it is whole, and then wakes 
   assert.equal((await store.exists('relay-0001')).state, 'PRESENT');
   await assert.rejects(store.read('relay-0001'), { code: 'damaged' });
 
-  const woken = store.wait({ timeoutMs: 5000 });
+  // A damaged record is held but not listed among what a waiter may see, so a wait from the start blocks.
+  const woken = store.wait({ after: 'relay-0000', timeoutMs: 5000 });
   await writeFile(file, whole);
   const answer = await woken;
   assert.deepEqual(answer.appeared.map((r) => r.id), ['relay-0001']);
   assert.equal(answer.appeared[0]!.kind, 'note');
   assert.equal((await store.read('relay-0001')).equals(whole), true);
+});
+
+test('a wait without after does not report a file that was already on disk when it began', async (t) => {
+  const { corpus } = await tempStore(t);
+  const store = await openStore({ corpus, watch: 'none' });
+  t.after(() => store.close());
+  // Another writer's record, on disk but not yet noticed by this process (no watcher here).
+  await dropIn(corpus, 'relay-0001', 'landed before the wait');
+  const waiting = store.wait({ timeoutMs: 5000 });
+  await store.read('relay-0001'); // a read notices it and indexes it as news
+  const { id } = await store.append(Buffer.from(record({ kind: 'new' }, 'landed after')), BY);
+  const answer = await waiting;
+  assert.deepEqual(answer.appeared.map((r) => r.id), [id]);
 });
