@@ -1,0 +1,119 @@
+/**
+ * Fixtures for the bridge: a real hub process (`serve --http`) on a temp
+ * store with real key files, and the real SDK client over stdio to a real
+ * `bridge` process pointed at it.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { addKey } from '../lib/auth/keys.js';
+import { initStore } from '../lib/init.js';
+import { BIN, killed } from './helpers.js';
+
+export interface HubProcess {
+  url: string;
+  corpus: string;
+  keys: string;
+  child: ChildProcess;
+  stderr(): string;
+  stop(): Promise<void>;
+}
+
+/** A test context, or a suite's collector of cleanups: anything with after(). */
+export interface Cleanup {
+  after(fn: () => unknown): void;
+}
+
+/** A fresh store (corpus + keys) with a key for each agent, removed afterwards. */
+export async function hubStore(t: Cleanup, options: { agents?: string[]; idWidth?: number } = {}): Promise<{ corpus: string; keys: string }> {
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'pe-bridge-'));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  const corpus = path.join(dir, 'corpus');
+  const keys = path.join(dir, 'keys');
+  await initStore({ corpus, keys, idWidth: options.idWidth });
+  for (const agent of options.agents ?? ['scout-7']) await addKey(keys, agent);
+  return { corpus, keys };
+}
+
+/**
+ * `p-e-relay serve --http` as a child process, on `port` (default: any free
+ * one), with a key for each agent; resolves once it prints the URL it serves.
+ */
+export async function startHubProcess(
+  t: Cleanup,
+  options: { agents?: string[]; args?: string[]; port?: number; idWidth?: number; store?: { corpus: string; keys: string } } = {},
+): Promise<HubProcess> {
+  // Registered before the store's removal: after() hooks run in the order
+  // they were added, and the hub must be gone before its corpus is.
+  let stop: () => Promise<void> = async () => {};
+  t.after(() => stop());
+  const store = options.store ?? (await hubStore(t, options));
+  const child = spawn(process.execPath, [BIN, 'serve', '--http', '--port', String(options.port ?? 0), '--corpus', store.corpus, '--keys', store.keys, ...(options.args ?? [])], {
+    env: { ...process.env, P_E_RELAY_LOG: 'warn' },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let stderr = '';
+  stop = async () => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+    await killed(child);
+  };
+  const url = await new Promise<string>((resolve, reject) => {
+    child.stderr!.on('data', (d) => {
+      stderr += d;
+      const m = /serving (http:\/\/\S+)/.exec(stderr);
+      if (m) resolve(m[1]!);
+    });
+    child.once('exit', (code) => reject(new Error(`the hub exited (${code}) before serving: ${stderr}`)));
+  });
+  return { url, corpus: store.corpus, keys: store.keys, child, stderr: () => stderr, stop: () => stop() };
+}
+
+export interface BridgeClient {
+  client: Client;
+  stderr(): string;
+}
+
+/** The real SDK client over stdio to `p-e-relay bridge --url URL --agent AGENT --keys KEYS`. */
+export async function bridgeClient(t: Cleanup, url: string, agent: string, keys: string): Promise<BridgeClient> {
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [BIN, 'bridge', '--url', url, '--agent', agent, '--keys', keys],
+    env: { ...(process.env as Record<string, string>), P_E_RELAY_LOG: 'warn' },
+    stderr: 'pipe',
+  });
+  let stderr = '';
+  transport.stderr?.on('data', (d) => (stderr += d));
+  const client = new Client({ name: 'p-e-relay-bridge-test', version: '0.0.0' });
+  await client.connect(transport);
+  t.after(() => client.close());
+  return { client, stderr: () => stderr };
+}
+
+/** A loopback port nothing listens on (it was free a moment ago). */
+export async function closedPort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as net.AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+/** Polls `probe` until it returns true, failing after `ms`. */
+export async function eventually(probe: () => Promise<boolean>, ms = 10_000, what = 'the condition'): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!(await probe())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+/** The hub's p_e_relay_active_waits gauge, from GET /metrics. */
+export async function activeWaits(url: string): Promise<number> {
+  const text = await (await fetch(`${url}/metrics`)).text();
+  const m = /^p_e_relay_active_waits (\d+)$/m.exec(text);
+  return m ? Number(m[1]) : NaN;
+}
