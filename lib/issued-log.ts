@@ -14,6 +14,8 @@ import type { Logger } from './log.js';
 
 export class IssuedLog {
   private handle: Promise<fs.FileHandle> | null = null;
+  /** Handles on the log of a corpus directory that was replaced; a write may still be using one. */
+  private readonly retired: Promise<fs.FileHandle>[] = [];
   /** The highest id in the log, as far as this process knows. */
   private highestNoted = 0;
 
@@ -58,9 +60,15 @@ export class IssuedLog {
     }
   }
 
-  async close(): Promise<void> {
-    const handle = this.handle;
+  /** The corpus directory was replaced: later notes go to the new directory's log. */
+  reopen(): void {
+    if (this.handle) this.retired.push(this.handle);
     this.handle = null;
-    if (handle) await (await handle).close().catch(() => {});
+  }
+
+  async close(): Promise<void> {
+    const handles = [...this.retired.splice(0), ...(this.handle ? [this.handle] : [])];
+    this.handle = null;
+    for (const handle of handles) await (await handle.catch(() => null))?.close().catch(() => {});
   }
 }

@@ -55,6 +55,8 @@ export async function linkExclusive(temp: string, target: string): Promise<boole
  */
 export class DirectorySync {
   private handle: Promise<fs.FileHandle> | null = null;
+  /** Handles of directories that were replaced; a sync may still be using one, so they close with us. */
+  private readonly retired: Promise<fs.FileHandle>[] = [];
   private running: Promise<void> | null = null;
   private queued: Promise<void> | null = null;
 
@@ -83,9 +85,15 @@ export class DirectorySync {
     }
   }
 
-  async close(): Promise<void> {
-    const handle = this.handle;
+  /** The path now names another directory (a restore): the next sync opens it afresh. */
+  reopen(): void {
+    if (this.handle) this.retired.push(this.handle);
     this.handle = null;
-    if (handle) await (await handle).close().catch(() => {});
+  }
+
+  async close(): Promise<void> {
+    const handles = [...this.retired.splice(0), ...(this.handle ? [this.handle] : [])];
+    this.handle = null;
+    for (const handle of handles) await (await handle.catch(() => null))?.close().catch(() => {});
   }
 }

@@ -112,6 +112,7 @@ export class RelayStore extends EventEmitter<StoreEvents> {
       log: this.log,
       onName: (name) => this.indexer.noticeName(name),
       onListing: (names) => this.indexer.reconcileWith(names),
+      onReplaced: () => void this.reattach(),
     });
     this.ids = new IdAllocator(this.index, this.indexer, shape, this.paths, async () => {
       await this.watcher.reconcile();
@@ -170,6 +171,24 @@ export class RelayStore extends EventEmitter<StoreEvents> {
     // highest now, so that if it vanishes later its id is still never reused.
     if (!this.readOnly && this.index.highest > issuedBefore) await this.issued.note(this.index.highest);
     this.log.debug(`indexed ${this.index.size} records from ${this.paths.corpus}`);
+  }
+
+  /**
+   * The corpus path now names another directory (deleted and restored, or
+   * re-cloned without .state/): sync and log into the new one, recreate its
+   * temp directory, and carry the high-water mark over so that no id issued
+   * here is handed out again by any process.
+   */
+  private async reattach(): Promise<void> {
+    this.dirSync.reopen();
+    this.issued.reopen();
+    if (this.readOnly || this.closed) return;
+    try {
+      await fs.mkdir(this.paths.tmp, { recursive: true });
+    } catch (err) {
+      this.log.warn(`cannot create ${this.paths.tmp} in the new corpus directory (${(err as Error).message}); appends will be refused until it can be`);
+    }
+    if (this.index.highest > 0) await this.issued.note(this.index.highest);
   }
 
   // ---- the six operations -------------------------------------------------

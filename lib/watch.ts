@@ -10,8 +10,9 @@
  * events, overflowed queues, filesystems with no inotify at all (NFS), where
  * `poll` mode relies on the readdir alone.
  */
-import { watch as fsWatch, type FSWatcher } from 'node:fs';
+import { statSync, watch as fsWatch, type FSWatcher } from 'node:fs';
 import fs from 'node:fs/promises';
+import path from 'node:path';
 import type { Logger } from './log.js';
 
 export type WatchMode = 'events' | 'poll' | 'none';
@@ -26,19 +27,30 @@ export interface CorpusWatcherOptions {
   onName(name: string): void;
   /** The full list of names, from a readdir. */
   onListing(names: string[]): void;
+  /**
+   * The path now names a different directory from the one watched (it was
+   * deleted and restored, or re-cloned): handles opened on the old one must
+   * be opened again.
+   */
+  onReplaced?(): void;
 }
+
+/** Which directory a path names: a restored copy has the same path and a new inode. */
+type Identity = string | null;
 
 export class CorpusWatcher {
   private watcher: FSWatcher | null = null;
   private timer: NodeJS.Timeout | null = null;
   private scanning = false;
   private missingLogged = false;
+  private identity: Identity = null;
 
   constructor(private readonly options: CorpusWatcherOptions) {}
 
   start(): void {
     const { mode, intervalMs } = this.options;
     if (mode === 'none') return;
+    this.identity = identityOf(this.options.dir);
     if (mode === 'events') this.watchEvents();
     this.timer = setInterval(() => void this.reconcile(), intervalMs);
     this.timer.unref();
@@ -50,10 +62,19 @@ export class CorpusWatcher {
     this.scanning = true;
     try {
       const names = await fs.readdir(this.options.dir);
-      if (this.missingLogged) {
-        this.options.log.info(`the corpus directory ${this.options.dir} is back`);
+      const identity = identityOf(this.options.dir);
+      const replaced = identity !== null && this.identity !== null && identity !== this.identity;
+      if (this.missingLogged || replaced) {
+        // A watch on a deleted directory hears nothing ever again: watch what is there now.
+        this.options.log.info(replaced ? `the corpus directory ${this.options.dir} was replaced by another directory; watching and writing to the new one` : `the corpus directory ${this.options.dir} is back`);
         this.missingLogged = false;
-        if (this.options.mode === 'events' && !this.watcher) this.watchEvents();
+        this.identity = identity;
+        if (this.options.mode === 'events') {
+          this.watcher?.close();
+          this.watcher = null;
+          this.watchEvents();
+        }
+        if (replaced) this.options.onReplaced?.();
       }
       this.options.onListing(names);
     } catch (err) {
@@ -75,8 +96,11 @@ export class CorpusWatcher {
 
   private watchEvents(): void {
     try {
+      const self = path.basename(this.options.dir);
       this.watcher = fsWatch(this.options.dir, { persistent: false }, (_event, name) => {
-        if (typeof name === 'string') this.options.onName(name);
+        // The directory itself was removed or renamed (the kernel names it, not an entry): look now.
+        if (name === self) void this.reconcile();
+        else if (typeof name === 'string') this.options.onName(name);
         else void this.reconcile(); // the kernel did not say which file: look at them all
       });
       this.watcher.on('error', (err) => {
@@ -87,5 +111,14 @@ export class CorpusWatcher {
     } catch (err) {
       this.options.log.warn(`cannot watch ${this.options.dir} (${(err as Error).message}); falling back to readdir every ${this.options.intervalMs} ms`);
     }
+  }
+}
+
+function identityOf(dir: string): Identity {
+  try {
+    const stat = statSync(dir);
+    return `${stat.dev}:${stat.ino}`;
+  } catch {
+    return null;
   }
 }
