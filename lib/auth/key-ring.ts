@@ -10,9 +10,10 @@
 import { EventEmitter } from 'node:events';
 import fs from 'node:fs/promises';
 import { watch, type FSWatcher } from 'chokidar';
+import { RelayError } from '../errors.js';
 import { silentLogger, type Logger } from '../log.js';
 import { keyPaths } from '../paths.js';
-import { agentOfKeyFile, listKeys, readKey } from './keys.js';
+import { agentOfKeyFile, listKeys, loadKey } from './keys.js';
 
 export interface KeyRingEvents {
   /** The agent's key file was removed or replaced: whatever it signed before no longer stands. */
@@ -28,6 +29,8 @@ export class KeyRing extends EventEmitter<KeyRingEvents> implements KeySource {
   readonly dir: string;
   private watcher: FSWatcher | null = null;
   private readonly log: Logger;
+  /** What was last logged about each broken key file, so a flood of requests logs it once. */
+  private readonly reported = new Map<string, string>();
 
   private constructor(dir: string, log: Logger) {
     super();
@@ -42,11 +45,27 @@ export class KeyRing extends EventEmitter<KeyRingEvents> implements KeySource {
     // lets `keys add` later be noticed without a restart.
     await fs.mkdir(ring.dir, { recursive: true, mode: 0o700 });
     if (options.watch ?? true) await ring.startWatching();
+    // Report broken key files at start (a directory named x.key included, which agents() skips).
+    for (const name of await fs.readdir(ring.dir)) {
+      const agent = agentOfKeyFile(name);
+      if (agent !== null) await ring.keyOf(agent).catch(() => {});
+    }
     return ring;
   }
 
-  keyOf(agent: string): Promise<Buffer | null> {
-    return readKey(this.dir, agent);
+  /** The agent's key; null for an agent with no key file; key_unusable (logged for the operator) for a broken one. */
+  async keyOf(agent: string): Promise<Buffer | null> {
+    const found = await loadKey(this.dir, agent);
+    if (found === null || 'key' in found) {
+      this.reported.delete(agent);
+      return found?.key ?? null;
+    }
+    if (this.reported.get(agent) !== found.problem) {
+      this.reported.set(agent, found.problem);
+      this.log.warn(`${keyPaths(this.dir).key(agent)} cannot be used: ${found.problem}. Requests signed as ${agent} are refused until it is fixed.`);
+    }
+    // The caller learns that the file is broken, not how: that is the operator's to read in the log.
+    throw new RelayError('key_unusable', `This hub holds a key file for agent "${agent}" but cannot use it, so the request was refused before anything ran. Ask the hub's operator to fix it; the hub's log says what is wrong.`, { reason: 'key_unusable' });
   }
 
   async agents(): Promise<string[]> {
@@ -74,5 +93,6 @@ export class KeyRing extends EventEmitter<KeyRingEvents> implements KeySource {
     if (agent === null) return;
     this.log.info(event === 'added' ? `key added for agent ${agent}` : `key of agent ${agent} revoked or replaced; ending its waits and streams`);
     this.emit(event, agent);
+    void this.keyOf(agent).catch(() => {}); // a file that arrives broken is reported now, not at its first request
   }
 }

@@ -49,6 +49,43 @@ export async function readKey(keysDir: string, agent: string): Promise<Buffer | 
   return key ? Buffer.from(key, 'utf8') : null;
 }
 
+const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
+
+/**
+ * The hub's look at a key file: the key, null when there is no file (an
+ * unknown agent), or what is wrong with the file. A key others can read is
+ * not a secret any more, and an empty one would let anyone sign, so both are
+ * refused, as are files that are not files or not text.
+ */
+export async function loadKey(keysDir: string, agent: string): Promise<{ key: Buffer } | { problem: string } | null> {
+  if (!isAgentName(agent)) return null;
+  const file = keyPaths(keysDir).key(agent);
+  let stat;
+  try {
+    stat = await fs.stat(file);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    return code === 'ENOENT' || code === 'ENOTDIR' ? null : { problem: `it cannot be examined (${code})` };
+  }
+  if (!stat.isFile()) return { problem: 'it is not a regular file' };
+  if ((stat.mode & 0o077) !== 0) return { problem: `other users can read or write it (mode ${(stat.mode & 0o777).toString(8)}); run \`chmod 600 ${file}\`` };
+  let bytes: Buffer;
+  try {
+    bytes = await fs.readFile(file);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    return code === 'ENOENT' ? null : { problem: `it cannot be read (${code})` };
+  }
+  let text: string;
+  try {
+    text = strictUtf8.decode(bytes);
+  } catch {
+    return { problem: 'it is not UTF-8 text' };
+  }
+  const key = text.trim();
+  return key ? { key: Buffer.from(key, 'utf8') } : { problem: 'it is empty' };
+}
+
 /** Creates keys/<agent>.key (0600) holding 32 random bytes as hex; returns its path. Never prints or returns the key. */
 export async function addKey(keysDir: string, agent: string): Promise<string> {
   checkAgent(agent);
