@@ -27,7 +27,13 @@ export async function serveStdio(options: StoreOptions & { log: Logger }): Promi
     const done = () => resolve();
     process.stdin.once('end', done);
     process.stdin.once('close', done);
-    transport.onclose = done;
+    // Chain, never replace: connect() put the SDK's own close handler here,
+    // which aborts calls in flight; without it a wait outlives its client.
+    const sdkOnClose = transport.onclose;
+    transport.onclose = () => {
+      sdkOnClose?.();
+      done();
+    };
     process.once('SIGTERM', done);
     process.once('SIGINT', done);
   });
