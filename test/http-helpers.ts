@@ -3,7 +3,9 @@
  * store with real key files, a signing fetch for the real SDK client, an SSE
  * reader over real fetch streams, and raw sockets for what fetch will not send.
  */
+import { mkdtemp, rm } from 'node:fs/promises';
 import net from 'node:net';
+import os from 'node:os';
 import path from 'node:path';
 import type { TestContext } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -11,8 +13,8 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { addKey, readKey } from '../lib/auth/keys.js';
 import { authorizationFor } from '../lib/auth/sign.js';
 import { startHub, type Hub, type HubOptions } from '../lib/http/server.js';
+import { initStore } from '../lib/init.js';
 import { RelayStore } from '../lib/store.js';
-import { tempStore } from './helpers.js';
 
 export interface TestHub {
   hub: Hub;
@@ -24,13 +26,40 @@ export interface TestHub {
   key(agent: string): Promise<Buffer>;
 }
 
+export interface HubStore {
+  dir: string;
+  corpus: string;
+  keys: string;
+  /** Registers something to stop (a hub, a process) before the directory is removed. */
+  stopFirst(stop: () => unknown): void;
+}
+
+/**
+ * A fresh store (corpus + keys) for a hub. node:test runs `after` hooks in
+ * the order they were added, so a plain tempStore would be deleted under a
+ * hub still running; here everything given to stopFirst stops (last first)
+ * before the directory goes.
+ */
+export async function hubStore(t: TestContext): Promise<HubStore> {
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'pe-relay-hub-'));
+  const stops: (() => unknown)[] = [];
+  t.after(async () => {
+    for (const stop of stops.reverse()) await stop();
+    await rm(dir, { recursive: true, force: true });
+  });
+  const corpus = path.join(dir, 'corpus');
+  const keys = path.join(dir, 'keys');
+  await initStore({ corpus, keys });
+  return { dir, corpus, keys, stopFirst: (stop) => void stops.push(stop) };
+}
+
 /** A hub on a fresh store, with a key for each agent named; closed after the test. */
 export async function startTestHub(t: TestContext, options: { agents?: string[] } & Partial<Omit<HubOptions, 'store' | 'keys'>> = {}): Promise<TestHub> {
-  const { corpus, keys } = await tempStore(t);
+  const { corpus, keys, stopFirst } = await hubStore(t);
   for (const agent of options.agents ?? ['scout-7']) await addKey(keys, agent);
   const store = await RelayStore.prepare({ corpus });
   const hub = await startHub({ port: 0, ...options, store, keys });
-  t.after(async () => {
+  stopFirst(async () => {
     await hub.close();
     await store.close();
   });

@@ -6,9 +6,9 @@ import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
-import { test, type TestContext } from 'node:test';
-import { BIN, killed, record, runCli, tempStore } from './helpers.js';
-import { sign } from './http-helpers.js';
+import { test } from 'node:test';
+import { BIN, killed, record, runCli } from './helpers.js';
+import { hubStore, sign, type HubStore } from './http-helpers.js';
 import { readKey } from '../lib/auth/keys.js';
 
 interface HubProcess {
@@ -18,9 +18,9 @@ interface HubProcess {
 }
 
 /** Spawns `p-e-relay serve --http --port 0` and resolves with its URL once the banner names the corpus. */
-async function spawnHub(t: TestContext, corpus: string, keys: string, extra: string[] = []): Promise<HubProcess> {
-  const child = spawn(process.execPath, [BIN, 'serve', '--http', '--port', '0', '--corpus', corpus, '--keys', keys, ...extra], { stdio: ['ignore', 'ignore', 'pipe'] });
-  t.after(async () => {
+async function spawnHub(store: HubStore, extra: string[] = []): Promise<HubProcess> {
+  const child = spawn(process.execPath, [BIN, 'serve', '--http', '--port', '0', '--corpus', store.corpus, '--keys', store.keys, ...extra], { stdio: ['ignore', 'ignore', 'pipe'] });
+  store.stopFirst(async () => {
     child.kill('SIGTERM');
     await killed(child);
   });
@@ -41,9 +41,10 @@ async function spawnHub(t: TestContext, corpus: string, keys: string, extra: str
 }
 
 test('a signature used on one hub process is refused on another sharing the corpus', async (t) => {
-  const { corpus, keys } = await tempStore(t);
+  const store = await hubStore(t);
+  const { keys } = store;
   assert.equal((await runCli(['keys', 'add', 'scout-7', '--keys', keys])).code, 0);
-  const [a, b] = await Promise.all([spawnHub(t, corpus, keys), spawnHub(t, corpus, keys)]);
+  const [a, b] = await Promise.all([spawnHub(store), spawnHub(store)]);
   const body = record({ from: 'scout-7' });
   const authorization = sign('scout-7', (await readKey(keys, 'scout-7'))!, 'POST', body);
   const first = await fetch(`${a.url}/relays`, { method: 'POST', headers: { Authorization: authorization }, body });
@@ -54,9 +55,10 @@ test('a signature used on one hub process is refused on another sharing the corp
 });
 
 test('serve --http prints its URL, the corpus and its record count, and how to add a first key', async (t) => {
-  const { corpus, keys } = await tempStore(t);
+  const store = await hubStore(t);
+  const { corpus, keys } = store;
   await runCli(['append', '--corpus', corpus], { input: record() });
-  const hub = await spawnHub(t, corpus, keys);
+  const hub = await spawnHub(store);
   assert.match(hub.url, /^http:\/\/127\.0\.0\.1:\d+$/);
   assert.match(hub.stderr(), new RegExp(`corpus: ${corpus.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} \\(1 record\\)`));
   assert.match(hub.stderr(), /keys: none yet .*p-e-relay keys add AGENT/);
@@ -68,7 +70,7 @@ test('serve --http prints its URL, the corpus and its record count, and how to a
 });
 
 test('keys add writes a 0600 key file and prints its path, never the key', async (t) => {
-  const { keys } = await tempStore(t);
+  const { keys } = await hubStore(t);
   const added = await runCli(['keys', 'add', 'scout-7', '--keys', keys]);
   assert.equal(added.code, 0);
   const file = path.join(keys, 'scout-7.key');
@@ -83,7 +85,7 @@ test('keys add writes a 0600 key file and prints its path, never the key', async
 });
 
 test('keys list names each agent with a key; revoke removes one; bad names are refused', async (t) => {
-  const { keys } = await tempStore(t);
+  const { keys } = await hubStore(t);
   await runCli(['keys', 'add', 'b-agent', '--keys', keys]);
   await runCli(['keys', 'add', 'a.agent', '--keys', keys]);
   const listed = await runCli(['keys', 'list', '--keys', keys]);
@@ -96,9 +98,10 @@ test('keys list names each agent with a key; revoke removes one; bad names are r
 });
 
 test('sign prints an Authorization header the hub accepts for that body', async (t) => {
-  const { corpus, keys } = await tempStore(t);
+  const store = await hubStore(t);
+  const { keys } = store;
   await runCli(['keys', 'add', 'scout-7', '--keys', keys]);
-  const hub = await spawnHub(t, corpus, keys);
+  const hub = await spawnHub(store);
   const body = record({ kind: 'signed-by-cli' });
   const signed = await runCli(['sign', '--agent', 'scout-7', '--keys', keys], { input: body });
   assert.equal(signed.code, 0);

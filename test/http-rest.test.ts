@@ -10,8 +10,8 @@ import { test } from 'node:test';
 import { promisify } from 'node:util';
 import { RelayStore } from '../lib/store.js';
 import { startHub } from '../lib/http/server.js';
-import { ROOT, record, tempStore } from './helpers.js';
-import { sign, startTestHub, type TestHub } from './http-helpers.js';
+import { ROOT, record } from './helpers.js';
+import { hubStore, sign, startTestHub, type TestHub } from './http-helpers.js';
 
 const run = promisify(execFile);
 
@@ -107,12 +107,12 @@ test('POST /relays answers 201 with the id, and the store\'s refusals with their
 });
 
 test('a read-only hub refuses appends 403 naming the primary', async (t) => {
-  const { corpus, keys } = await tempStore(t);
+  const { corpus, keys, stopFirst } = await hubStore(t);
   const { addKey } = await import('../lib/auth/keys.js');
   await addKey(keys, 'scout-7');
   const store = await RelayStore.prepare({ corpus, readOnly: true, primary: 'http://primary.example:7077' });
   const hub = await startHub({ store, keys, port: 0 });
-  t.after(async () => {
+  stopFirst(async () => {
     await hub.close();
     await store.close();
   });

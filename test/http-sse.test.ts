@@ -78,10 +78,11 @@ test('many subscribers each get every event, in landing order', async (t) => {
 test('an agent may hold only so many streams; closing one gives its slot back', async (t) => {
   const h = await startTestHub(t, { limits: { streamsPerAgent: 1 } });
   const key = await h.key('scout-7');
-  const first = sseReader(await openEvents(h.url, 'scout-7', key));
+  // Two empty GETs signed in the same second carry the same signature; sign them a second apart.
+  const at = Date.now();
+  const first = sseReader(await fetch(`${h.url}/events`, { headers: { Authorization: sign('scout-7', key, 'GET', '', at) } }));
   await eventually(() => h.hub.context.gate.streams.active === 1, 'the stream to be open');
-  // Signed a second earlier: the same empty GET in the same second would carry the same signature.
-  const second = await fetch(`${h.url}/events`, { headers: { Authorization: sign('scout-7', key, 'GET', '', Date.now() - 1000) } });
+  const second = await fetch(`${h.url}/events`, { headers: { Authorization: sign('scout-7', key, 'GET', '', at - 1000) } });
   assert.deepEqual([second.status, ((await second.json()) as { error: string }).error], [429, 'too_many_streams']);
   await first.close();
   await eventually(() => h.hub.context.gate.streams.active === 0, 'the slot to come back');
