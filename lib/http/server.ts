@@ -46,6 +46,8 @@ export interface HubOptions {
   sseMaxBufferedBytes?: number;
   headersTimeoutMs?: number;
   requestTimeoutMs?: number;
+  /** Open connections beyond this are closed on arrival. */
+  maxConnections?: number;
   log?: Logger;
 }
 
@@ -92,6 +94,9 @@ export async function startHub(options: HubOptions): Promise<Hub> {
     connectionsCheckingInterval: Math.max(100, Math.min(1_000, headersTimeout / 4)),
   });
   server.maxHeadersCount = 100;
+  // Room for every wait and stream slot plus reads; beyond it the kernel's
+  // file descriptors, not clients, would decide who is served.
+  server.maxConnections = options.maxConnections ?? 2048;
   const host = options.host ?? DEFAULT_HOST;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
