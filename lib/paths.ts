@@ -9,7 +9,7 @@
  *     .state/               this machine's working state; never mirrored or committed
  *       tmp/                records being written (same filesystem, for link())
  *       issued              high-water log: one id per line, append-only
- *       replay/             one-time signature guard shared by every process
+ *       replay/<minute>/<sha256 of a signature>   the one-time signature guard, shared by every process
  *       mirror              present when rsync fills this corpus (appends refused)
  *   keys/
  *     <agent>.key           HMAC key, mode 0600
