@@ -18,6 +18,7 @@ import { silentLogger, type Logger } from './log.js';
 import { corpusPaths, type CorpusPaths } from './paths.js';
 import { DirectorySync, writeTemp } from './publish.js';
 import { DEFAULT_MAX_RECORD_BYTES, parseRecord } from './record.js';
+import { NotARegularFile, readRecordFile } from './record-file.js';
 import { RecordIndex, type IdState, type RecordMeta } from './record-index.js';
 import { readSettings } from './settings.js';
 import { clampWait, Waiters, type WaitResult } from './waiters.js';
@@ -239,8 +240,9 @@ export class RelayStore extends EventEmitter<StoreEvents> {
     if (n === null) throw this.notFound(id, 'UNKNOWN');
     let file: Buffer;
     try {
-      file = await fs.readFile(this.paths.record(id));
+      file = await readRecordFile(this.paths.record(id));
     } catch (err) {
+      if (err instanceof NotARegularFile) throw this.damaged(id, 'it is not a regular file');
       if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw asRelayError(err);
       this.indexer.dropVanished(n);
       throw this.notFound(id, this.index.state(n));
@@ -248,11 +250,14 @@ export class RelayStore extends EventEmitter<StoreEvents> {
     try {
       splitRecordFile(file);
     } catch (err) {
-      const why = err instanceof RelayError ? String(err.details.why) : (err as Error).message;
-      throw new RelayError('damaged', `${id} is held but damaged (${why}), so it is not returned as if it were whole. Ask the operator to run \`p-e-relay verify\` and restore it from a mirror or from git.`, { id, state: 'PRESENT' });
+      throw this.damaged(id, err instanceof RelayError ? String(err.details.why) : (err as Error).message);
     }
     if (!this.index.has(n)) void this.indexer.ingest(n);
     return file;
+  }
+
+  private damaged(id: string, why: string): RelayError {
+    return new RelayError('damaged', `${id} is held but damaged (${why}), so it is not returned as if it were whole. Ask the operator to run \`p-e-relay verify\` and restore it from a mirror or from git.`, { id, state: 'PRESENT' });
   }
 
   async list(after?: string): Promise<ListResult> {
@@ -324,7 +329,7 @@ export class RelayStore extends EventEmitter<StoreEvents> {
       state === 'KNOWN_MISSING' ? 'is KNOWN_MISSING: a held record names it, but its bytes are not here'
       : state === 'PRESENT' ? 'is PRESENT but could not be read'
       : `is UNKNOWN: nothing held here mentions it (ids are ${this.shape.describe}, matched literally)`;
-    return new RelayError('not_found', `${id} ${why}. Use list_relays to see which ids are held.`, { id, state });
+    return new RelayError('not_found', `${id} ${why}. List the held ids with list_relays (GET /relays, or \`p-e-relay ls\`).`, { id, state });
   }
 }
 
