@@ -95,6 +95,8 @@ export interface ProcFootprint {
   rssMb: number;
   fds: number;
   inotifyWatches: number;
+  /** User + system CPU time the process has used so far. */
+  cpuS: number;
 }
 
 /** What one process holds, from /proc: resident memory, open fds, and inotify watches over all its inotify fds. */
@@ -109,7 +111,10 @@ export async function footprint(pid: number): Promise<ProcFootprint> {
     const info = await fs.readFile(`/proc/${pid}/fdinfo/${fd}`, 'utf8').catch(() => '');
     inotifyWatches += info.split('\n').filter((line) => line.startsWith('inotify wd:')).length;
   }
-  return { rssMb: rssKb / 1024, fds: fds.length, inotifyWatches };
+  // /proc/<pid>/stat: fields after the ")" closing the command name; utime and stime are the 12th and 13th, in clock ticks (100/s).
+  const stat = (await fs.readFile(`/proc/${pid}/stat`, 'utf8')).split(') ')[1]!.split(' ');
+  const cpuS = (Number(stat[11]) + Number(stat[12])) / 100;
+  return { rssMb: rssKb / 1024, fds: fds.length, inotifyWatches, cpuS };
 }
 
 /** The text of a tool result. */
