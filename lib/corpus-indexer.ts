@@ -16,6 +16,7 @@ import type { IdShape } from './ids.js';
 import type { Logger } from './log.js';
 import type { CorpusPaths } from './paths.js';
 import { parseRecord, type RecordClaims } from './record.js';
+import { readRecordFileSync } from './record-file.js';
 import type { RecordIndex, RecordMeta } from './record-index.js';
 
 /** How long a newly seen file may stay half-written before it is called damaged. */
@@ -143,7 +144,7 @@ export class CorpusIndexer {
         // thread-pool round trips of fs.promises.readFile (measured: a
         // 10k-record scan 2-6x faster). Every process reads every record
         // another process appends, so this is also on the swarm's append path.
-        file = readFileSync(this.paths.record(id));
+        file = readRecordFileSync(this.paths.record(id)); // a FIFO named like a record must not block the scan
       } catch (err) {
         if ((err as NodeJS.ErrnoException).code === 'ENOENT') return;
         lastError = err;

@@ -11,13 +11,13 @@
  *   KNOWN_MISSING or not beyond the next free id. Further ahead would let one
  *   call reserve the whole id space.
  */
-import fs from 'node:fs/promises';
 import { splitRecordFile } from './deposit.js';
 import { RelayError } from './errors.js';
 import { nextFreeId, type IdShape } from './ids.js';
 import type { CorpusIndexer } from './corpus-indexer.js';
 import type { CorpusPaths } from './paths.js';
 import { linkExclusive } from './publish.js';
+import { readRecordFile } from './record-file.js';
 import type { RecordIndex } from './record-index.js';
 
 export class IdAllocator {
@@ -98,7 +98,7 @@ export class IdAllocator {
     const id = this.shape.format(n);
     let identical: boolean | null = null;
     try {
-      identical = splitRecordFile(await fs.readFile(this.paths.record(id))).deposit.digest === digest;
+      identical = splitRecordFile(await readRecordFile(this.paths.record(id))).deposit.digest === digest;
     } catch {
       identical = null;
     }

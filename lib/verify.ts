@@ -8,6 +8,7 @@ import { splitRecordFile } from './deposit.js';
 import { RelayError } from './errors.js';
 import { idShape } from './ids.js';
 import { corpusPaths, tempOwner } from './paths.js';
+import { readRecordFile } from './record-file.js';
 import { readSettings } from './settings.js';
 
 export interface VerifyReport {
@@ -33,7 +34,7 @@ export async function verifyCorpus(corpusDir: string, options: { clean?: boolean
   const report: VerifyReport = { checked: 0, damaged: [], stray: [], live: [], removed: [] };
   for (const id of ids) {
     try {
-      splitRecordFile(await fs.readFile(paths.record(id)));
+      splitRecordFile(await readRecordFile(paths.record(id))); // never blocks on a FIFO named like a record
     } catch (err) {
       const why = err instanceof RelayError ? String(err.details.why ?? err.message) : (err as Error).message;
       report.damaged.push({ id, why });
