@@ -1,14 +1,17 @@
 /**
  * Things done behind the store's back, to a running server: a record
  * removed, a record edited or cut short, the whole corpus directory taken
- * away and brought back (as-is, or as a fresh copy without .state/). Each is
+ * away and brought back (as-is, or as a fresh copy without .state/), files
+ * named like records that are not regular files. Each is
  * reported clearly (a log line on stderr, a refusal to the caller) and the
  * server goes on serving what it still can; no id is ever handed out twice.
  */
 import assert from 'node:assert/strict';
-import { cp, readFile, rename, rm, truncate, unlink, writeFile } from 'node:fs/promises';
+import { execFile } from 'node:child_process';
+import { cp, mkdir, readFile, rename, rm, symlink, truncate, unlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { test } from 'node:test';
+import { promisify } from 'node:util';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { corpusPaths } from '../lib/paths.js';
 import { errorCode, record, runCli, stdioClient, tempStore, textOf } from './helpers.js';
@@ -130,4 +133,29 @@ test('the corpus replaced by a fresh copy without .state/ (a restore, a re-clone
   await runCli(['append', '--corpus', corpus], { input: record({ kind: 'five' }) });
   const woke = await wait;
   assert.deepEqual((woke.sc?.appeared as { id: string }[]).map((a) => a.id), ['relay-0005'], woke.text);
+});
+
+test('a FIFO, a directory and a symlink to /dev/zero named like records (rsync -a and git can bring them) never block or exhaust the server: each is damaged, and verify names them and ends', { timeout: 30_000 }, async (t) => {
+  const { corpus } = await tempStore(t);
+  const first = await runCli(['append', '--corpus', corpus], { input: record({ kind: 'whole' }) });
+  assert.equal(first.stdout.trim(), 'relay-0001', first.stderr);
+  await promisify(execFile)('mkfifo', [path.join(corpus, 'relay-0002')]);
+  await mkdir(path.join(corpus, 'relay-0003'));
+  await symlink('/dev/zero', path.join(corpus, 'relay-0004'));
+
+  const { client, stderr } = await server(t, corpus);
+  const listed = await call(client, 'list_relays');
+  assert.deepEqual(listed.sc?.present, ['relay-0001', 'relay-0002', 'relay-0003', 'relay-0004'], 'held, as the names are there');
+  for (const id of ['relay-0002', 'relay-0003', 'relay-0004']) {
+    const get = await call(client, 'get_relay', { id });
+    assert.equal(get.code, 'damaged', `${id}: ${get.text}`);
+    assert.match(stderr(), new RegExp(`${id} is damaged and is held but not served`));
+  }
+  assert.equal((await call(client, 'get_relay', { id: 'relay-0001' })).code, undefined, 'the whole record is served');
+  assert.equal(await appendId(client, record({ kind: 'after' })), 'relay-0005');
+
+  const verify = await runCli(['verify', '--corpus', corpus]);
+  assert.equal(verify.code, 1);
+  for (const id of ['relay-0002', 'relay-0003', 'relay-0004']) assert.match(verify.stdout, new RegExp(`^damaged ${id}: `, 'm'));
+  assert.match(verify.stdout, /5 records checked, 3 damaged/);
 });
