@@ -36,6 +36,12 @@ export class RecordIndex {
   private readonly order: number[] = [];
   /** id → held records that name it. */
   private readonly namedBy = new Map<number, Set<number>>();
+  /**
+   * The KNOWN_MISSING ids (named, not held), kept as records come and go, so
+   * that listing them costs what they number rather than every id ever named
+   * (a list_relays poll on a 100k-record store walked ~55k names).
+   */
+  private readonly missing = new Set<number>();
   /** The highest id ever held or issued, even if its file has since vanished. */
   private highWater = 0;
 
@@ -69,11 +75,13 @@ export class RecordIndex {
         ? { id: format(n), kind: claims.kind, from: claims.from, to: claims.to, depositedBy: deposit.depositedBy, provenance: deposit.provenance, depositedAt: deposit.depositedAt, digest: deposit.digest }
         : null;
     this.held.set(n, { n, meta, named });
+    this.missing.delete(n);
     insertSorted(this.order, n);
     for (const m of named) {
       let set = this.namedBy.get(m);
       if (!set) this.namedBy.set(m, (set = new Set()));
       set.add(n);
+      if (!this.held.has(m)) this.missing.add(m);
     }
     this.noteIssued(n);
     return true;
@@ -89,19 +97,23 @@ export class RecordIndex {
     for (const m of entry.named) {
       const set = this.namedBy.get(m);
       set?.delete(n);
-      if (set?.size === 0) this.namedBy.delete(m);
+      if (set?.size === 0) {
+        this.namedBy.delete(m);
+        this.missing.delete(m);
+      }
     }
+    if (this.namedBy.has(n)) this.missing.add(n);
     return true;
   }
 
   state(n: number | null): IdState {
     if (n === null) return 'UNKNOWN';
     if (this.held.has(n)) return 'PRESENT';
-    return this.namedBy.has(n) ? 'KNOWN_MISSING' : 'UNKNOWN';
+    return this.missing.has(n) ? 'KNOWN_MISSING' : 'UNKNOWN';
   }
 
   isKnownMissing(n: number): boolean {
-    return !this.held.has(n) && this.namedBy.has(n);
+    return this.missing.has(n);
   }
 
   /** Held ids greater than `after`, ascending. */
@@ -112,7 +124,7 @@ export class RecordIndex {
   /** KNOWN_MISSING ids greater than `after`, ascending. */
   knownMissingAfter(after: number): number[] {
     const out: number[] = [];
-    for (const m of this.namedBy.keys()) if (m > after && !this.held.has(m)) out.push(m);
+    for (const m of this.missing) if (m > after) out.push(m);
     return out.sort((a, b) => a - b);
   }
 
