@@ -97,6 +97,8 @@ export interface ProcFootprint {
   inotifyWatches: number;
   /** User + system CPU time the process has used so far. */
   cpuS: number;
+  /** Proportional set size: resident memory with shared pages (node's own code, mostly) split among the processes sharing them. */
+  pssMb: number;
 }
 
 /** What one process holds, from /proc: resident memory, open fds, and inotify watches over all its inotify fds. */
@@ -114,7 +116,9 @@ export async function footprint(pid: number): Promise<ProcFootprint> {
   // /proc/<pid>/stat: fields after the ")" closing the command name; utime and stime are the 12th and 13th, in clock ticks (100/s).
   const stat = (await fs.readFile(`/proc/${pid}/stat`, 'utf8')).split(') ')[1]!.split(' ');
   const cpuS = (Number(stat[11]) + Number(stat[12])) / 100;
-  return { rssMb: rssKb / 1024, fds: fds.length, inotifyWatches, cpuS };
+  const rollup = await fs.readFile(`/proc/${pid}/smaps_rollup`, 'utf8').catch(() => '');
+  const pssKb = Number(/^Pss:\s+(\d+)/m.exec(rollup)?.[1] ?? NaN);
+  return { rssMb: rssKb / 1024, fds: fds.length, inotifyWatches, cpuS, pssMb: pssKb / 1024 };
 }
 
 /** The text of a tool result. */

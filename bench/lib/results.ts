@@ -85,7 +85,8 @@ export function goalText(goal: Goal): string {
 /** The whole run as Markdown: one table per section, for docs/PERFORMANCE.md. */
 export function markdownTables(summaries: FigureSummary[]): string {
   const out: string[] = [];
-  const sections = [...new Set(summaries.map((s) => s.section))];
+  // Scaling figures get their own table (a column per corpus size), from scaling.ts.
+  const sections = [...new Set(summaries.map((s) => s.section))].filter((s) => s !== 'Scaling');
   for (const section of sections) {
     out.push(`### ${section}`, '', '| figure | median (min–max) | reference, same run | ratio (min–max) | goal |', '|---|---|---|---|---|');
     for (const s of summaries.filter((x) => x.section === section)) {

@@ -25,7 +25,7 @@ export const appendSection: Section = {
   name: 'append',
   title: 'Append: durable appends per second',
   async run(ctx) {
-    const ms = ctx.window(2000, 400);
+    const ms = ctx.window(1500, 400);
     const { results, reps } = ctx;
     // Eight writer processes serve all three groups: writer i appends in every group of more than i writers.
     const groups = await Promise.all([1, 4, 8].map(async (n) => ({ n, corpus: await emptyCorpus(ctx.tmp, 6) })));
@@ -59,7 +59,7 @@ export const appendSection: Section = {
         await mcp4[lane]!.call('append_relay', { bytes: note(lane, seq++) });
         acked.mcp4!++;
       }));
-      const cliMs = ctx.window(2500, 600);
+      const cliMs = ctx.window(2000, 600);
       put('spawn', await rate(cliMs, () => runProcess(process.execPath, ['-e', ''])));
       put('cli', await rate(cliMs, () => runProcess(process.execPath, [BIN, 'append', '--corpus', cliCorpus.corpus], note(9, seq++))));
     }

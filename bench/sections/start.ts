@@ -84,7 +84,7 @@ export const startSection: Section = {
 /** Twenty stdio servers on one 9,999-record corpus, as a swarm of twenty agents would run them. */
 async function swarm(ctx: Parameters<Section['run']>[0]): Promise<void> {
   const { corpus } = await cachedCorpus(9999, 4, ctx.log);
-  const v = { watches: [] as number[], rss: [] as number[], fds: [] as number[], ready: [] as number[], cpu: [] as number[] };
+  const v = { watches: [] as number[], rss: [] as number[], pss: [] as number[], fds: [] as number[], ready: [] as number[], cpu: [] as number[] };
   for (let r = 0; r < Math.min(ctx.reps, 2); r++) {
     const t0 = nowMs();
     const servers: StdioPeer[] = await Promise.all(Array.from({ length: 20 }, () => relayServer(corpus)));
@@ -93,6 +93,7 @@ async function swarm(ctx: Parameters<Section['run']>[0]): Promise<void> {
     const prints = await Promise.all(servers.map((s) => footprint(s.pid)));
     v.watches.push(prints.reduce((a, p) => a + p.inotifyWatches, 0));
     v.rss.push(prints.reduce((a, p) => a + p.rssMb, 0));
+    v.pss.push(prints.reduce((a, p) => a + p.pssMb, 0));
     v.fds.push(prints.reduce((a, p) => a + p.fds, 0));
     v.cpu.push(prints.reduce((a, p) => a + p.cpuS, 0));
     await Promise.all(servers.map((s) => s.close()));
@@ -100,6 +101,7 @@ async function swarm(ctx: Parameters<Section['run']>[0]): Promise<void> {
   const section = 'Start';
   results(ctx).add({ section, name: '20 stdio servers on 9,999 records: inotify watches held in all', unit: 'watches', values: v.watches, goal: { on: 'value', op: '<=', target: 20, source: 'issue 2' } });
   results(ctx).add({ section, name: '20 stdio servers: total RSS', unit: 'MB', values: v.rss });
+  results(ctx).add({ section, name: '20 stdio servers: total PSS (shared pages counted once)', unit: 'MB', values: v.pss });
   results(ctx).add({ section, name: '20 stdio servers: total open fds', unit: 'fds', values: v.fds });
   results(ctx).add({ section, name: '20 stdio servers: spawn → all 20 answered exists', unit: 'ms', values: v.ready });
   results(ctx).add({ section, name: '20 stdio servers: CPU time they used until then, in all', unit: 'CPU s', values: v.cpu });

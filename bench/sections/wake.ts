@@ -16,7 +16,6 @@ import type { BenchContext, Section } from '../lib/context.js';
 import { cachedCorpus, copyCorpus, emptyCorpus } from '../lib/corpus.js';
 import { forkWorker, relayServer } from '../lib/procs.js';
 import { nowMs, percentiles, sleep } from '../lib/stats.js';
-import { sizeLabel } from '../lib/context.js';
 
 /** Raw fs.watch latency across processes, with and without a durable write before the link. */
 async function rawWatchSamples(ctx: BenchContext, n: number, durable: boolean): Promise<number[]> {
@@ -111,7 +110,7 @@ export const wakeSection: Section = {
       const p: number[] = [];
       for (let r = 0; r < reps; r++) p.push(percentiles((await relaySamples(copy.corpus, m)).wake, [0.5])[0]!);
       await copy.dispose();
-      results.add({ section, name: 'stdio wake p50 at size', unit: 'ms', values: p, size, note: sizeLabel(size) });
+      results.add({ section: 'Scaling', name: 'stdio wake, p50', unit: 'ms', values: p, size });
     }
   },
 };
