@@ -286,3 +286,19 @@ test(`fuzz: ${INPUTS} random and mutated inputs to each of POST /mcp, POST /rela
   }
   t.diagnostic(`inputs: ${INPUTS * 2} over HTTP, ${INPUTS} over stdio; records stored: ${ids.length}, all whole and as sent; damaged 0; answers: ${[...statuses].sort().map(([k, v]) => `${k}×${v}`).join(', ')}`);
 });
+
+test('stdio: a record as large as the server is configured to take, in its longest JSON form, is read; a longer line ends the session with a log line, not silently', { timeout: 60_000 }, async (t) => {
+  const { corpus } = await tempStore(t);
+  // 2 MiB of U+0001 is a valid record, and JSON.stringify writes each one as six characters: a 12 MiB line.
+  const limit = 3 * 1024 * 1024;
+  const server = await rawStdio(t, corpus, { P_E_RELAY_LOG: 'warn' }, ['--max-record-bytes', String(limit)]);
+  const bytes = `@p-e/x0\nkind: wide\n\n${'\u0001'.repeat(2 * 1024 * 1024)}`;
+  const answer = await server.request('tools/call', { name: 'append_relay', arguments: { bytes } }, 30_000);
+  assert.equal((answer.result?.structuredContent as { id?: string } | undefined)?.id, 'relay-0001', JSON.stringify(answer).slice(0, 300));
+  assert.equal(digestOf(splitRecordFile(await readFile(path.join(corpus, 'relay-0001'))).record), digestOf(Buffer.from(bytes)));
+
+  // Beyond any record this server takes: the SDK drops the session; the operator is told why.
+  server.sendLine(`{"jsonrpc":"2.0","id":"big","method":"ping","params":{"x":"${'\\u0001'.repeat(limit + 1024 * 1024)}"}}`);
+  await new Promise<void>((resolve) => server.child.once('exit', () => resolve()));
+  assert.match(server.stderr(), /p-e-relay warn: .*exceeded maximum size/);
+});

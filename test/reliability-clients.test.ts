@@ -227,16 +227,33 @@ test(`bursts of ${BURST} waits, each woken by one append: every one is answered 
   }
 });
 
-test('a stdio server whose client vanishes in the middle of a wait exits at once instead of holding on until the wait times out', async (t) => {
+test('a stdio server whose client closes its end mid-wait answers the wait at once and exits; calls in flight are still answered', async (t) => {
   const { corpus } = await tempStore(t);
   const server = await rawStdio(t, corpus);
-  const pending = server.request('tools/call', { name: 'wait_for_relay', arguments: { timeout_ms: 90_000 } }).catch(() => null);
+  const wait = server.request('tools/call', { name: 'wait_for_relay', arguments: { timeout_ms: 90_000 } });
   await server.request('tools/list'); // the wait is in
+  const append = server.request('tools/call', { name: 'append_relay', arguments: { bytes: record({ kind: 'sent-just-before-eof' }) } });
   const started = Date.now();
-  server.child.stdin!.end(); // the client is gone
+  server.child.stdin!.end(); // a script that piped its requests in, or a client done talking
+  const answered = (await wait).result?.structuredContent as { appeared: unknown[]; timedOut: boolean };
+  assert.deepEqual([answered.appeared, answered.timedOut], [[], false], 'the wait ends with nothing new, not at its timeout');
+  assert.equal(((await append).result?.structuredContent as { id: string }).id, 'relay-0001', 'the append in flight is answered');
+  await killed(server.child);
+  assert.equal(server.child.exitCode, 0);
+  t.diagnostic(`stdio server answered and exited ${Date.now() - started} ms after its client closed stdin mid-wait`);
+});
+
+test('a stdio server whose client vanishes entirely (both pipes gone) mid-wait exits at once, cleanly', async (t) => {
+  const { corpus } = await tempStore(t);
+  const server = await rawStdio(t, corpus, { P_E_RELAY_LOG: 'info' });
+  server.request('tools/call', { name: 'wait_for_relay', arguments: { timeout_ms: 90_000 } }).catch(() => {});
+  await server.request('tools/list');
+  const started = Date.now();
+  server.child.stdout!.destroy();
+  server.child.stdin!.destroy();
   await Promise.race([killed(server.child), new Promise((r) => setTimeout(r, 5000))]);
   assert.ok(!server.alive(), 'the server exited');
   assert.equal(server.child.exitCode, 0);
+  assert.doesNotMatch(server.stderr(), /Error|EPIPE/, 'no crash and no stack trace');
   t.diagnostic(`stdio server exited ${Date.now() - started} ms after its client vanished mid-wait`);
-  await pending;
 });

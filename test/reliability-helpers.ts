@@ -139,8 +139,8 @@ export interface RawStdio {
   alive(): boolean;
 }
 
-export async function rawStdio(t: TestContext | null, corpus: string, env: Record<string, string> = {}): Promise<RawStdio> {
-  const child = spawn(process.execPath, [BIN, 'serve', '--corpus', corpus], { env: { ...process.env, P_E_RELAY_LOG: 'warn', ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
+export async function rawStdio(t: TestContext | null, corpus: string, env: Record<string, string> = {}, args: string[] = []): Promise<RawStdio> {
+  const child = spawn(process.execPath, [BIN, 'serve', '--corpus', corpus, ...args], { env: { ...process.env, P_E_RELAY_LOG: 'warn', ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
   t?.after(() => {
     child.kill('SIGKILL');
     return killed(child);
