@@ -139,3 +139,20 @@ test(`8 processes, ${TOTAL} concurrent appends (4 stdio servers, 2 signed HTTP h
   }
   t.diagnostic(`appends: ${total} (6 server lanes × ${PER_LANE}, 2 CLI lanes × ${PER_CLI_LANE}), ids distinct and contiguous, bytes lost 0`);
 });
+
+test('8 processes re-deposit the same KNOWN_MISSING record at the same instant: it lands once, and every other caller learns its bytes are already there', async (t) => {
+  const { corpus } = await tempStore(t);
+  const first = await runCli(['append', '--corpus', corpus], { input: record({ kind: 'question', ref: 'relay-0005' }) });
+  assert.equal(first.stdout.trim(), 'relay-0001', first.stderr);
+  const lost = record({ kind: 'answer', parent: 'relay-0001' }, 'the record everyone retries');
+  const clients = await Promise.all(Array.from({ length: 8 }, () => stdioClient(t, corpus).then((c) => c.client)));
+  const results = (await Promise.all(clients.map((c) => c.callTool({ name: 'append_relay', arguments: { id: 'relay-0005', bytes: lost } })))) as CallToolResult[];
+  const landed = results.filter((r) => !r.isError);
+  assert.equal(landed.length, 1, 'exactly one call stored it');
+  for (const r of results.filter((x) => x.isError)) {
+    const meta = (r._meta as Record<string, { code: string; identical: boolean }>)['p-e-relay/error']!;
+    assert.deepEqual([meta.code, meta.identical], ['id_held', true], textOf(r));
+  }
+  assert.deepEqual((await readdir(corpus)).filter((n) => shape.parseRecordId(n) !== null).sort(), ['relay-0001', 'relay-0005']);
+  assert.deepEqual((await verifyCorpus(corpus)).damaged, []);
+});
