@@ -48,7 +48,7 @@ const esc = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replac
 export function scalingSvg(summaries: FigureSummary[]): string | null {
   const all = series(summaries);
   if (all.length === 0) return null;
-  const W = 900;
+  const W = 1040;
   const plot = { left: 70, top: 40, width: 480, height: 380 };
   const H = Math.max(plot.top + plot.height + 60, 60 + all.length * 22);
   const sizes = [...new Set(all.flatMap((s) => s.points.map((p) => p.size)))].sort((a, b) => a - b);
@@ -64,6 +64,8 @@ export function scalingSvg(summaries: FigureSummary[]): string | null {
   parts.push(`<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}" font-family="sans-serif" font-size="12">`);
   parts.push(`<rect width="${W}" height="${H}" fill="white"/>`);
   parts.push(`<text x="${plot.left}" y="22" font-size="14" font-weight="bold">p-e-relay: each figure relative to its value at ${sizes[0]!.toLocaleString('en-US')} records (log–log)</text>`);
+  parts.push(`<text x="${plot.left + plot.width + 30}" y="${plot.top + plot.height}" fill="#555">Rates (calls/s, appends/s): higher is better. Times, memory: lower is better.</text>`);
+  parts.push(`<text x="${plot.left + plot.width + 30}" y="${plot.top + plot.height + 18}" fill="#555">Dashed: growing in proportion to the number of records.</text>`);
   for (let e = y0; e <= y1; e++) {
     for (const m of [1, 2, 5]) {
       const r = m * 10 ** e;
@@ -79,6 +81,9 @@ export function scalingSvg(summaries: FigureSummary[]): string | null {
     parts.push(`<text x="${xx}" y="${plot.top + plot.height + 18}" text-anchor="middle">${n.toLocaleString('en-US')}</text>`);
   }
   parts.push(`<text x="${plot.left + plot.width / 2}" y="${plot.top + plot.height + 40}" text-anchor="middle">records in the corpus</text>`);
+  const first = sizes[0]!;
+  const last = sizes[sizes.length - 1]!;
+  if (last / first <= 10 ** y1) parts.push(`<line x1="${x(first).toFixed(1)}" y1="${y(1).toFixed(1)}" x2="${x(last).toFixed(1)}" y2="${y(last / first).toFixed(1)}" stroke="#999" stroke-dasharray="6 4"/>`);
   rel.forEach((points, i) => {
     const color = COLORS[i % COLORS.length]!;
     const d = points.map((p, k) => `${k ? 'L' : 'M'}${x(p.size).toFixed(1)},${y(p.r).toFixed(1)}`).join(' ');
