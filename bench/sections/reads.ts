@@ -32,8 +32,8 @@ export const readsSection: Section = {
         ['list_relays after the newest 10', () => server.call('list_relays', { after: shape.format(size - 10) })],
         ['list_relays, whole corpus', () => server.call('list_relays')],
       ];
-      for (const [, op] of ops) await rate(150, op); // warm both ends (JIT, page cache) before the first window
-      await rate(150, () => bare.call('noop', { id: anyId() }));
+      for (const [, op] of ops) await rate(300, op); // warm both ends (JIT, page cache) before the first window
+      await rate(300, () => bare.call('noop', { id: anyId() }));
       const v = new Map<string, number[]>();
       const noop: number[] = [];
       for (let r = 0; r < reps; r++) {

@@ -1,6 +1,8 @@
 /** The worker side of the bench's IPC: announce readiness, wait for orders, report. */
 export function send(message: Record<string, unknown>): void {
-  process.send?.(message);
+  // The bench may be gone (stopped with ^C): then there is nobody to tell, and nothing left to do.
+  if (!process.connected) process.exit(0);
+  process.send?.(message, undefined, undefined, () => {});
 }
 
 /** Calls `handler` for every message of `type` from the bench; the worker exits when the bench goes away. */
