@@ -76,6 +76,7 @@ export class CorpusWatcher {
         }
         if (replaced) this.options.onReplaced?.();
       }
+      this.identity ??= identity; // the directory was missing when watching began
       this.options.onListing(names);
     } catch (err) {
       if (!this.missingLogged) {
