@@ -64,7 +64,24 @@ export async function cachedCorpus(size: number, width = 4, log = (_: string) =>
   const stamp = await stampText();
   if ((await fs.readFile(path.join(corpus, STAMP), 'utf8').catch(() => '')) === stamp) return { corpus, keys, size, width };
   log(`generating a ${size.toLocaleString('en-US')}-record corpus (id width ${width}) under ${path.relative(ROOT, dir)}`);
+  // Built beside its final place and renamed in, so a bench and the smoke test
+  // generating the same corpus at once never see (or delete) half of one.
+  const building = `${dir}.building-${process.pid}`;
+  await generate(path.join(building, 'corpus'), path.join(building, 'keys'), size, width, stamp);
+  const current = async () => (await fs.readFile(path.join(corpus, STAMP), 'utf8').catch(() => '')) === stamp;
+  if (await current()) {
+    await fs.rm(building, { recursive: true, force: true }); // someone else finished first; theirs may be in use
+    return { corpus, keys, size, width };
+  }
   await fs.rm(dir, { recursive: true, force: true });
+  await fs.rename(building, dir).catch(async (err) => {
+    await fs.rm(building, { recursive: true, force: true });
+    if (!(await current())) throw err;
+  });
+  return { corpus, keys, size, width };
+}
+
+async function generate(corpus: string, keys: string, size: number, width: number, stamp: string): Promise<void> {
   await initStore({ corpus, keys, idWidth: width });
   const shape = idShape(width);
   const random = mulberry32(size * 31 + width);
@@ -80,7 +97,6 @@ export async function cachedCorpus(size: number, width = 4, log = (_: string) =>
   };
   await Promise.all(Array.from({ length: 64 }, worker));
   await fs.writeFile(path.join(corpus, STAMP), stamp);
-  return { corpus, keys, size, width };
 }
 
 /** A writable copy of a cached corpus: records hard-linked, no .state, removed by `dispose`. */

@@ -52,6 +52,7 @@ async function reads(ctx: BenchContext, rawPort: number, naivePort: number, hubP
   const tools: [string, (n: number) => string][] = [
     ['get_relay', (n) => toolCall(n, 'get_relay', { id: anyId() })],
     ['exists', (n) => toolCall(n, 'exists', { id: anyId() })],
+    ['list_replies', (n) => toolCall(n, 'list_replies', { id: anyId() })],
     ['list_relays after the newest 10', (n) => toolCall(n, 'list_relays', { after: shape.format(SIZE - 10) })],
   ];
   // Warm every server (JIT, page cache, the hub's pool) before the first window.
