@@ -52,6 +52,14 @@ export class IssuedLog {
   async note(n: number): Promise<void> {
     try {
       this.handle ??= fs.open(this.file, 'a');
+      // The log was removed under us (`.state/` deleted, `git clean -x`): a
+      // write would go to a file nobody can read again. Start a new one, and
+      // carry the highest id over.
+      if ((await (await this.handle).stat()).nlink === 0) {
+        this.reopen();
+        this.handle = fs.open(this.file, 'a');
+        if (this.highestNoted > n) await (await this.handle).write(`${this.shape.format(this.highestNoted)}\n`);
+      }
       await (await this.handle).write(`${this.shape.format(n)}\n`);
       if (n > this.highestNoted) this.highestNoted = n;
     } catch (err) {

@@ -210,7 +210,7 @@ export class RelayStore extends EventEmitter<StoreEvents> {
     const deposit = { provenance, depositedBy: options.depositedBy, depositedAt: new Date().toISOString(), digest };
     let temp: string;
     try {
-      temp = await writeTemp(this.paths.tmp, buildRecordFile(deposit, bytes));
+      temp = await this.writeTemp(buildRecordFile(deposit, bytes));
     } catch (err) {
       throw asRelayError(err);
     }
@@ -225,6 +225,27 @@ export class RelayStore extends EventEmitter<StoreEvents> {
       throw asRelayError(err);
     } finally {
       await fs.unlink(temp).catch(() => {});
+    }
+  }
+
+  /**
+   * Writes the temp file. `.state/` may have been removed under us (`git
+   * clean -x` removes what .gitignore names) or not be there yet in a
+   * restored copy: make it again and retry once. Never the corpus itself: a
+   * corpus that is gone stays a refusal, not a fresh empty directory.
+   */
+  private async writeTemp(file: Buffer): Promise<string> {
+    try {
+      return await writeTemp(this.paths.tmp, file);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+      for (const dir of [this.paths.state, this.paths.tmp]) {
+        await fs.mkdir(dir).catch((e: NodeJS.ErrnoException) => {
+          if (e.code !== 'EEXIST') throw e;
+        });
+      }
+      this.log.info(`${this.paths.tmp} was missing; made it again`);
+      return await writeTemp(this.paths.tmp, file);
     }
   }
 
