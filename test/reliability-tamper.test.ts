@@ -159,3 +159,19 @@ test('a FIFO, a directory and a symlink to /dev/zero named like records (rsync -
   for (const id of ['relay-0002', 'relay-0003', 'relay-0004']) assert.match(verify.stdout, new RegExp(`^damaged ${id}: `, 'm'));
   assert.match(verify.stdout, /5 records checked, 3 damaged/);
 });
+
+test('.state/ removed behind a running server (git clean -fdx does it): the next append makes it again, and the high-water mark survives', async (t) => {
+  const { corpus } = await tempStore(t);
+  const { client, stderr } = await server(t, corpus);
+  await appendId(client, record({ kind: 'one' }));
+  await appendId(client, record({ kind: 'two' }));
+  await rm(corpusPaths(corpus).state, { recursive: true });
+
+  assert.equal(await appendId(client, record({ kind: 'three' })), 'relay-0003', 'the append is not refused');
+  assert.match(stderr(), /\.state\/tmp was missing/);
+  assert.match(await readFile(corpusPaths(corpus).issued, 'utf8'), /^relay-0003$/m, 'the new .state/issued holds the high-water mark');
+  // relay-0003's file is lost; no process may hand its id out again.
+  await unlink(path.join(corpus, 'relay-0003'));
+  const next = await runCli(['append', '--corpus', corpus], { input: record({ kind: 'four' }) });
+  assert.equal(next.stdout.trim(), 'relay-0004', next.stderr);
+});
