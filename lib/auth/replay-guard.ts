@@ -51,7 +51,14 @@ export class ReplayGuard implements SignatureGuard {
     const file = path.join(bucketDir, createHash('sha256').update(sig).digest('hex'));
     for (let attempt = 0; ; attempt++) {
       if (!this.made.has(bucket)) {
-        await fs.mkdir(bucketDir, { recursive: true });
+        // Level by level, never recursive from the corpus down: when the
+        // corpus directory is gone this must fail, not make an empty one
+        // that the append after it would then write into.
+        for (const dir of [path.dirname(this.dir), this.dir, bucketDir]) {
+          await fs.mkdir(dir).catch((e: NodeJS.ErrnoException) => {
+            if (e.code !== 'EEXIST') throw e;
+          });
+        }
         this.made.add(bucket);
       }
       try {
