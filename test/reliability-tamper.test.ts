@@ -8,14 +8,16 @@
  */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { cp, mkdir, readFile, rename, rm, symlink, truncate, unlink, writeFile } from 'node:fs/promises';
+import { cp, mkdir, readFile, rename, rm, stat, symlink, truncate, unlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { test } from 'node:test';
 import { promisify } from 'node:util';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { addKey, readKey } from '../lib/auth/keys.js';
 import { corpusPaths } from '../lib/paths.js';
 import { errorCode, record, runCli, stdioClient, tempStore, textOf } from './helpers.js';
-import { until } from './reliability-helpers.js';
+import { sign } from './http-helpers.js';
+import { hubProcess, until } from './reliability-helpers.js';
 
 async function call(client: Client, name: string, args: Record<string, unknown> = {}): Promise<{ code?: string; text: string; sc: Record<string, unknown> | undefined }> {
   const result = await client.callTool({ name, arguments: args });
@@ -174,4 +176,18 @@ test('.state/ removed behind a running server (git clean -fdx does it): the next
   await unlink(path.join(corpus, 'relay-0003'));
   const next = await runCli(['append', '--corpus', corpus], { input: record({ kind: 'four' }) });
   assert.equal(next.stdout.trim(), 'relay-0004', next.stderr);
+});
+
+test('a signed append to a hub whose corpus directory is gone is refused store_unavailable, and the corpus is not recreated empty behind the operator\'s back', async (t) => {
+  const { dir, corpus, keys } = await tempStore(t);
+  await addKey(keys, 'alice');
+  const key = (await readKey(keys, 'alice'))!;
+  const hub = await hubProcess(t, corpus, keys, { env: { P_E_RELAY_LOG: 'warn' } });
+  await rename(corpus, path.join(dir, 'corpus-away'));
+  const body = record({ kind: 'while-away' });
+  const res = await fetch(`${hub.url}/relays`, { method: 'POST', body, headers: { Authorization: sign('alice', key, 'POST', body) } });
+  assert.equal(res.status, 503);
+  assert.equal(((await res.json()) as { error: string }).error, 'store_unavailable');
+  await assert.rejects(stat(corpus), { code: 'ENOENT' }, 'no empty corpus was made in its place');
+  assert.equal((await fetch(`${hub.url}/healthz`)).status, 200, 'the hub still serves');
 });
