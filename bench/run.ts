@@ -5,7 +5,8 @@
  * a reference measured right beside it.
  *
  *   npm run bench                      the full run (a few minutes on 2 cores)
- *   npm run bench -- --quick           under a minute: fewer repetitions, shorter windows, scaling at 1k only
+ *   npm run bench -- --quick           about a minute: fewer repetitions, shorter windows, scaling at 1k only,
+ *                                      no 8-writer group, no 20-server swarm
  *   npm run bench -- --only wake,start a subset of sections
  *   npm run bench -- --reps 5          more repetitions
  *   npm run bench -- --sizes 1000,10000 the corpus sizes of the scaling figures (default 1k, 10k, 100k)

@@ -77,7 +77,7 @@ export const peerSection: Section = {
 
     for (const processes of [1, 2]) {
       const lost = { peer: [] as number[], relay: [] as number[] };
-      for (let r = 0; r < reps; r++) {
+      for (let r = 0; r < (ctx.quick ? 1 : reps); r++) {
         const memory = await memoryFile(ctx, 100);
         const peers = await Promise.all(Array.from({ length: processes }, () => memoryServer(memory)));
         const acked = await burst(peers, 20 / processes, (s, i) => s.call('create_entities', { entities: [entity(i, text(i))] }));
