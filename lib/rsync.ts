@@ -26,6 +26,10 @@ export function rsyncArgs(source: string, dest: string, options: { rsh?: string 
     // Records are regular files. A symlink in the source would make the mirror
     // serve a file from outside its corpus, so links are skipped.
     '--no-links',
+    // Nor FIFOs, sockets or device files (-a would copy them): a FIFO named
+    // like a record or like the settings file would block whoever opens it.
+    '--no-specials',
+    '--no-devices',
     // The primary's working state (temp files, high-water log, replay guard)
     // belongs to the primary's machine.
     '--exclude=/.state/',

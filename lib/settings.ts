@@ -4,21 +4,24 @@
  * does not. Today it holds one fact: the id width, fixed at creation. No file
  * means the default of four digits.
  */
-import fs from 'node:fs/promises';
 import { RelayError } from './errors.js';
 import { DEFAULT_ID_WIDTH, MAX_ID_WIDTH, MIN_ID_WIDTH } from './ids.js';
 import { corpusPaths } from './paths.js';
+import { NotARegularFile, readRecordFile } from './record-file.js';
 
 export interface StoreSettings {
   idWidth: number;
 }
 
 export async function readSettings(corpusDir: string): Promise<StoreSettings> {
+  const file = corpusPaths(corpusDir).settings;
   let text: string;
   try {
-    text = await fs.readFile(corpusPaths(corpusDir).settings, 'utf8');
+    // Read without trusting what kind of file it is: a FIFO here would block the server's start.
+    text = (await readRecordFile(file)).toString('utf8');
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { idWidth: DEFAULT_ID_WIDTH };
+    if (err instanceof NotARegularFile) throw new RelayError('store_unavailable', `The corpus settings file ${file} is not a regular file. Replace it with a text file holding "id-width: N" (or remove it for the default of ${DEFAULT_ID_WIDTH} digits).`);
     throw err;
   }
   return parseSettings(text);

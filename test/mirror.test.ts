@@ -5,6 +5,7 @@
  * written by the `mirror` command, as in production.
  */
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
 import { chmod, readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { test, type TestContext } from 'node:test';
@@ -160,4 +161,15 @@ test('without rsync, mirror says how to install it', async (t) => {
   const run = await mirror(source, dest, [], { PATH: await tempDir(t) });
   assert.equal(run.code, 1);
   assert.match(run.stderr, /rsync is not installed.*apt-get install rsync/);
+});
+
+test('mirror never copies a FIFO, even one named like a record', async (t) => {
+  const { primary, source, mirror: dest } = await primaryAndMirror(t);
+  await append(primary);
+  const made = await new Promise<number | null>((resolve) => spawn('mkfifo', [path.join(source, 'relay-0009')]).on('close', resolve).on('error', () => resolve(null)));
+  if (made !== 0) return t.skip('mkfifo is not available here');
+  const run = await mirror(source, dest);
+  assert.equal(run.code, 0, run.stderr);
+  assert.equal(run.stdout, 'arrived (1): relay-0001\n');
+  await assert.rejects(stat(path.join(dest, 'relay-0009')), { code: 'ENOENT' });
 });

@@ -4,6 +4,7 @@
  * that begin before the start-up scan is done.
  */
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
 import { chmod, unlink, writeFile } from 'node:fs/promises';
 import { test } from 'node:test';
 import { buildRecordFile, digestOf } from '../lib/deposit.js';
@@ -105,4 +106,14 @@ test('a wait without after does not report a file that was already on disk when 
   const { id } = await store.append(Buffer.from(record({ kind: 'new' }, 'landed after')), BY);
   const answer = await waiting;
   assert.deepEqual(answer.appeared.map((r) => r.id), [id]);
+});
+
+test('a FIFO in place of the settings file is refused at once instead of blocking the start', async (t) => {
+  const { corpus } = await tempStore(t);
+  const settings = corpusPaths(corpus).settings;
+  await unlink(settings);
+  const made = await new Promise<number | null>((resolve) => spawn('mkfifo', [settings]).on('close', resolve).on('error', () => resolve(null)));
+  if (made !== 0) return t.skip('mkfifo is not available here');
+  const { RelayStore } = await import('../lib/store.js');
+  await assert.rejects(RelayStore.prepare({ corpus, watch: 'none' }), { code: 'store_unavailable' });
 });
