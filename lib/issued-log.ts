@@ -11,11 +11,10 @@
 import fs from 'node:fs/promises';
 import type { IdShape } from './ids.js';
 import type { Logger } from './log.js';
+import { ReplaceableHandle } from './replaceable-handle.js';
 
 export class IssuedLog {
-  private handle: Promise<fs.FileHandle> | null = null;
-  /** Handles on the log of a corpus directory that was replaced; a write may still be using one. */
-  private readonly retired: Promise<fs.FileHandle>[] = [];
+  private readonly handle: ReplaceableHandle;
   /** The highest id in the log, as far as this process knows. */
   private highestNoted = 0;
 
@@ -23,7 +22,9 @@ export class IssuedLog {
     private readonly file: string,
     private readonly shape: IdShape,
     private readonly log: Logger,
-  ) {}
+  ) {
+    this.handle = new ReplaceableHandle(() => fs.open(this.file, 'a'));
+  }
 
   get highest(): number {
     return this.highestNoted;
@@ -51,32 +52,27 @@ export class IssuedLog {
    */
   async note(n: number): Promise<void> {
     try {
-      this.handle ??= fs.open(this.file, 'a');
       // The log was removed under us (`.state/` deleted, `git clean -x`): a
       // write would go to a file nobody can read again. Start a new one, and
       // carry the highest id over.
-      if ((await (await this.handle).stat()).nlink === 0) {
-        this.reopen();
-        this.handle = fs.open(this.file, 'a');
-        if (this.highestNoted > n) await (await this.handle).write(`${this.shape.format(this.highestNoted)}\n`);
+      if ((await (await this.handle.get()).stat()).nlink === 0) {
+        this.handle.replace();
+        if (this.highestNoted > n) await (await this.handle.get()).write(`${this.shape.format(this.highestNoted)}\n`);
       }
-      await (await this.handle).write(`${this.shape.format(n)}\n`);
+      await (await this.handle.get()).write(`${this.shape.format(n)}\n`);
       if (n > this.highestNoted) this.highestNoted = n;
     } catch (err) {
-      this.handle = null;
+      this.handle.replace();
       this.log.warn(`could not note ${this.shape.format(n)} in ${this.file} (${(err as Error).message}); the record itself is stored`);
     }
   }
 
   /** The corpus directory was replaced: later notes go to the new directory's log. */
   reopen(): void {
-    if (this.handle) this.retired.push(this.handle);
-    this.handle = null;
+    this.handle.replace();
   }
 
-  async close(): Promise<void> {
-    const handles = [...this.retired.splice(0), ...(this.handle ? [this.handle] : [])];
-    this.handle = null;
-    for (const handle of handles) await (await handle.catch(() => null))?.close().catch(() => {});
+  close(): Promise<void> {
+    return this.handle.close();
   }
 }

@@ -14,6 +14,7 @@ import { constants as fsc } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { tempName } from './paths.js';
+import { ReplaceableHandle } from './replaceable-handle.js';
 
 let seq = 0;
 
@@ -54,13 +55,13 @@ export async function linkExclusive(temp: string, target: string): Promise<boole
  * is running all wait for the next one instead of each starting their own.
  */
 export class DirectorySync {
-  private handle: Promise<fs.FileHandle> | null = null;
-  /** Handles of directories that were replaced; a sync may still be using one, so they close with us. */
-  private readonly retired: Promise<fs.FileHandle>[] = [];
+  private readonly handle: ReplaceableHandle;
   private running: Promise<void> | null = null;
   private queued: Promise<void> | null = null;
 
-  constructor(private readonly dir: string) {}
+  constructor(private readonly dir: string) {
+    this.handle = new ReplaceableHandle(() => fs.open(this.dir, fsc.O_RDONLY | fsc.O_DIRECTORY));
+  }
 
   sync(): Promise<void> {
     if (!this.running) return (this.running = this.run());
@@ -75,10 +76,9 @@ export class DirectorySync {
 
   private async run(): Promise<void> {
     try {
-      this.handle ??= fs.open(this.dir, fsc.O_RDONLY | fsc.O_DIRECTORY);
-      await (await this.handle).sync();
+      await (await this.handle.get()).sync();
     } catch (err) {
-      this.handle = null; // the directory may have been replaced; reopen next time
+      this.handle.replace(); // the directory may have been replaced; reopen next time
       throw err;
     } finally {
       this.running = null;
@@ -87,13 +87,10 @@ export class DirectorySync {
 
   /** The path now names another directory (a restore): the next sync opens it afresh. */
   reopen(): void {
-    if (this.handle) this.retired.push(this.handle);
-    this.handle = null;
+    this.handle.replace();
   }
 
-  async close(): Promise<void> {
-    const handles = [...this.retired.splice(0), ...(this.handle ? [this.handle] : [])];
-    this.handle = null;
-    for (const handle of handles) await (await handle.catch(() => null))?.close().catch(() => {});
+  close(): Promise<void> {
+    return this.handle.close();
   }
 }
