@@ -84,6 +84,11 @@ export class CorpusIndexer {
     return pending;
   }
 
+  /** Held files that do not match their digest, to be looked at again on every reconcile. */
+  get hasDamaged(): boolean {
+    return this.damaged.size > 0;
+  }
+
   /** Resolves when no file is mid-read (after a reconcile, before re-deciding). */
   async settled(): Promise<void> {
     while (this.settling.size > 0) await Promise.allSettled([...this.settling.values()]);

@@ -113,6 +113,7 @@ export class RelayStore extends EventEmitter<StoreEvents> {
       log: this.log,
       onName: (name) => this.indexer.noticeName(name),
       onListing: (names) => this.indexer.reconcileWith(names),
+      mustList: () => this.indexer.hasDamaged,
       onReplaced: () => void this.reattach(),
     });
     this.ids = new IdAllocator(this.index, this.indexer, shape, this.paths, async () => {
