@@ -84,7 +84,7 @@ export const startSection: Section = {
 /** Twenty stdio servers on one 9,999-record corpus, as a swarm of twenty agents would run them. */
 async function swarm(ctx: Parameters<Section['run']>[0]): Promise<void> {
   const { corpus } = await cachedCorpus(9999, 4, ctx.log);
-  const v = { watches: [] as number[], rss: [] as number[], pss: [] as number[], fds: [] as number[], ready: [] as number[], cpu: [] as number[] };
+  const v = { watches: [] as number[], rss: [] as number[], pss: [] as number[], fds: [] as number[], ready: [] as number[], cpu: [] as number[], idle: [] as number[] };
   for (let r = 0; r < Math.min(ctx.reps, 2); r++) {
     const t0 = nowMs();
     const servers: StdioPeer[] = await Promise.all(Array.from({ length: 20 }, () => relayServer(corpus)));
@@ -96,6 +96,11 @@ async function swarm(ctx: Parameters<Section['run']>[0]): Promise<void> {
     v.pss.push(prints.reduce((a, p) => a + p.pssMb, 0));
     v.fds.push(prints.reduce((a, p) => a + p.fds, 0));
     v.cpu.push(prints.reduce((a, p) => a + p.cpuS, 0));
+    // Then idle for two reconcile intervals: what twenty agents' servers cost while nobody writes.
+    const idleMs = 4500;
+    await new Promise((r) => setTimeout(r, idleMs));
+    const later = await Promise.all(servers.map((s) => footprint(s.pid)));
+    v.idle.push(((later.reduce((a, p) => a + p.cpuS, 0) - v.cpu.at(-1)!) * 100_000) / idleMs);
     await Promise.all(servers.map((s) => s.close()));
   }
   const section = 'Start';
@@ -105,6 +110,7 @@ async function swarm(ctx: Parameters<Section['run']>[0]): Promise<void> {
   results(ctx).add({ section, name: '20 stdio servers: total open fds', unit: 'fds', values: v.fds });
   results(ctx).add({ section, name: '20 stdio servers: spawn → all 20 answered exists', unit: 'ms', values: v.ready });
   results(ctx).add({ section, name: '20 stdio servers: CPU time they used until then, in all', unit: 'CPU s', values: v.cpu });
+  results(ctx).add({ section, name: '20 stdio servers, idle: CPU they use in all', unit: '% of a core', values: v.idle });
 }
 
 const results = (ctx: Parameters<Section['run']>[0]) => ctx.results;
