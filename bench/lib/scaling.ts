@@ -55,7 +55,7 @@ export function scalingSvg(summaries: FigureSummary[]): string | null {
   const rel = all.map((s) => s.points.map((p) => ({ size: p.size, r: p.value / s.points[0]!.value })));
   const rs = rel.flat().map((p) => p.r);
   const lo = Math.min(1 / 2, ...rs);
-  const hi = Math.max(2, ...rs);
+  const hi = Math.max(2, ...rs, sizes[sizes.length - 1]! / sizes[0]!); // room for the grows-with-records line
   const y0 = Math.floor(Math.log10(lo));
   const y1 = Math.ceil(Math.log10(hi));
   const x = (n: number) => plot.left + ((Math.log10(n) - Math.log10(sizes[0]!)) / (Math.log10(sizes[sizes.length - 1]!) - Math.log10(sizes[0]!) || 1)) * plot.width;
@@ -83,7 +83,7 @@ export function scalingSvg(summaries: FigureSummary[]): string | null {
   parts.push(`<text x="${plot.left + plot.width / 2}" y="${plot.top + plot.height + 40}" text-anchor="middle">records in the corpus</text>`);
   const first = sizes[0]!;
   const last = sizes[sizes.length - 1]!;
-  if (last / first <= 10 ** y1) parts.push(`<line x1="${x(first).toFixed(1)}" y1="${y(1).toFixed(1)}" x2="${x(last).toFixed(1)}" y2="${y(last / first).toFixed(1)}" stroke="#999" stroke-dasharray="6 4"/>`);
+  parts.push(`<line x1="${x(first).toFixed(1)}" y1="${y(1).toFixed(1)}" x2="${x(last).toFixed(1)}" y2="${y(last / first).toFixed(1)}" stroke="#999" stroke-dasharray="6 4"/>`);
   rel.forEach((points, i) => {
     const color = COLORS[i % COLORS.length]!;
     const d = points.map((p, k) => `${k ? 'L' : 'M'}${x(p.size).toFixed(1)},${y(p.r).toFixed(1)}`).join(' ');
