@@ -327,7 +327,7 @@ describe('bridge', { concurrency: true }, () => {
     test('calls append_relay through the bridge, from a client config file like the README\'s', async (t) => {
       const hub = await sharedHub();
       const config = path.join(await tempDir(t), 'mcp.json');
-      await writeFile(config, JSON.stringify({ mcpServers: { 'p-e-relay': { command: process.execPath, args: [BIN, 'bridge', '--url', hub.url, '--agent', AGENT, '--keys', hub.keys] } } }));
+      await writeFile(config, JSON.stringify({ mcpServers: { 'p-e-relay': { command: BIN, args: ['bridge', '--url', hub.url, '--agent', AGENT, '--keys', hub.keys] } } }));
       const bytes = record({ from: 'inspector' }, 'hello through the bridge');
       const out = await inspector(['--config', config, '--server', 'p-e-relay', '--method', 'tools/call', '--tool-name', 'append_relay', '--tool-arg', `bytes=${bytes}`]);
       assert.equal(out.code, 0, out.stderr);
