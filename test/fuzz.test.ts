@@ -22,23 +22,13 @@ import { idShape } from '../lib/ids.js';
 import { verifyCorpus } from '../lib/verify.js';
 import { record, tempStore } from './helpers.js';
 import { hubProcess, pool, rawStdio, scale, type RawAnswer } from './reliability-helpers.js';
+import { mulberry32 } from '../bench/lib/corpus.js';
 
 const INPUTS = scale(300, 5000);
 const SEED = Number(process.env.P_E_RELAY_FUZZ_SEED ?? Math.floor(Math.random() * 2 ** 31));
 const shape = idShape();
 
-// ---- a small seeded generator -------------------------------------------------------------
-
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+// ---- a small seeded generator (the bench's mulberry32: same seed, same inputs) ----------
 
 class Gen {
   constructor(readonly random: () => number) {}
@@ -132,7 +122,7 @@ function shortenWaits(message: unknown): void {
     }
   }
 }
-const g0 = new Gen(prng(SEED ^ 0x5eed));
+const g0 = new Gen(mulberry32(SEED ^ 0x5eed));
 
 /** A body for /mcp or a line for stdio: a mutated message, a batch, or text that is hardly JSON at all. */
 function jsonRpcInput(g: Gen, id: number): string {
@@ -209,7 +199,7 @@ function post(port: number, path: string, body: Buffer, headers: Record<string, 
 
 test(`fuzz: ${INPUTS} random and mutated inputs to each of POST /mcp, POST /relays and a stdio server; nothing dies, every answer is well-formed, only whole records as sent are stored`, { timeout: scale(120_000, 1_800_000) }, async (t) => {
   t.diagnostic(`seed ${SEED} (P_E_RELAY_FUZZ_SEED=${SEED} replays this run)`);
-  const g = new Gen(prng(SEED));
+  const g = new Gen(mulberry32(SEED));
   const { corpus, keys } = await tempStore(t);
   await addKey(keys, 'fuzzer');
   const key = (await readKey(keys, 'fuzzer'))!;
