@@ -27,6 +27,7 @@ export const ERROR_STATUS = {
   bad_signature: 401,
   stale_timestamp: 401,
   replayed_signature: 401,
+  key_revoked: 401,
   encoded_body: 415,
   rate_limited: 429,
   too_many_waits: 429,

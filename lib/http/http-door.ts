@@ -51,7 +51,8 @@ export class HttpGate {
   revoke(agent: string): void {
     const controller = this.agents.get(agent);
     this.agents.delete(agent);
-    controller?.abort();
+    // The reason travels with the abort, so a wait it ends can say why instead of answering "nothing new".
+    controller?.abort(new RelayError('key_revoked', `The key of agent ${agent} was revoked or replaced while this call was waiting, so the hub ended it. Ask the operator for the current key, then sign a new call with it.`, { reason: 'key_revoked' }));
   }
 
   /** Ends every wait and stream (the hub is shutting down). */
@@ -127,9 +128,9 @@ export class HttpGate {
  */
 function linkedSignal(sources: AbortSignal[]): { signal: AbortSignal; dispose(): void } {
   const controller = new AbortController();
-  const abort = () => controller.abort();
+  const abort = (event: Event) => controller.abort((event.target as AbortSignal).reason);
   for (const source of sources) {
-    if (source.aborted) controller.abort();
+    if (source.aborted) controller.abort(source.reason);
     else source.addEventListener('abort', abort, { once: true });
   }
   return { signal: controller.signal, dispose: () => sources.forEach((s) => s.removeEventListener('abort', abort)) };

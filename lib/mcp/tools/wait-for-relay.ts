@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { waitText } from '../../render.js';
+import { RelayError } from '../../errors.js';
 import type { RelayStore } from '../../store.js';
 import { DEFAULT_WAIT_MS, MAX_WAIT_MS } from '../../waiters.js';
 import type { DoorRef } from '../door.js';
@@ -52,6 +53,8 @@ export function registerWaitForRelay(server: McpServer, store: RelayStore, door:
                       .sendNotification({ method: 'notifications/progress', params: { progressToken, progress: waitedMs, message: `still waiting after ${Math.round(waitedMs / 1000)} s` } })
                       .catch(() => {}),
           });
+          // A door that ended the wait for a reason of its own (a revoked key) says so.
+          if (grant.signal?.aborted && grant.signal.reason instanceof RelayError) throw grant.signal.reason;
           return answer(waitText(result), { ...result });
         } finally {
           grant.release();
