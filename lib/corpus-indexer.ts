@@ -62,8 +62,7 @@ export class CorpusIndexer {
    * files: tools/list and calls are answered while a large corpus is read.
    */
   async scan(): Promise<void> {
-    const names = await fs.readdir(this.paths.corpus);
-    const ids = names.map((name) => this.shape.parseRecordId(name)).filter((n): n is number => n !== null);
+    const ids = await this.idsOnDisk();
     const reads: Promise<void>[] = [];
     for (let i = 0; i < ids.length; i++) {
       reads.push(this.ingest(ids[i]!, 'scan'));
@@ -71,6 +70,12 @@ export class CorpusIndexer {
     }
     await Promise.all(reads); // including any file a watcher event was already reading
     this.scanned = true;
+  }
+
+  /** The ids of every file named like a record in the corpus directory now (a readdir; nothing is read). */
+  async idsOnDisk(): Promise<number[]> {
+    const names = await fs.readdir(this.paths.corpus);
+    return names.map((name) => this.shape.parseRecordId(name)).filter((n): n is number => n !== null);
   }
 
   /** Indexes the file for `n` (a record another writer published), once it is whole. */

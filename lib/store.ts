@@ -313,7 +313,7 @@ export class RelayStore extends EventEmitter<StoreEvents> {
     if (after !== null) await this.open();
     else {
       void this.open().catch(() => {});
-      existing = fs.readdir(this.paths.corpus).then((names) => new Set(names.map((name) => this.shape.parseRecordId(name)).filter((n): n is number => n !== null)));
+      existing = this.indexer.idsOnDisk().then((ids) => new Set(ids));
     }
     return this.waiters.wait(
       { after, timeoutMs: clampWait(options.timeoutMs), signal: options.signal, onProgress: options.onProgress, existing },
