@@ -16,8 +16,8 @@ import { chromium } from 'playwright-core';
 import { authorizationFor } from '../lib/auth/sign.js';
 import { addKey } from '../lib/auth/keys.js';
 import { startHub } from '../lib/http/server.js';
-import { initStore } from '../lib/init.js';
-import { RelayStore } from '../lib/store.js';
+import { initStore } from '../lib/ops/init.js';
+import { RelayStore } from '../lib/store/store.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const dir = await mkdtemp(path.join(os.tmpdir(), 'pe-relay-shots-'));

@@ -11,7 +11,7 @@ import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { addKey } from '../lib/auth/keys.js';
-import { initStore } from '../lib/init.js';
+import { initStore } from '../lib/ops/init.js';
 import { BIN, killed } from './helpers.js';
 
 export interface HubProcess {

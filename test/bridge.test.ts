@@ -17,7 +17,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { ToolListChangedNotificationSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { hubRefusal, hubUnreachable } from '../lib/bridge/hub-answers.js';
 import { parseHubUrl } from '../lib/bridge/hub-url.js';
-import { openStore } from '../lib/store.js';
+import { openStore } from '../lib/store/store.js';
 import { ROOT, BIN, errorCode, record, tempDir, textOf } from './helpers.js';
 import { activeWaits, bridgeClient, closedPort, eventually, hubStore, startHubProcess, type BridgeClient, type Cleanup, type HubProcess } from './bridge-helpers.js';
 

@@ -4,8 +4,8 @@ import { spawn } from 'node:child_process';
 import { access, mkdir, readdir, readFile, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { test } from 'node:test';
-import { splitRecordFile } from '../lib/deposit.js';
-import { corpusPaths } from '../lib/paths.js';
+import { splitRecordFile } from '../lib/model/deposit.js';
+import { corpusPaths } from '../lib/store/paths.js';
 import { BIN, killed, record, runCli, tempDir, tempStore } from './helpers.js';
 
 const USER = { USER: 'alice', LOGNAME: 'alice' };

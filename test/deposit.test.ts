@@ -3,7 +3,7 @@ import { execFileSync } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { test } from 'node:test';
-import { buildRecordFile, digestOf, splitRecordFile, type Deposit } from '../lib/deposit.js';
+import { buildRecordFile, digestOf, splitRecordFile, type Deposit } from '../lib/model/deposit.js';
 import { RelayError } from '../lib/errors.js';
 import { tempDir } from './helpers.js';
 

@@ -10,7 +10,7 @@ import { readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { test, type TestContext } from 'node:test';
 import { promisify } from 'node:util';
-import { openStore } from '../lib/store.js';
+import { openStore } from '../lib/store/store.js';
 import { record, runCli, tempDir, tempStore } from './helpers.js';
 
 const run = promisify(execFile);

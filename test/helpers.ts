@@ -11,8 +11,8 @@ import type { TestContext } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { initStore } from '../lib/init.js';
-import { openStore, type RelayStore, type StoreOptions } from '../lib/store.js';
+import { initStore } from '../lib/ops/init.js';
+import { openStore, type RelayStore, type StoreOptions } from '../lib/store/store.js';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 export const BIN = path.join(ROOT, 'bin', 'p-e-relay');

@@ -13,8 +13,8 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { addKey, readKey } from '../lib/auth/keys.js';
 import { authorizationFor } from '../lib/auth/sign.js';
 import { startHub, type Hub, type HubOptions } from '../lib/http/server.js';
-import { initStore } from '../lib/init.js';
-import { RelayStore } from '../lib/store.js';
+import { initStore } from '../lib/ops/init.js';
+import { RelayStore } from '../lib/store/store.js';
 
 export interface TestHub {
   hub: Hub;

@@ -8,7 +8,7 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { test } from 'node:test';
 import { promisify } from 'node:util';
-import { RelayStore } from '../lib/store.js';
+import { RelayStore } from '../lib/store/store.js';
 import { startHub } from '../lib/http/server.js';
 import { ROOT, record } from './helpers.js';
 import { hubStore, sign, startTestHub, type TestHub } from './http-helpers.js';

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { DEFAULT_ID_WIDTH, idShape, idsIn, nextFreeId } from '../lib/ids.js';
+import { DEFAULT_ID_WIDTH, idShape, idsIn, nextFreeId } from '../lib/model/ids.js';
 
 const four = idShape();
 

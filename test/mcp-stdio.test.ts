@@ -7,7 +7,7 @@ import { ReadBuffer, serializeMessage } from '@modelcontextprotocol/sdk/shared/s
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { CallToolResult, JSONRPCMessage, Progress } from '@modelcontextprotocol/sdk/types.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
-import { corpusPaths } from '../lib/paths.js';
+import { corpusPaths } from '../lib/store/paths.js';
 import { BIN, errorCode, record, stdioClient, tempStore, textOf } from './helpers.js';
 
 test('tools/list names the six tools, each with annotations', async (t) => {

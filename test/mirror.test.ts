@@ -9,7 +9,7 @@ import { spawn } from 'node:child_process';
 import { chmod, readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { test, type TestContext } from 'node:test';
-import { openStore } from '../lib/store.js';
+import { openStore } from '../lib/store/store.js';
 import { errorCode, record, runCli, stdioClient, tempDir, tempStore, textOf } from './helpers.js';
 
 const QUIET = { P_E_RELAY_LOG: 'warn' };

@@ -14,10 +14,10 @@ import { test } from 'node:test';
 import fc from 'fast-check';
 import { checkCredential, computeSignature, formatAuthorization, parseAuthorization } from '../lib/auth/sign.js';
 import { verifyCredential } from '../lib/auth/verify.js';
-import { buildRecordFile, digestOf, PROVENANCES, splitRecordFile, type Deposit } from '../lib/deposit.js';
+import { buildRecordFile, digestOf, PROVENANCES, splitRecordFile, type Deposit } from '../lib/model/deposit.js';
 import { RelayError } from '../lib/errors.js';
-import { idShape, idsIn, MAX_ID_WIDTH, MIN_ID_WIDTH } from '../lib/ids.js';
-import { encodeRecordText, MAX_NAMED_IDS, parseRecord } from '../lib/record.js';
+import { idShape, idsIn, MAX_ID_WIDTH, MIN_ID_WIDTH } from '../lib/model/ids.js';
+import { encodeRecordText, MAX_NAMED_IDS, parseRecord } from '../lib/model/record.js';
 import { scale } from './reliability-helpers.js';
 
 const RUNS = { numRuns: scale(300, 20_000) };

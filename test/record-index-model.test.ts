@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
-import type { Deposit } from '../lib/deposit.js';
-import { idShape } from '../lib/ids.js';
-import { RecordIndex } from '../lib/record-index.js';
+import type { Deposit } from '../lib/model/deposit.js';
+import { idShape } from '../lib/model/ids.js';
+import { RecordIndex } from '../lib/model/record-index.js';
 
 const shape = idShape(4);
 const deposit: Deposit = { provenance: 'as-received', depositedBy: 'mcp', depositedAt: '2026-11-30T00:00:00.000Z', digest: 'sha256:00' };

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import type { Deposit } from '../lib/deposit.js';
-import { idShape } from '../lib/ids.js';
-import type { RecordClaims } from '../lib/record.js';
-import { RecordIndex } from '../lib/record-index.js';
+import type { Deposit } from '../lib/model/deposit.js';
+import { idShape } from '../lib/model/ids.js';
+import type { RecordClaims } from '../lib/model/record.js';
+import { RecordIndex } from '../lib/model/record-index.js';
 
 const { format } = idShape();
 const DEPOSIT: Deposit = { provenance: 'as-received', depositedBy: 'mcp', depositedAt: '2026-11-30T00:00:00.000Z', digest: 'sha256:00' };

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { RelayError } from '../lib/errors.js';
-import { idShape } from '../lib/ids.js';
-import { DEFAULT_MAX_RECORD_BYTES, FIRST_LINE, MAX_NAMED_IDS, decodeRecordText, encodeRecordText, parseRecord } from '../lib/record.js';
+import { idShape } from '../lib/model/ids.js';
+import { DEFAULT_MAX_RECORD_BYTES, FIRST_LINE, MAX_NAMED_IDS, decodeRecordText, encodeRecordText, parseRecord } from '../lib/model/record.js';
 
 const shape = idShape();
 const parse = (text: string | Buffer, max?: number) => parseRecord(typeof text === 'string' ? Buffer.from(text) : text, shape, max);

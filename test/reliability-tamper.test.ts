@@ -14,7 +14,7 @@ import { test } from 'node:test';
 import { promisify } from 'node:util';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { addKey, readKey } from '../lib/auth/keys.js';
-import { corpusPaths } from '../lib/paths.js';
+import { corpusPaths } from '../lib/store/paths.js';
 import { errorCode, record, runCli, stdioClient, tempStore, textOf } from './helpers.js';
 import { sign } from './http-helpers.js';
 import { hubProcess, until } from './reliability-helpers.js';

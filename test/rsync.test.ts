@@ -1,7 +1,7 @@
-/** The pure half of lib/rsync.ts: the command line and reading rsync's itemized lines. */
+/** The pure half of lib/ops/rsync.ts: the command line and reading rsync's itemized lines. */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { contentsOf, isRemote, parseItemized, rsyncArgs } from '../lib/rsync.js';
+import { contentsOf, isRemote, parseItemized, rsyncArgs } from '../lib/ops/rsync.js';
 
 test('rsync is told never to overwrite, never to copy .state/, and to copy contents, not the directory', () => {
   const args = rsyncArgs('/srv/primary', '/srv/mirror');

@@ -7,10 +7,10 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { chmod, unlink, writeFile } from 'node:fs/promises';
 import { test } from 'node:test';
-import { buildRecordFile, digestOf } from '../lib/deposit.js';
+import { buildRecordFile, digestOf } from '../lib/model/deposit.js';
 import { createLogger } from '../lib/log.js';
-import { corpusPaths } from '../lib/paths.js';
-import { openStore } from '../lib/store.js';
+import { corpusPaths } from '../lib/store/paths.js';
+import { openStore } from '../lib/store/store.js';
 import { record, tempStore } from './helpers.js';
 
 const BY = { depositedBy: 'cli/test' };
@@ -35,7 +35,7 @@ test('the start-up scan wakes nobody: records held before the start are not news
   const { corpus } = await tempStore(t);
   for (const id of ['relay-0001', 'relay-0002', 'relay-0003']) await dropIn(corpus, id, id);
   const seen: string[] = [];
-  const { RelayStore } = await import('../lib/store.js');
+  const { RelayStore } = await import('../lib/store/store.js');
   const second = await RelayStore.prepare({ corpus, watch: 'none' });
   t.after(() => second.close());
   // Listening from before the scan starts.
@@ -48,7 +48,7 @@ test('the start-up scan wakes nobody: records held before the start are not news
 test('a wait without after that begins before the scan hears a record landing during it', async (t) => {
   const { corpus } = await tempStore(t);
   for (let i = 1; i <= 200; i++) await dropIn(corpus, `relay-${String(i).padStart(4, '0')}`, `old ${i}`);
-  const { RelayStore } = await import('../lib/store.js');
+  const { RelayStore } = await import('../lib/store/store.js');
   const store = await RelayStore.prepare({ corpus, watch: 'none' });
   t.after(() => store.close());
   const waiting = store.wait({ timeoutMs: 5000 });
@@ -114,6 +114,6 @@ test('a FIFO in place of the settings file is refused at once instead of blockin
   await unlink(settings);
   const made = await new Promise<number | null>((resolve) => spawn('mkfifo', [settings]).on('close', resolve).on('error', () => resolve(null)));
   if (made !== 0) return t.skip('mkfifo is not available here');
-  const { RelayStore } = await import('../lib/store.js');
+  const { RelayStore } = await import('../lib/store/store.js');
   await assert.rejects(RelayStore.prepare({ corpus, watch: 'none' }), { code: 'store_unavailable' });
 });

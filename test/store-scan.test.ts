@@ -2,9 +2,9 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { test } from 'node:test';
-import { buildRecordFile, digestOf } from '../lib/deposit.js';
-import { idShape } from '../lib/ids.js';
-import { openStore } from '../lib/store.js';
+import { buildRecordFile, digestOf } from '../lib/model/deposit.js';
+import { idShape } from '../lib/model/ids.js';
+import { openStore } from '../lib/store/store.js';
 import { tempStore } from './helpers.js';
 
 /** Writes `count` whole records straight to disk, as a corpus that already exists when a server starts. */

@@ -2,9 +2,9 @@ import assert from 'node:assert/strict';
 import { appendFile, mkdir, readFile, unlink, writeFile, readdir } from 'node:fs/promises';
 import { test, type TestContext } from 'node:test';
 import { RelayError } from '../lib/errors.js';
-import { digestOf, splitRecordFile } from '../lib/deposit.js';
-import { corpusPaths } from '../lib/paths.js';
-import { openStore, RelayStore, type StoreOptions } from '../lib/store.js';
+import { digestOf, splitRecordFile } from '../lib/model/deposit.js';
+import { corpusPaths } from '../lib/store/paths.js';
+import { openStore, RelayStore, type StoreOptions } from '../lib/store/store.js';
 import { record, tempStore } from './helpers.js';
 
 const BY = { depositedBy: 'cli/test' };

@@ -8,10 +8,10 @@ import { readdir, readFile, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { test, type TestContext } from 'node:test';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { buildRecordFile, digestOf, splitRecordFile } from '../lib/deposit.js';
-import { idShape } from '../lib/ids.js';
-import { corpusPaths } from '../lib/paths.js';
-import { verifyCorpus } from '../lib/verify.js';
+import { buildRecordFile, digestOf, splitRecordFile } from '../lib/model/deposit.js';
+import { idShape } from '../lib/model/ids.js';
+import { corpusPaths } from '../lib/store/paths.js';
+import { verifyCorpus } from '../lib/ops/verify.js';
 import { BIN, killed, record, runCli, stdioClient, tempStore, textOf } from './helpers.js';
 
 const shape = idShape();

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import type { RecordMeta } from '../lib/record-index.js';
-import { DEFAULT_WAIT_MS, MAX_WAIT_MS, Waiters, appeared, clampWait } from '../lib/waiters.js';
+import type { RecordMeta } from '../lib/model/record-index.js';
+import { DEFAULT_WAIT_MS, MAX_WAIT_MS, Waiters, appeared, clampWait } from '../lib/store/waiters.js';
 
 function meta(n: number): RecordMeta {
   return { id: `relay-${String(n).padStart(4, '0')}`, kind: 'note', from: 'a', to: null, depositedBy: 'mcp', provenance: 'as-received', depositedAt: '2026-11-30T00:00:00.000Z', digest: 'sha256:00' };

@@ -13,7 +13,7 @@ import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { authorizationFor } from '../lib/auth/sign.js';
-import { initStore } from '../lib/init.js';
+import { initStore } from '../lib/ops/init.js';
 import { BIN, killed, record, runCli } from './helpers.js';
 
 const CHROMIUM = '/usr/bin/chromium';

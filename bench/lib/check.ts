@@ -6,8 +6,8 @@
  */
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { splitRecordFile } from '../../lib/deposit.js';
-import { idShape } from '../../lib/ids.js';
+import { splitRecordFile } from '../../lib/model/deposit.js';
+import { idShape } from '../../lib/model/ids.js';
 
 export interface CorpusCheck {
   held: number;

@@ -11,9 +11,9 @@ import { execFile } from 'node:child_process';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { buildRecordFile, digestOf } from '../../lib/deposit.js';
-import { idShape } from '../../lib/ids.js';
-import { initStore } from '../../lib/init.js';
+import { buildRecordFile, digestOf } from '../../lib/model/deposit.js';
+import { idShape } from '../../lib/model/ids.js';
+import { initStore } from '../../lib/ops/init.js';
 import { BENCH_OUT, ROOT } from './paths.js';
 
 const run = promisify(execFile);

@@ -11,7 +11,7 @@ import http from 'node:http';
 import path from 'node:path';
 import { addKey, readKey } from '../../lib/auth/keys.js';
 import { authorizationFor } from '../../lib/auth/sign.js';
-import { idShape } from '../../lib/ids.js';
+import { idShape } from '../../lib/model/ids.js';
 import type { BenchContext, Section } from '../lib/context.js';
 import { cachedCorpus, copyCorpus, mulberry32 } from '../lib/corpus.js';
 import { httpRate, openEvents, request, startHub, toolCall, type HubProcess } from '../lib/http-load.js';

@@ -4,7 +4,7 @@
  * corpus size. Reference: the same client calling a do-nothing tool on a bare
  * bundled MCP server (the floor for any stdio tool call), in the same repetition.
  */
-import { idShape } from '../../lib/ids.js';
+import { idShape } from '../../lib/model/ids.js';
 import { bareServerBundle } from '../lib/build.js';
 import { sizeLabel, type Section } from '../lib/context.js';
 import { cachedCorpus, mulberry32 } from '../lib/corpus.js';

@@ -13,7 +13,7 @@ import { sizeLabel, type Section } from '../lib/context.js';
 import { cachedCorpus } from '../lib/corpus.js';
 import { connectStdio, footprint, relayServer, textOf, type StdioPeer } from '../lib/procs.js';
 import { nowMs } from '../lib/stats.js';
-import { idShape } from '../../lib/ids.js';
+import { idShape } from '../../lib/model/ids.js';
 
 interface Start {
   listMs: number;

@@ -7,7 +7,7 @@ import http from 'node:http';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { stdioDoor } from '../../lib/mcp/door.js';
 import { createMcpServer } from '../../lib/mcp/server.js';
-import { RelayStore } from '../../lib/store.js';
+import { RelayStore } from '../../lib/store/store.js';
 import { send } from './ipc.js';
 
 const [corpus] = process.argv.slice(2) as [string];

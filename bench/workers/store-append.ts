@@ -4,7 +4,7 @@
  * named, for as long as the bench says, then reports a count. One process
  * serves every group it belongs to (1, 4 and 8 writers), which saves spawns.
  */
-import { RelayStore } from '../../lib/store.js';
+import { RelayStore } from '../../lib/store/store.js';
 import { nowMs } from '../lib/stats.js';
 import { on, send } from './ipc.js';
 

@@ -10,7 +10,7 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { RelayError } from '../errors.js';
-import { keyPaths } from '../paths.js';
+import { keyPaths } from '../store/paths.js';
 
 export const AGENT_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 const KEY_SUFFIX = '.key';

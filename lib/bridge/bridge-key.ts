@@ -11,7 +11,7 @@
  */
 import fs from 'node:fs/promises';
 import { RelayError } from '../errors.js';
-import { keyPaths } from '../paths.js';
+import { keyPaths } from '../store/paths.js';
 
 export interface KeySource {
   readonly agent: string;

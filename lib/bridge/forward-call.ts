@@ -15,7 +15,7 @@ import { McpError, type CallToolRequest, type CallToolResult, type ServerNotific
 import { asRelayError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { refusal } from '../mcp/result.js';
-import { DEFAULT_WAIT_MS, MAX_WAIT_MS } from '../waiters.js';
+import { DEFAULT_WAIT_MS, MAX_WAIT_MS } from '../store/waiters.js';
 import type { HubClient } from './hub-client.js';
 import { ProgressRelay } from './progress-relay.js';
 import type { ToolList } from './tool-list.js';

@@ -19,11 +19,11 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
-import { idShape } from '../ids.js';
+import { idShape } from '../model/ids.js';
 import type { Logger } from '../log.js';
 import { stdioDoor } from '../mcp/door.js';
 import { createMcpServer } from '../mcp/server.js';
-import type { RelayStore } from '../store.js';
+import type { RelayStore } from '../store/store.js';
 import type { HubClient } from './hub-client.js';
 
 const LIST_TIMEOUT_MS = 5_000;

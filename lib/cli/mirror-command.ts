@@ -1,6 +1,6 @@
 /** `mirror SRC`: fill this corpus from a primary with rsync, and say what arrived. */
 import { isRelayError } from '../errors.js';
-import { mirrorCorpus } from '../mirror.js';
+import { mirrorCorpus } from '../ops/mirror.js';
 import { EXIT_OK, UsageError, stringOption, writeLine, type Command } from './command.js';
 
 /** At most this often a progress line on stderr; a big first sync brings thousands of records. */

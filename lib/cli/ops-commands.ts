@@ -1,9 +1,9 @@
 /** Operator commands: init, verify, tail, serve. */
-import { DEFAULT_ID_WIDTH } from '../ids.js';
-import { initStore } from '../init.js';
-import { appearedLine } from '../render.js';
-import { appeared } from '../waiters.js';
-import { verifyCorpus } from '../verify.js';
+import { DEFAULT_ID_WIDTH } from '../model/ids.js';
+import { initStore } from '../ops/init.js';
+import { appearedLine } from '../model/render.js';
+import { appeared } from '../store/waiters.js';
+import { verifyCorpus } from '../ops/verify.js';
 import { EXIT_OK, EXIT_REFUSED, UsageError, numberOption, writeLine, type Command } from './command.js';
 import { openForCommand } from './store-commands.js';
 

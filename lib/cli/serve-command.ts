@@ -2,8 +2,8 @@
 import { DEFAULT_BODY_CAP } from '../http/body.js';
 import { DEFAULT_LIMITS } from '../http/limits.js';
 import { DEFAULT_HOST, DEFAULT_PORT } from '../http/defaults.js';
-import { DEFAULT_MAX_RECORD_BYTES } from '../record.js';
-import type { StoreOptions } from '../store.js';
+import { DEFAULT_MAX_RECORD_BYTES } from '../model/record.js';
+import type { StoreOptions } from '../store/store.js';
 import { UsageError, numberOption, stringOption, type Command, type CommandContext } from './command.js';
 
 export const serveCommand: Command = {
@@ -72,7 +72,7 @@ Environment: P_E_RELAY_LOG=debug|info|warn|error|silent sets the log level.`,
     for (const name of ['host', 'port', 'body-cap', 'allow-origin', 'append-rate']) {
       if (ctx.values[name] !== undefined) throw new UsageError(`--${name} applies to the HTTP hub; add --http.`);
     }
-    const { serveStdio } = await import('../mcp/stdio.js');
+    const { serveStdio } = await import('../mcp/transports/stdio.js');
     await serveStdio({ ...storeOptions(ctx), log: ctx.log });
     return 0;
   },

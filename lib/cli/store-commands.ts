@@ -2,8 +2,8 @@
  * The CLI's reads and its append: each calls the same store function as the
  * matching MCP tool and prints the same text.
  */
-import { RelayStore } from '../store.js';
-import { appendText, existsText, listText, repliesText, waitText } from '../render.js';
+import { RelayStore } from '../store/store.js';
+import { appendText, existsText, listText, repliesText, waitText } from '../model/render.js';
 import { EXIT_OK, EXIT_REFUSED, UsageError, localUser, numberOption, readAll, stringOption, writeLine, type Command, type CommandContext } from './command.js';
 import fs from 'node:fs/promises';
 

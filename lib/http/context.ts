@@ -1,7 +1,7 @@
 /** What every route of one hub shares: the store, the verifier, the gate, the counters. */
 import type { Verifier } from '../auth/verify.js';
 import type { Logger } from '../log.js';
-import type { RelayStore } from '../store.js';
+import type { RelayStore } from '../store/store.js';
 import type { HttpGate } from './http-door.js';
 import type { HubMetrics } from './metrics.js';
 

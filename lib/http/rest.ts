@@ -12,7 +12,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { RelayError } from '../errors.js';
-import { appendText, listText, repliesText } from '../render.js';
+import { appendText, listText, repliesText } from '../model/render.js';
 import { VERSION } from '../version.js';
 import { authenticate } from './authenticate.js';
 import { readBody } from './body.js';

@@ -7,7 +7,7 @@ import path from 'node:path';
 import { RelayError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { listKeys } from '../auth/keys.js';
-import { RelayStore, type StoreOptions } from '../store.js';
+import { RelayStore, type StoreOptions } from '../store/store.js';
 import { startHub, type HubOptions } from './server.js';
 
 export interface ServeHttpOptions extends Omit<HubOptions, 'store' | 'log'> {

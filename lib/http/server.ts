@@ -12,7 +12,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { RelayError } from '../errors.js';
 import { silentLogger, type Logger } from '../log.js';
-import type { RelayStore } from '../store.js';
+import type { RelayStore } from '../store/store.js';
 import { KeyRing } from '../auth/key-ring.js';
 import { ReplayGuard } from '../auth/replay-guard.js';
 import { DEFAULT_BODY_CAP } from './body.js';
@@ -20,13 +20,13 @@ import { DEFAULT_HOST, DEFAULT_PORT } from './defaults.js';
 import type { HubContext } from './context.js';
 import { HttpGate } from './http-door.js';
 import { DEFAULT_LIMITS, type Limits } from './limits.js';
-import { handleMcp, McpServerPool } from './mcp-endpoint.js';
+import { handleMcp, McpServerPool } from '../mcp/transports/streamable-http.js';
 import { HubMetrics } from './metrics.js';
 import { rebindingGuard } from './rebinding.js';
 import { sendError } from './respond.js';
 import { handleRest } from './rest.js';
 import { handleEvents } from './sse.js';
-import { handleWeb } from '../web/serve-web.js';
+import { handleWeb } from './web-view.js';
 
 export { DEFAULT_HOST, DEFAULT_PORT };
 

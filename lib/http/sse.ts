@@ -16,8 +16,8 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { RelayError } from '../errors.js';
-import type { RecordMeta } from '../record-index.js';
-import { appeared } from '../waiters.js';
+import type { RecordMeta } from '../model/record-index.js';
+import { appeared } from '../store/waiters.js';
 import { authenticate } from './authenticate.js';
 import { readBody } from './body.js';
 import type { HubContext } from './context.js';

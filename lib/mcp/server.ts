@@ -4,7 +4,7 @@
  * its server with this factory and tells the tools which door they serve.
  */
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import type { RelayStore } from '../store.js';
+import type { RelayStore } from '../store/store.js';
 import { VERSION } from '../version.js';
 import type { DoorRef } from './door.js';
 import { registerTools } from './tools/index.js';

@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { encodeRecordText } from '../../record.js';
-import { appendText } from '../../render.js';
-import type { RelayStore } from '../../store.js';
+import { encodeRecordText } from '../../model/record.js';
+import { appendText } from '../../model/render.js';
+import type { RelayStore } from '../../store/store.js';
 import type { DoorRef } from '../door.js';
 import { answer, guarded } from '../result.js';
 import { idParam } from './shared.js';

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { existsText } from '../../render.js';
-import type { RelayStore } from '../../store.js';
+import { existsText } from '../../model/render.js';
+import type { RelayStore } from '../../store/store.js';
 import { answer, guarded } from '../result.js';
 import { idParam } from './shared.js';
 

@@ -1,5 +1,5 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import type { RelayStore } from '../../store.js';
+import type { RelayStore } from '../../store/store.js';
 import { answer, guarded } from '../result.js';
 import { idParam } from './shared.js';
 

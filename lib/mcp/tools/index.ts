@@ -1,5 +1,5 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import type { RelayStore } from '../../store.js';
+import type { RelayStore } from '../../store/store.js';
 import type { DoorRef } from '../door.js';
 import { registerAppendRelay } from './append-relay.js';
 import { registerExists } from './exists.js';

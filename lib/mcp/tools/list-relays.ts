@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { listText } from '../../render.js';
-import type { RelayStore } from '../../store.js';
+import { listText } from '../../model/render.js';
+import type { RelayStore } from '../../store/store.js';
 import { answer, guarded } from '../result.js';
 
 export const LIST_RELAYS = 'list_relays';

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { repliesText } from '../../render.js';
-import type { RelayStore } from '../../store.js';
+import { repliesText } from '../../model/render.js';
+import type { RelayStore } from '../../store/store.js';
 import { answer, guarded } from '../result.js';
 import { claimFields, idParam } from './shared.js';
 

@@ -1,6 +1,6 @@
 /** Pieces of wording and schema that several tools share, built for the store's id width. */
 import { z } from 'zod';
-import type { IdShape } from '../../ids.js';
+import type { IdShape } from '../../model/ids.js';
 
 export function idParam(shape: IdShape, role: string) {
   return z

@@ -1,9 +1,9 @@
 import { z } from 'zod';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { waitText } from '../../render.js';
+import { waitText } from '../../model/render.js';
 import { RelayError } from '../../errors.js';
-import type { RelayStore } from '../../store.js';
-import { DEFAULT_WAIT_MS, MAX_WAIT_MS } from '../../waiters.js';
+import type { RelayStore } from '../../store/store.js';
+import { DEFAULT_WAIT_MS, MAX_WAIT_MS } from '../../store/waiters.js';
 import type { DoorRef } from '../door.js';
 import { answer, guarded } from '../result.js';
 import { claimFields } from './shared.js';

@@ -4,10 +4,10 @@
  * existing store fills in what is missing and changes nothing else.
  */
 import fs from 'node:fs/promises';
-import { RelayError } from './errors.js';
-import { DEFAULT_ID_WIDTH, idShape } from './ids.js';
-import { corpusPaths, keyPaths } from './paths.js';
-import { formatSettings, readSettings } from './settings.js';
+import { RelayError } from '../errors.js';
+import { DEFAULT_ID_WIDTH, idShape } from '../model/ids.js';
+import { corpusPaths, keyPaths } from '../store/paths.js';
+import { formatSettings, readSettings } from '../store/settings.js';
 
 export const CORPUS_GITATTRIBUTES = '# Records are stored byte for byte; git must never convert line endings.\n* -text\n';
 export const CORPUS_GITIGNORE = '# Machine-local working state: never committed, never mirrored.\n.state/\n';

@@ -11,14 +11,14 @@
  *   KNOWN_MISSING or not beyond the next free id. Further ahead would let one
  *   call reserve the whole id space.
  */
-import { splitRecordFile } from './deposit.js';
-import { RelayError } from './errors.js';
-import { nextFreeId, type IdShape } from './ids.js';
+import { splitRecordFile } from '../model/deposit.js';
+import { RelayError } from '../errors.js';
+import { nextFreeId, type IdShape } from '../model/ids.js';
 import type { CorpusIndexer } from './corpus-indexer.js';
 import type { CorpusPaths } from './paths.js';
 import { linkExclusive } from './publish.js';
 import { readRecordFile } from './record-file.js';
-import type { RecordIndex } from './record-index.js';
+import type { RecordIndex } from '../model/record-index.js';
 
 export class IdAllocator {
   /** Ids this process is linking right now, so its concurrent appends do not collide. */

@@ -12,7 +12,7 @@
  * with nothing but standard tools. Pure: no disk here.
  */
 import { createHash } from 'node:crypto';
-import { RelayError } from './errors.js';
+import { RelayError } from '../errors.js';
 
 export type Provenance = 'as-received' | 'authored';
 export const PROVENANCES: readonly Provenance[] = ['as-received', 'authored'];

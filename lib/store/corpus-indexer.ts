@@ -11,13 +11,13 @@
  */
 import { readFileSync } from 'node:fs';
 import fs from 'node:fs/promises';
-import { splitRecordFile, type Deposit } from './deposit.js';
-import type { IdShape } from './ids.js';
-import type { Logger } from './log.js';
+import { splitRecordFile, type Deposit } from '../model/deposit.js';
+import type { IdShape } from '../model/ids.js';
+import type { Logger } from '../log.js';
 import type { CorpusPaths } from './paths.js';
-import { parseRecord, type RecordClaims } from './record.js';
+import { parseRecord, type RecordClaims } from '../model/record.js';
 import { readRecordFileSync } from './record-file.js';
-import type { RecordIndex, RecordMeta } from './record-index.js';
+import type { RecordIndex, RecordMeta } from '../model/record-index.js';
 
 /** How long a newly seen file may stay half-written before it is called damaged. */
 const SETTLE_DELAYS_MS = [0, 20, 50, 100, 200, 400, 800];

@@ -9,7 +9,7 @@
  * flags below tell it.
  */
 import { spawn } from 'node:child_process';
-import { RelayError } from './errors.js';
+import { RelayError } from '../errors.js';
 
 /**
  * The rsync command line for filling DEST from SRC. Pure, so tests and docs

@@ -9,8 +9,8 @@
  * start-up scan finds its id; the log only matters for files that vanish later.
  */
 import fs from 'node:fs/promises';
-import type { IdShape } from './ids.js';
-import type { Logger } from './log.js';
+import type { IdShape } from '../model/ids.js';
+import type { Logger } from '../log.js';
 import { ReplaceableHandle } from './replaceable-handle.js';
 
 export class IssuedLog {

@@ -6,13 +6,13 @@
  */
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { RelayError } from './errors.js';
-import { idShape } from './ids.js';
-import type { Logger } from './log.js';
-import { silentLogger } from './log.js';
-import { corpusPaths } from './paths.js';
+import { RelayError } from '../errors.js';
+import { idShape } from '../model/ids.js';
+import type { Logger } from '../log.js';
+import { silentLogger } from '../log.js';
+import { corpusPaths } from '../store/paths.js';
 import { RSYNC_VANISHED, isRemote, parseItemized, rsyncArgs, rsyncFailure, runRsync } from './rsync.js';
-import { readSettings } from './settings.js';
+import { readSettings } from '../store/settings.js';
 
 /** Record names of any width: the mirror's width is known only once the source's settings arrive. */
 const RECORD_NAME = /^relay-\d+$/;

@@ -6,7 +6,7 @@
  * first of a repeated single-valued key wins) but the bytes are stored exactly
  * as received: this module only reads them, it never rewrites them.
  */
-import { RelayError } from './errors.js';
+import { RelayError } from '../errors.js';
 import { type IdShape, idsIn } from './ids.js';
 
 export const FIRST_LINE = '@p-e/x0';

@@ -8,18 +8,18 @@
  */
 import { EventEmitter } from 'node:events';
 import fs from 'node:fs/promises';
-import { RelayError, asRelayError } from './errors.js';
-import { buildRecordFile, digestOf, splitRecordFile, type Provenance } from './deposit.js';
+import { RelayError, asRelayError } from '../errors.js';
+import { buildRecordFile, digestOf, splitRecordFile, type Provenance } from '../model/deposit.js';
 import { CorpusIndexer } from './corpus-indexer.js';
 import { IdAllocator } from './id-allocator.js';
-import { idShape, type IdShape } from './ids.js';
+import { idShape, type IdShape } from '../model/ids.js';
 import { IssuedLog } from './issued-log.js';
-import { silentLogger, type Logger } from './log.js';
+import { silentLogger, type Logger } from '../log.js';
 import { corpusPaths, type CorpusPaths } from './paths.js';
 import { DirectorySync, writeTemp } from './publish.js';
-import { DEFAULT_MAX_RECORD_BYTES, parseRecord } from './record.js';
+import { DEFAULT_MAX_RECORD_BYTES, parseRecord } from '../model/record.js';
 import { NotARegularFile, readRecordFile } from './record-file.js';
-import { RecordIndex, type IdState, type RecordMeta } from './record-index.js';
+import { RecordIndex, type IdState, type RecordMeta } from '../model/record-index.js';
 import { readSettings } from './settings.js';
 import { clampWait, Waiters, type WaitResult } from './waiters.js';
 import { CorpusWatcher, type WatchMode } from './watch.js';

@@ -4,8 +4,8 @@
  * operator see the same sentence for the same fact.
  */
 import type { IdState } from './record-index.js';
-import type { AppendResult, ListResult, RepliesResult } from './store.js';
-import type { AppearedRecord, WaitResult } from './waiters.js';
+import type { AppendResult, ListResult, RepliesResult } from '../store/store.js';
+import type { AppearedRecord, WaitResult } from '../store/waiters.js';
 
 export function existsText(id: string, state: IdState): string {
   return `${id} ${state}`;

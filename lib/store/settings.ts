@@ -4,8 +4,8 @@
  * does not. Today it holds one fact: the id width, fixed at creation. No file
  * means the default of four digits.
  */
-import { RelayError } from './errors.js';
-import { DEFAULT_ID_WIDTH, MAX_ID_WIDTH, MIN_ID_WIDTH } from './ids.js';
+import { RelayError } from '../errors.js';
+import { DEFAULT_ID_WIDTH, MAX_ID_WIDTH, MIN_ID_WIDTH } from '../model/ids.js';
 import { corpusPaths } from './paths.js';
 import { NotARegularFile, readRecordFile } from './record-file.js';
 

@@ -14,10 +14,10 @@
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { STDIO_DEFAULT_MAX_BUFFER_SIZE } from '@modelcontextprotocol/sdk/shared/stdio.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
-import type { Logger } from '../log.js';
-import { RelayStore, type StoreOptions } from '../store.js';
-import type { Door } from './door.js';
-import { createMcpServer } from './server.js';
+import type { Logger } from '../../log.js';
+import { RelayStore, type StoreOptions } from '../../store/store.js';
+import type { Door } from '../door.js';
+import { createMcpServer } from '../server.js';
 
 /** How long answers to calls in flight may take after stdin ends (an append is milliseconds). */
 const DRAIN_MS = 10_000;

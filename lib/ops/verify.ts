@@ -4,12 +4,12 @@
  */
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { splitRecordFile } from './deposit.js';
-import { RelayError } from './errors.js';
-import { idShape } from './ids.js';
-import { corpusPaths, tempOwner } from './paths.js';
-import { readRecordFile } from './record-file.js';
-import { readSettings } from './settings.js';
+import { splitRecordFile } from '../model/deposit.js';
+import { RelayError } from '../errors.js';
+import { idShape } from '../model/ids.js';
+import { corpusPaths, tempOwner } from '../store/paths.js';
+import { readRecordFile } from '../store/record-file.js';
+import { readSettings } from '../store/settings.js';
 
 export interface VerifyReport {
   checked: number;

@@ -3,7 +3,7 @@
  * The store calls `notify` for every record it indexes, whatever brought it:
  * its own append, another process, rsync, git.
  */
-import type { RecordMeta } from './record-index.js';
+import type { RecordMeta } from '../model/record-index.js';
 
 export const DEFAULT_WAIT_MS = 30_000;
 export const MAX_WAIT_MS = 90_000;

@@ -17,16 +17,16 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
-import { RelayError } from '../errors.js';
-import type { Door, DoorRef } from '../mcp/door.js';
-import { ERROR_META_KEY } from '../mcp/result.js';
-import { createMcpServer } from '../mcp/server.js';
-import type { RelayStore } from '../store.js';
-import { authenticate } from './authenticate.js';
-import { readBody } from './body.js';
-import type { HubContext } from './context.js';
-import type { HubMetrics } from './metrics.js';
-import { sendJson } from './respond.js';
+import { RelayError } from '../../errors.js';
+import type { Door, DoorRef } from '../door.js';
+import { ERROR_META_KEY } from '../result.js';
+import { createMcpServer } from '../server.js';
+import type { RelayStore } from '../../store/store.js';
+import { authenticate } from '../../http/authenticate.js';
+import { readBody } from '../../http/body.js';
+import type { HubContext } from '../../http/context.js';
+import type { HubMetrics } from '../../http/metrics.js';
+import { sendJson } from '../../http/respond.js';
 
 interface Lease {
   server: McpServer;

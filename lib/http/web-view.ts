@@ -10,8 +10,8 @@
  * framing, and Trusted Types forbid handing a string to an HTML sink at all.
  *
  * Where the files are found: at run time, from disk. Under tsx this module
- * sits beside them in lib/web/; in the esbuild bundle it lives in dist/, and
- * lib/web/ ships beside dist/ (package.json "files" lists both). Reading them
+ * sits in lib/http/, next to lib/web/; in the esbuild bundle it lives in dist/,
+ * and lib/web/ ships beside dist/ (package.json "files" lists both). Reading them
  * at run time keeps scripts/build.mjs untouched and lets tests, the bundle and
  * an installed package serve the very files in the repository.
  */
@@ -23,7 +23,7 @@ import { extname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { RelayError } from '../errors.js';
 
-/** Content types by extension. Only files of these kinds in lib/web/ are served (not serve-web.ts). */
+/** Content types by extension. Only files of these kinds in lib/web/ are served. */
 const TYPES: Record<string, string> = {
   '.html': 'text/html; charset=utf-8',
   '.css': 'text/css; charset=utf-8',
@@ -62,7 +62,7 @@ interface Asset {
 let loading: Promise<Map<string, Asset>> | undefined;
 
 function assetDir(): string {
-  for (const relative of ['./', '../lib/web/']) {
+  for (const relative of ['../web/', '../lib/web/']) {
     const dir = fileURLToPath(new URL(relative, import.meta.url));
     if (existsSync(dir + 'index.html')) return dir;
   }
