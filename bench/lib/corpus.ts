@@ -52,7 +52,7 @@ export function mulberry32(seed: number): () => number {
 }
 
 async function stampText(): Promise<string> {
-  const deposit = await fs.readFile(path.join(ROOT, 'lib', 'deposit.ts'));
+  const deposit = await fs.readFile(path.join(ROOT, 'lib', 'model', 'deposit.ts'));
   return `${GENERATOR} ${createHash('sha256').update(deposit).digest('hex').slice(0, 16)}\n`;
 }
 
