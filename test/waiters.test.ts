@@ -1,22 +1,33 @@
 import assert from 'node:assert/strict';
+import { EventEmitter } from 'node:events';
 import { test } from 'node:test';
 import type { RecordMeta } from '../lib/model/record-index.js';
+import { subscribe, type HeldRecord, type RecordFeed, type StoreEvents } from '../lib/store/subscription.js';
 import { DEFAULT_WAIT_MS, MAX_WAIT_MS, Waiters, appeared, clampWait } from '../lib/store/waiters.js';
 
 function meta(n: number): RecordMeta {
   return { id: `relay-${String(n).padStart(4, '0')}`, kind: 'note', from: 'a', to: null, depositedBy: 'mcp', provenance: 'as-received', depositedAt: '2026-11-30T00:00:00.000Z', digest: 'sha256:00' };
 }
 
-/** A tiny stand-in for the store's held records, fed by `land`. */
-function world(waiters: Waiters, initial: number[] = []) {
-  const held = initial.map(meta);
-  return {
-    heldAfter: (after: number) => held.filter((m) => Number(m.id.slice(6)) > after),
-    land(n: number) {
-      held.push(meta(n));
-      waiters.notify(n, meta(n));
-    },
-  };
+/** A tiny stand-in for the store: its held records and its 'record' events, fed by `land`. */
+class World extends EventEmitter<StoreEvents> implements RecordFeed {
+  readonly ready = Promise.resolve();
+  readonly waiters = new Waiters(this);
+  private readonly held: HeldRecord[];
+
+  constructor(initial: number[] = []) {
+    super();
+    this.held = initial.map((n) => ({ n, meta: meta(n) }));
+  }
+
+  heldAfter(after: number): HeldRecord[] {
+    return this.held.filter((r) => r.n > after).sort((a, b) => a.n - b.n);
+  }
+
+  land(n: number): void {
+    this.held.push({ n, meta: meta(n) });
+    this.emit('record', meta(n), n);
+  }
 }
 
 const until = (predicate: () => boolean) =>
@@ -43,18 +54,18 @@ test('appeared keeps the fields a wait reports', () => {
 });
 
 test('with after, held records after the mark return at once', async () => {
-  const waiters = new Waiters();
-  const w = world(waiters, [1, 2, 3]);
-  const result = await waiters.wait({ after: 1, timeoutMs: 60_000 }, w.heldAfter);
+  const w = new World([1, 2, 3]);
+  const { waiters } = w;
+  const result = await waiters.wait({ after: 1, timeoutMs: 60_000 });
   assert.deepEqual(result.appeared.map((r) => r.id), ['relay-0002', 'relay-0003']);
   assert.equal(result.timedOut, false);
   assert.equal(waiters.count, 0);
 });
 
 test('with after and nothing newer, it blocks until a record after the mark lands', async () => {
-  const waiters = new Waiters();
-  const w = world(waiters, [1, 2]);
-  const pending = waiters.wait({ after: 2, timeoutMs: 60_000 }, w.heldAfter);
+  const w = new World([1, 2]);
+  const { waiters } = w;
+  const pending = waiters.wait({ after: 2, timeoutMs: 60_000 });
   assert.equal(waiters.count, 1);
   w.land(3);
   const result = await pending;
@@ -64,9 +75,9 @@ test('with after and nothing newer, it blocks until a record after the mark land
 });
 
 test('with after, a fill-in at or below the mark does not wake it', async () => {
-  const waiters = new Waiters();
-  const w = world(waiters, [3]);
-  const pending = waiters.wait({ after: 3, timeoutMs: 60_000 }, w.heldAfter);
+  const w = new World([3]);
+  const { waiters } = w;
+  const pending = waiters.wait({ after: 3, timeoutMs: 60_000 });
   w.land(2);
   assert.equal(waiters.count, 1, 'still waiting');
   w.land(4);
@@ -74,24 +85,24 @@ test('with after, a fill-in at or below the mark does not wake it', async () => 
 });
 
 test('relay-0000 (after 0) means from the start', async () => {
-  const waiters = new Waiters();
-  const w = world(waiters, [1]);
-  assert.deepEqual((await waiters.wait({ after: 0, timeoutMs: 60_000 }, w.heldAfter)).appeared.map((r) => r.id), ['relay-0001']);
+  const w = new World([1]);
+  const { waiters } = w;
+  assert.deepEqual((await waiters.wait({ after: 0, timeoutMs: 60_000 })).appeared.map((r) => r.id), ['relay-0001']);
 });
 
 test('without after, held records are ignored and the next record to land, whatever its id, wakes it', async () => {
-  const waiters = new Waiters();
-  const w = world(waiters, [5, 6]);
-  const pending = waiters.wait({ after: null, timeoutMs: 60_000 }, w.heldAfter);
+  const w = new World([5, 6]);
+  const { waiters } = w;
+  const pending = waiters.wait({ after: null, timeoutMs: 60_000 });
   assert.equal(waiters.count, 1);
   w.land(2); // a mirror's late fill-in of an old id counts
   assert.deepEqual((await pending).appeared.map((r) => r.id), ['relay-0002']);
 });
 
 test('a burst of records in one turn comes back as one answer', async () => {
-  const waiters = new Waiters();
-  const w = world(waiters);
-  const pending = waiters.wait({ after: null, timeoutMs: 60_000 }, w.heldAfter);
+  const w = new World();
+  const { waiters } = w;
+  const pending = waiters.wait({ after: null, timeoutMs: 60_000 });
   w.land(1);
   w.land(2);
   w.land(3);
@@ -99,18 +110,18 @@ test('a burst of records in one turn comes back as one answer', async () => {
 });
 
 test('every waiter is woken by one record', async () => {
-  const waiters = new Waiters();
-  const w = world(waiters);
-  const all = [1, 2, 3].map(() => waiters.wait({ after: null, timeoutMs: 60_000 }, w.heldAfter));
+  const w = new World();
+  const { waiters } = w;
+  const all = [1, 2, 3].map(() => waiters.wait({ after: null, timeoutMs: 60_000 }));
   assert.equal(waiters.count, 3);
   w.land(1);
   for (const result of await Promise.all(all)) assert.deepEqual(result.appeared.map((r) => r.id), ['relay-0001']);
 });
 
 test('when the time runs out it answers timedOut with nothing', async () => {
-  const waiters = new Waiters();
-  const w = world(waiters);
-  const result = await waiters.wait({ after: null, timeoutMs: 30 }, w.heldAfter);
+  const w = new World();
+  const { waiters } = w;
+  const result = await waiters.wait({ after: null, timeoutMs: 30 });
   assert.deepEqual(result.appeared, []);
   assert.equal(result.timedOut, true);
   assert.ok(result.waitedMs >= 25, `waited ${result.waitedMs} ms`);
@@ -118,16 +129,16 @@ test('when the time runs out it answers timedOut with nothing', async () => {
 });
 
 test('a timeout of 0 returns at once', async () => {
-  const waiters = new Waiters();
-  const result = await waiters.wait({ after: 3, timeoutMs: 0 }, world(waiters, [1]).heldAfter);
+  const { waiters } = new World([1]);
+  const result = await waiters.wait({ after: 3, timeoutMs: 0 });
   assert.equal(result.timedOut, true);
 });
 
 test('an abort ends the wait: nothing appeared, not timed out, unsubscribed', async () => {
-  const waiters = new Waiters();
-  const w = world(waiters);
+  const w = new World();
+  const { waiters } = w;
   const ac = new AbortController();
-  const pending = waiters.wait({ after: null, timeoutMs: 60_000, signal: ac.signal }, w.heldAfter);
+  const pending = waiters.wait({ after: null, timeoutMs: 60_000, signal: ac.signal });
   ac.abort();
   const result = await pending;
   assert.deepEqual(result.appeared, []);
@@ -136,17 +147,17 @@ test('an abort ends the wait: nothing appeared, not timed out, unsubscribed', as
 });
 
 test('a signal already aborted returns at once', async () => {
-  const waiters = new Waiters();
-  const result = await waiters.wait({ after: null, timeoutMs: 60_000, signal: AbortSignal.abort() }, world(waiters).heldAfter);
+  const { waiters } = new World();
+  const result = await waiters.wait({ after: null, timeoutMs: 60_000, signal: AbortSignal.abort() });
   assert.equal(result.timedOut, false);
   assert.equal(waiters.count, 0);
 });
 
 test('onProgress is called while it blocks, with the time waited, and stops after', async () => {
-  const waiters = new Waiters();
-  const w = world(waiters);
+  const w = new World();
+  const { waiters } = w;
   const calls: number[] = [];
-  const pending = waiters.wait({ after: null, timeoutMs: 60_000, progressEveryMs: 10, onProgress: (ms) => calls.push(ms) }, w.heldAfter);
+  const pending = waiters.wait({ after: null, timeoutMs: 60_000, progressEveryMs: 10, onProgress: (ms) => calls.push(ms) });
   await until(() => calls.length >= 2);
   w.land(1);
   await pending;
@@ -156,13 +167,102 @@ test('onProgress is called while it blocks, with the time waited, and stops afte
   assert.equal(calls.length, seen, 'no progress after the answer');
 });
 
-test('subscribe hands every notified record to the listener until unsubscribed', () => {
-  const waiters = new Waiters();
+
+// ---- the subscription every wait and stream is built on -------------------
+
+test('a subscription with a mark catches up in id order, then hands on what lands', async () => {
+  const w = new World([1, 3, 2]);
+  const got: string[] = [];
+  const sub = subscribe(w, { after: 1 }, (m, _n, phase) => void got.push(`${phase} ${m.id}`));
+  await sub.caughtUp;
+  w.land(4);
+  sub.close();
+  assert.deepEqual(got, ['catch-up relay-0002', 'catch-up relay-0003', 'live relay-0004']);
+});
+
+test('a record both phases see is delivered once; one landing mid-catch-up comes after it', async () => {
+  const w = new World([1]);
+  let indexed!: () => void;
+  Object.defineProperty(w, 'ready', { value: new Promise<void>((r) => (indexed = r)) });
+  const got: string[] = [];
+  const held: string[] = [];
+  let release!: () => void;
+  const slowSocket = new Promise<void>((r) => (release = r));
+  const sub = subscribe(w, { after: 0, onHeld: (m) => held.push(m.id) }, (m, _n, phase) => {
+    got.push(`${phase} ${m.id}`);
+    if (m.id === 'relay-0001') return slowSocket; // holds the catch-up here
+  });
+  w.land(2); // listened for, and in the index by the time the catch-up reads it
+  indexed();
+  await until(() => got.length === 1);
+  w.land(3); // lands while the catch-up is held back
+  release();
+  await sub.caughtUp;
+  sub.close();
+  assert.deepEqual(held, ['relay-0002', 'relay-0003']);
+  assert.deepEqual(got, ['catch-up relay-0001', 'catch-up relay-0002', 'live relay-0003']);
+});
+
+test('a subscription without a mark hands on only what lands, held records and fill-ins alike', async () => {
+  const w = new World([5]);
   const got: number[] = [];
-  const unsubscribe = waiters.subscribe((n) => got.push(n));
-  waiters.notify(1, meta(1));
-  unsubscribe();
-  waiters.notify(2, meta(2));
+  const sub = subscribe(w, { after: null }, (_m, n) => void got.push(n));
+  w.land(2);
+  w.land(6);
+  await sub.caughtUp;
+  sub.close();
+  assert.deepEqual(got, [2, 6]);
+});
+
+test('ids in skip are never delivered, and live records wait until skip is known', async () => {
+  const w = new World();
+  const got: number[] = [];
+  let known!: (ids: ReadonlySet<number>) => void;
+  const sub = subscribe(w, { after: null, skip: new Promise((r) => (known = r)) }, (_m, n) => void got.push(n));
+  w.land(1);
+  w.land(2);
+  assert.deepEqual(got, [], 'held back until skip settles');
+  known(new Set([1, 3]));
+  await sub.caughtUp;
+  w.land(3); // on disk when the subscription began, noticed only now
+  w.land(4);
+  sub.close();
+  assert.deepEqual(got, [2, 4]);
+});
+
+test('match filters the catch-up and live records alike', async () => {
+  const w = new World([1, 2, 3, 4]);
+  const got: number[] = [];
+  const sub = subscribe(w, { after: 0, match: (_m, n) => n % 2 === 0 }, (_m, n) => void got.push(n));
+  await sub.caughtUp;
+  w.land(5);
+  w.land(6);
+  sub.close();
+  assert.deepEqual(got, [2, 4, 6]);
+});
+
+test('close stops delivery and removes its listeners', async () => {
+  const w = new World();
+  const got: number[] = [];
+  const sub = subscribe(w, { after: null }, (_m, n) => void got.push(n));
+  w.land(1);
+  sub.close();
+  sub.close();
+  w.land(2);
   assert.deepEqual(got, [1]);
-  assert.equal(waiters.count, 0);
+  assert.equal(w.listenerCount('record'), 0);
+  assert.equal(w.listenerCount('closed'), 0);
+});
+
+test('the store closing ends a subscription with its refusal, and a blocked wait with it', async () => {
+  const w = new World();
+  const reasons: string[] = [];
+  subscribe(w, { after: null, onClosed: (reason) => reasons.push(reason.code) }, () => {});
+  const pending = w.waiters.wait({ after: null, timeoutMs: 60_000 });
+  const { RelayError } = await import('../lib/errors.js');
+  w.emit('closed', new RelayError('store_unavailable', 'closed'));
+  await assert.rejects(pending, (err: InstanceType<typeof RelayError>) => err.code === 'store_unavailable');
+  assert.deepEqual(reasons, ['store_unavailable']);
+  assert.equal(w.waiters.count, 0);
+  assert.equal(w.listenerCount('record'), 0);
 });

@@ -69,12 +69,12 @@ lands, until interrupted.
     const follow = ctx.values.follow === true;
     const store = await openForCommand(ctx, follow);
     const held = store.heldAfter(0);
-    for (const meta of held.slice(Math.max(0, held.length - lines))) writeLine(ctx.stdout, appearedLine(appeared(meta)));
+    for (const { meta } of held.slice(Math.max(0, held.length - lines))) writeLine(ctx.stdout, appearedLine(appeared(meta)));
     if (!follow) {
       await store.close();
       return EXIT_OK;
     }
-    store.on('record', (meta) => writeLine(ctx.stdout, appearedLine(appeared(meta))));
+    store.subscribe({ after: null }, (meta) => writeLine(ctx.stdout, appearedLine(appeared(meta))));
     // The watcher does not hold the process open by itself (a server's transport does); here we must.
     const keepAlive = setInterval(() => {}, 1 << 30);
     await new Promise<void>((resolve) => {

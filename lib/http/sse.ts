@@ -5,9 +5,9 @@
  * parameters for browser EventSource.
  *
  * Resume with Last-Event-ID (preferred when both are sent) or ?after=: the
- * held records after the mark first, then live ones. The subscription starts
- * before the catch-up is read, so nothing landing in between is lost; what
- * both phases see is sent once.
+ * held records after the mark first, then live ones, through the store's one
+ * subscription API (store/subscription.ts), which sends what both phases see
+ * once.
  *
  * A slow reader never holds anyone else up: the store's notify only queues
  * a string here. A stream whose unsent bytes pass the cap, or that makes no
@@ -17,6 +17,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { RelayError } from '../errors.js';
 import type { RecordMeta } from '../model/record-index.js';
+import type { Subscription } from '../store/subscription.js';
 import { appeared } from '../store/waiters.js';
 import { authenticate } from './authenticate.js';
 import { readBody } from './body.js';
@@ -41,13 +42,10 @@ export function eventText(meta: RecordMeta): string {
 }
 
 class EventStream {
-  /** Live events that landed while the catch-up was being sent. */
-  private pending: { id: string; text: string }[] | null = [];
-  private pendingBytes = 0;
-  /** Ids sent during the catch-up, so a record seen by both phases goes out once. */
-  private readonly caughtUp = new Set<string>();
+  /** Bytes of live events held back while the catch-up is being sent. */
+  private heldBytes = 0;
   private ended = false;
-  private unsubscribe = () => {};
+  private subscription: Subscription | null = null;
   private keepAlive: NodeJS.Timeout | null = null;
   /** Bytes the socket had handed to the kernel at the last keep-alive tick. */
   private lastDispatched = -1;
@@ -60,39 +58,29 @@ class EventStream {
 
   start(mark: number | null): void {
     const { res, ctx } = this;
-    this.unsubscribe = ctx.store.waiters.subscribe((_n, meta) => this.live(meta));
     this.hold.signal.addEventListener('abort', () => this.end(), { once: true });
     res.writeHead(200, { 'Content-Type': 'text/event-stream; charset=utf-8', 'Cache-Control': 'no-cache, no-transform', 'X-Accel-Buffering': 'no', Connection: 'keep-alive' });
     res.write(': p-e-relay events\n\n');
     this.keepAlive = setInterval(() => this.tick(), ctx.sseKeepAliveMs);
-    void this.catchUp(mark).catch((err) => {
+    // Live events come in landing order, a mirror's late fill-in below the mark included (docs/http.md).
+    this.subscription = ctx.store.subscribe(
+      { after: mark, onHeld: (meta) => this.held(meta), onClosed: () => this.end() },
+      (meta, _n, phase) => (phase === 'catch-up' ? this.catchUp(meta) : this.send(eventText(meta))),
+    );
+    void this.subscription.caughtUp.catch((err) => {
       ctx.log.warn(`an event stream's catch-up failed: ${(err as Error).message}`);
       this.end();
     });
   }
 
-  private async catchUp(mark: number | null): Promise<void> {
-    if (mark !== null) {
-      await this.ctx.store.ready;
-      for (const meta of this.ctx.store.heldAfter(mark)) {
-        if (this.ended) return;
-        this.caughtUp.add(meta.id);
-        if (!this.res.write(eventText(meta))) await this.drained();
-      }
-    }
-    const pending = this.pending ?? [];
-    this.pending = null;
-    for (const event of pending) if (!this.caughtUp.has(event.id)) this.send(event.text);
-    this.caughtUp.clear();
+  /** One held record of the catch-up; a full socket holds the catch-up back until it drains. */
+  private catchUp(meta: RecordMeta): Promise<void> | void {
+    if (!this.res.write(eventText(meta))) return this.drained();
   }
 
-  private live(meta: RecordMeta): void {
-    if (this.ended) return;
-    const text = eventText(meta);
-    if (this.pending === null) return this.send(text);
-    this.pending.push({ id: meta.id, text });
-    this.pendingBytes += text.length;
-    if (this.pendingBytes > this.ctx.sseMaxBufferedBytes) this.drop('its catch-up fell too far behind');
+  private held(meta: RecordMeta): void {
+    this.heldBytes += eventText(meta).length;
+    if (this.heldBytes > this.ctx.sseMaxBufferedBytes) this.drop('its catch-up fell too far behind');
   }
 
   private send(text: string): void {
@@ -137,7 +125,7 @@ class EventStream {
   private end(): void {
     if (this.ended) return;
     this.ended = true;
-    this.unsubscribe();
+    this.subscription?.close();
     if (this.keepAlive) clearInterval(this.keepAlive);
     this.hold.release();
     if (!this.res.destroyed) this.res.end();

@@ -21,6 +21,7 @@ import { DEFAULT_MAX_RECORD_BYTES, parseRecord } from '../model/record.js';
 import { NotARegularFile, readRecordFile } from './record-file.js';
 import { RecordIndex, type IdState, type RecordMeta } from '../model/record-index.js';
 import { readSettings } from './settings.js';
+import { subscribe, type HeldRecord, type OnRecord, type RecordFeed, type StoreEvents, type SubscribeOptions, type Subscription } from './subscription.js';
 import { clampWait, Waiters, type WaitResult } from './waiters.js';
 import { CorpusWatcher, type WatchMode } from './watch.js';
 
@@ -61,18 +62,13 @@ export interface RepliesResult {
   replies: { id: string; kind: string | null; from: string | null; to: string | null }[];
 }
 
-export interface StoreEvents {
-  record: [RecordMeta];
-  removed: [string];
-}
-
-export class RelayStore extends EventEmitter<StoreEvents> {
+export class RelayStore extends EventEmitter<StoreEvents> implements RecordFeed {
   readonly paths: CorpusPaths;
   readonly maxRecordBytes: number;
   readonly readOnly: boolean;
   readonly primary: string | undefined;
   readonly shape: IdShape;
-  readonly waiters = new Waiters();
+  readonly waiters = new Waiters(this);
 
   private readonly index = new RecordIndex();
   private readonly log: Logger;
@@ -90,6 +86,8 @@ export class RelayStore extends EventEmitter<StoreEvents> {
    */
   constructor(options: StoreOptions, shape: IdShape) {
     super();
+    // Every blocked wait and open stream listens for 'record'.
+    this.setMaxListeners(0);
     this.shape = shape;
     this.paths = corpusPaths(options.corpus);
     this.maxRecordBytes = options.maxRecordBytes ?? DEFAULT_MAX_RECORD_BYTES;
@@ -315,18 +313,24 @@ export class RelayStore extends EventEmitter<StoreEvents> {
       void this.open().catch(() => {});
       existing = this.indexer.idsOnDisk().then((ids) => new Set(ids));
     }
-    return this.waiters.wait(
-      { after, timeoutMs: clampWait(options.timeoutMs), signal: options.signal, onProgress: options.onProgress, existing },
-      (mark) => this.heldAfter(mark),
-    );
+    return this.waiters.wait({ after, timeoutMs: clampWait(options.timeoutMs), signal: options.signal, onProgress: options.onProgress, existing });
   }
 
-  /** Metadata of held, whole records after a mark, ascending (for waits and SSE resume). */
-  heldAfter(mark: number): RecordMeta[] {
-    const out: RecordMeta[] = [];
+  /**
+   * Follows the records this store holds: the held ones after `after` first
+   * (once the index is built), then each one that lands, once. The one
+   * subscription API; waits and event streams are built on it.
+   */
+  subscribe(options: SubscribeOptions, onRecord: OnRecord): Subscription {
+    return subscribe(this, options, onRecord);
+  }
+
+  /** Held, whole records after a mark, ascending (a subscription's catch-up). */
+  heldAfter(mark: number): HeldRecord[] {
+    const out: HeldRecord[] = [];
     for (const n of this.index.presentAfter(mark)) {
       const meta = this.index.get(n)?.meta;
-      if (meta) out.push(meta);
+      if (meta) out.push({ n, meta });
     }
     return out;
   }
@@ -340,10 +344,9 @@ export class RelayStore extends EventEmitter<StoreEvents> {
     return n;
   }
 
-  /** A record landed (here or by another writer): wake waiters, tell streams. */
+  /** A record landed (here or by another writer): every subscription hears of it. */
   private announce(n: number, meta: RecordMeta): void {
-    this.waiters.notify(n, meta);
-    this.emit('record', meta);
+    this.emit('record', meta, n);
   }
 
   private notFound(id: string, state: IdState): RelayError {

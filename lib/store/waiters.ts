@@ -1,9 +1,10 @@
 /**
- * Callers blocked in wait_for_relay (and SSE streams, which are long waits).
- * The store calls `notify` for every record it indexes, whatever brought it:
- * its own append, another process, rsync, git.
+ * Callers blocked in wait_for_relay: how long a wait may be, what it
+ * reports, and the waits themselves.
  */
+import { asRelayError, type RelayError } from '../errors.js';
 import type { RecordMeta } from '../model/record-index.js';
+import { subscribe, type HeldRecord, type RecordFeed } from './subscription.js';
 
 export const DEFAULT_WAIT_MS = 30_000;
 export const MAX_WAIT_MS = 90_000;
@@ -34,8 +35,6 @@ export interface WaitOptions {
   existing?: Promise<ReadonlySet<number>>;
 }
 
-type Listener = (n: number, meta: RecordMeta) => void;
-
 export function appeared(meta: RecordMeta): AppearedRecord {
   return { id: meta.id, kind: meta.kind, from: meta.from, to: meta.to, depositedBy: meta.depositedBy, provenance: meta.provenance };
 }
@@ -45,66 +44,68 @@ export function clampWait(timeoutMs: number | undefined): number {
   return Math.min(Math.max(0, Math.floor(timeoutMs)), MAX_WAIT_MS);
 }
 
+/**
+ * The blocked waits of one store. Each is a subscription (subscription.ts)
+ * that ends at its first answer: the held records after its mark if there
+ * are any, else the first burst that lands, else nothing when the time runs
+ * out. A store that closes ends every wait with its refusal.
+ */
 export class Waiters {
-  private readonly listeners = new Set<Listener>();
+  private active = 0;
 
+  constructor(private readonly feed: RecordFeed) {}
+
+  /** Waits blocked now. */
   get count(): number {
-    return this.listeners.size;
+    return this.active;
   }
 
-  notify(n: number, meta: RecordMeta): void {
-    for (const listener of this.listeners) listener(n, meta);
-  }
-
-  /** Subscribe to every record indexed from now on; returns the unsubscribe function. */
-  subscribe(listener: Listener): () => void {
-    this.listeners.add(listener);
-    return () => this.listeners.delete(listener);
-  }
-
-  /**
-   * Blocks until a matching record lands or the time runs out. `heldAfter`
-   * answers from the index, so a wait with `after` returns at once when
-   * something newer is already held.
-   */
-  wait(options: WaitOptions, heldAfter: (after: number) => RecordMeta[]): Promise<WaitResult> {
+  wait(options: WaitOptions): Promise<WaitResult> {
     const started = Date.now();
     const elapsed = () => Date.now() - started;
-    if (options.after !== null) {
-      const already = heldAfter(options.after);
-      if (already.length > 0) return Promise.resolve({ appeared: already.map(appeared), timedOut: false, waitedMs: elapsed() });
-    }
     if (options.signal?.aborted) return Promise.resolve({ appeared: [], timedOut: false, waitedMs: 0 });
+    const { after } = options;
 
-    return new Promise<WaitResult>((resolve) => {
-      const landed: RecordMeta[] = [];
+    return new Promise<WaitResult>((resolve, reject) => {
+      const landed: HeldRecord[] = [];
       let settle: NodeJS.Immediate | null = null;
       let done = false;
-      const finish = (timedOut: boolean) => {
+      this.active++;
+      const finish = (timedOut: boolean, refusal?: RelayError) => {
         if (done) return;
         done = true;
-        unsubscribe();
+        this.active--;
+        subscription.close();
         clearTimeout(timer);
         clearInterval(progress);
         if (settle) clearImmediate(settle);
         options.signal?.removeEventListener('abort', onAbort);
-        const records = options.after !== null && landed.length > 0 ? heldAfter(options.after) : landed;
-        resolve({ appeared: records.map(appeared), timedOut, waitedMs: elapsed() });
+        if (refusal) return reject(refusal);
+        // With a mark, answer in id order: records from other writers can land out of order.
+        if (after !== null) landed.sort((a, b) => a.n - b.n);
+        resolve({ appeared: landed.map((r) => appeared(r.meta)), timedOut, waitedMs: elapsed() });
       };
       const onAbort = () => finish(false);
-      // Records often land in bursts; answering on the next turn of the event
-      // loop hands a burst back as one answer instead of one record a call.
-      let existing: ReadonlySet<number> | null = options.existing ? null : new Set();
-      const consider = (n: number, meta: RecordMeta) => {
-        if ((options.after !== null && n <= options.after) || existing!.has(n)) return;
-        landed.push(meta);
-        settle ??= setImmediate(() => finish(false));
-      };
-      const early: [number, RecordMeta][] = [];
-      const unsubscribe = this.subscribe((n, meta) => (existing ? consider(n, meta) : early.push([n, meta])));
-      options.existing?.then(
-        (set) => ((existing = set), early.forEach(([n, meta]) => consider(n, meta))),
-        () => ((existing = new Set()), early.forEach(([n, meta]) => consider(n, meta))),
+      const subscription = subscribe(
+        this.feed,
+        {
+          after,
+          skip: options.existing,
+          // A mirror's late fill-in at or below the mark is not what this caller asked for.
+          match: after === null ? undefined : (_meta, n) => n > after,
+          onClosed: (reason) => finish(false, reason),
+        },
+        (meta, n) => {
+          landed.push({ n, meta });
+          // Records often land in bursts; answering on the next turn of the
+          // event loop hands a burst back as one answer instead of one record a call.
+          settle ??= setImmediate(() => finish(false));
+        },
+      );
+      // Records already held after the mark are the answer, at once.
+      subscription.caughtUp.then(
+        () => landed.length > 0 && finish(false),
+        (err) => finish(false, asRelayError(err)),
       );
       const timer = setTimeout(() => finish(true), options.timeoutMs);
       const progress = setInterval(() => options.onProgress?.(elapsed()), options.progressEveryMs ?? PROGRESS_EVERY_MS);

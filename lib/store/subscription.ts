@@ -1,0 +1,130 @@
+/**
+ * The one way to follow the records a store holds: catch up from the index
+ * with the held records after a mark, then receive every record that lands,
+ * each once. Waits (waiters.ts) and event streams (http/sse.ts) are both
+ * built on it, so "subscribe first, catch up, drop what both phases saw" is
+ * written here and nowhere else.
+ *
+ * The store is a typed event surface (`EventEmitter<StoreEvents>`): a
+ * `record` event for every record it indexes, whatever brought it (its own
+ * append, another process, rsync, git), `removed` for a file that vanished,
+ * and `closed` once, when the store closes.
+ *
+ * Filters (`match`) are applied to both phases alike, so a filtered wait or
+ * stream sees in its catch-up exactly what it would have seen live.
+ */
+import type { EventEmitter } from 'node:events';
+import type { RelayError } from '../errors.js';
+import type { RecordMeta } from '../model/record-index.js';
+
+export interface StoreEvents {
+  /** A record was indexed after this process started (or became whole again); `n` is its id as a number. */
+  record: [meta: RecordMeta, n: number];
+  /** A held record's file vanished from disk (its id stays issued). */
+  removed: [id: string];
+  /** The store closed: nothing more will land, and every follower should end with this refusal. */
+  closed: [reason: RelayError];
+}
+
+/** A held record, with its id as a number. */
+export interface HeldRecord {
+  n: number;
+  meta: RecordMeta;
+}
+
+/** What a subscription needs of a store. */
+export interface RecordFeed extends Pick<EventEmitter<StoreEvents>, 'on' | 'off'> {
+  /** Resolves once the index has been built (the catch-up reads it). */
+  readonly ready: Promise<void>;
+  /** Held, whole records after a mark, ascending. */
+  heldAfter(mark: number): HeldRecord[];
+}
+
+export type Phase = 'catch-up' | 'live';
+
+/**
+ * Called for each record once. A promise returned during the catch-up is
+ * awaited before the next record (a slow socket holds the catch-up back);
+ * live records are never waited for.
+ */
+export type OnRecord = (meta: RecordMeta, n: number, phase: Phase) => void | Promise<void>;
+
+export interface SubscribeOptions {
+  /** Catch up with the held records after this mark (0: from the start) first; null: only what lands from now on. */
+  after: number | null;
+  /**
+   * Ids that are not news to this subscriber (files on disk when a wait
+   * without a mark began, which this process may notice a moment later).
+   * Live records are held back until it settles.
+   */
+  skip?: Promise<ReadonlySet<number>>;
+  /** Only records this accepts are delivered, in either phase. */
+  match?: (meta: RecordMeta, n: number) => boolean;
+  /** A live record was held back while the catch-up ran (a stream bounds its backlog with this). */
+  onHeld?: (meta: RecordMeta) => void;
+  /** The store closed; the subscription has already ended. */
+  onClosed?: (reason: RelayError) => void;
+}
+
+export interface Subscription {
+  /** Settles once the catch-up and the records held back during it have been delivered; rejects if the index could not be read. */
+  readonly caughtUp: Promise<void>;
+  /** Stops delivery; safe to call more than once. */
+  close(): void;
+}
+
+const everything = () => true;
+const nothing: ReadonlySet<number> = new Set();
+
+export function subscribe(feed: RecordFeed, options: SubscribeOptions, onRecord: OnRecord): Subscription {
+  const match = options.match ?? everything;
+  let skip: ReadonlySet<number> = nothing;
+  // Live records wait here while the catch-up (or the skip list) is pending.
+  let heldBack: HeldRecord[] | null = options.after === null && options.skip === undefined ? null : [];
+  let ended = false;
+
+  const live = (meta: RecordMeta, n: number) => {
+    if (ended || skip.has(n) || !match(meta, n)) return;
+    if (heldBack === null) return void onRecord(meta, n, 'live');
+    heldBack.push({ n, meta });
+    options.onHeld?.(meta);
+  };
+  const closed = (reason: RelayError) => {
+    if (ended) return;
+    close();
+    options.onClosed?.(reason);
+  };
+  const close = () => {
+    ended = true;
+    heldBack = null;
+    feed.off('record', live);
+    feed.off('closed', closed);
+  };
+  // Listen before reading the index, so nothing landing in between is lost.
+  feed.on('record', live);
+  feed.on('closed', closed);
+
+  const catchUp = async (): Promise<void> => {
+    if (options.skip) skip = await options.skip.catch(() => nothing);
+    const sent = new Set<number>();
+    if (options.after !== null) {
+      await feed.ready;
+      for (const { n, meta } of feed.heldAfter(options.after)) {
+        if (ended) return;
+        if (skip.has(n) || !match(meta, n)) continue;
+        sent.add(n);
+        const pending = onRecord(meta, n, 'catch-up');
+        if (pending) await pending;
+      }
+    }
+    const backlog = heldBack ?? [];
+    heldBack = null;
+    for (const { n, meta } of backlog) {
+      if (ended) return;
+      if (!sent.has(n) && !skip.has(n)) void onRecord(meta, n, 'live');
+    }
+  };
+  const caughtUp = heldBack === null ? Promise.resolve() : catchUp();
+  caughtUp.catch(close);
+  return { caughtUp, close };
+}
