@@ -303,6 +303,14 @@ test('every command answers --help with exit 0', async () => {
   });
 });
 
+test('the main help lists the command table, and each entry loads the command its usage names', async () => {
+  const { COMMANDS } = await import('../lib/cli/commands.js');
+  const main = await runCli(['--help']);
+  const listed = [...main.stdout.matchAll(/^ {2}([a-z]+) {2,}(.*)$/gm)].map((m) => `${m[1]} ${m[2]}`);
+  assert.deepEqual(listed, COMMANDS.map((c) => `${c.name} ${c.summary}`));
+  for (const entry of COMMANDS) assert.match((await entry.load()).help, new RegExp(`^Usage: p-e-relay ${entry.name}\\b`), entry.name);
+});
+
 test('bad usage exits 2 with a sentence on stderr', async (t) => {
   const { corpus } = await tempStore(t);
   const cases = [

@@ -3,8 +3,6 @@ import { isAgentName } from '../auth/keys.js';
 import { UsageError, stringOption, type Command } from './command.js';
 
 export const bridgeCommand: Command = {
-  name: 'bridge',
-  summary: 'a stdio MCP server that forwards to an HTTP hub, signing what must be signed',
   help: `Usage: p-e-relay bridge --url URL --agent A [--keys DIR]
 
 Runs a stdio MCP server for an MCP client to spawn (Claude Desktop, Claude

@@ -24,9 +24,8 @@ export interface CommandContext extends CliIo {
   positionals: string[];
 }
 
+/** A command's code; its name and summary live in the command table (commands.ts). */
 export interface Command {
-  name: string;
-  summary: string;
   /** Usage lines and option descriptions, printed by --help. */
   help: string;
   options?: OptionSpec;
@@ -53,12 +52,12 @@ export const COMMON_HELP = `Common options:
   --keys DIR     the keys directory (env P_E_RELAY_KEYS, default ./keys)
   -h, --help     this help`;
 
-export function parseCommand(command: Command, argv: string[], io: CliIo): CommandContext {
+export function parseCommand(name: string, command: Command, argv: string[], io: CliIo): CommandContext {
   let parsed;
   try {
     parsed = parseArgs({ args: argv, options: { ...COMMON_OPTIONS, ...command.options }, allowPositionals: command.allowPositionals ?? false, strict: true });
   } catch (err) {
-    throw new UsageError(`${(err as Error).message.replace(/\. To specify.*$/s, '')}. See \`p-e-relay ${command.name} --help\`.`);
+    throw new UsageError(`${(err as Error).message.replace(/\. To specify.*$/s, '')}. See \`p-e-relay ${name} --help\`.`);
   }
   const { values, positionals } = parsed;
   return {

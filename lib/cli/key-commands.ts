@@ -11,8 +11,6 @@ import { authorizationFor } from '../auth/sign.js';
 import { EXIT_OK, UsageError, readAll, stringOption, writeLine, type Command } from './command.js';
 
 export const keysCommand: Command = {
-  name: 'keys',
-  summary: 'manage the HMAC keys agents sign with (add, list, revoke)',
   help: `Usage: p-e-relay keys add AGENT
        p-e-relay keys list
        p-e-relay keys revoke AGENT
@@ -54,8 +52,6 @@ digit (it names the file).`,
 };
 
 export const signCommand: Command = {
-  name: 'sign',
-  summary: 'print an Authorization header for a request body (for curl)',
   help: `Usage: p-e-relay sign --agent AGENT [--method M] [FILE]
 
 Prints "Authorization: PE-HMAC agent=…, ts=…, sig=…" for the body in FILE (or

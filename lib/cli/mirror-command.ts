@@ -7,8 +7,6 @@ import { EXIT_OK, UsageError, stringOption, writeLine, type Command } from './co
 const PROGRESS_EVERY_MS = 250;
 
 export const mirrorCommand: Command = {
-  name: 'mirror',
-  summary: 'fill this corpus from SRC with rsync (a read-only mirror)',
   help: `Usage: p-e-relay mirror [--corpus DIR] [--rsh CMD] SRC
 
 Copies the records this corpus lacks from the primary's corpus at SRC, a local

@@ -8,8 +8,6 @@ import { EXIT_OK, EXIT_REFUSED, UsageError, numberOption, writeLine, type Comman
 import { openForCommand } from './store-commands.js';
 
 export const initCommand: Command = {
-  name: 'init',
-  summary: 'create an empty store (corpus and keys directories)',
   help: `Usage: p-e-relay init [--corpus DIR] [--keys DIR] [--id-width N]
 
 Creates the corpus directory with .gitattributes ("* -text", so git keeps
@@ -29,8 +27,6 @@ directory with a .gitignore for *.key. Safe to run again on an existing store.
 };
 
 export const verifyCommand: Command = {
-  name: 'verify',
-  summary: 're-check every digest; report damaged records and stray temp files',
   help: `Usage: p-e-relay verify [--clean]
 
 Reads every record and re-checks its digest. Prints one line per damaged
@@ -53,8 +49,6 @@ crash are reported as a warning (they never hold a published record).
 };
 
 export const tailCommand: Command = {
-  name: 'tail',
-  summary: 'print the newest records; -f follows new ones as they land',
   help: `Usage: p-e-relay tail [-n N] [-f]
 
 Prints a line of metadata per record (id, kind, from, to, deposited-by,

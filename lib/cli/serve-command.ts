@@ -7,8 +7,6 @@ import type { StoreOptions } from '../store/store.js';
 import { UsageError, numberOption, stringOption, type Command, type CommandContext } from './command.js';
 
 export const serveCommand: Command = {
-  name: 'serve',
-  summary: 'run the MCP server (stdio by default, or the HTTP hub with --http)',
   help: `Usage: p-e-relay serve [--stdio] [options]
        p-e-relay serve --http [--host H] [--port N] [options]
 

@@ -29,8 +29,6 @@ async function withStore(ctx: CommandContext, body: (store: RelayStore) => Promi
 }
 
 export const appendCommand: Command = {
-  name: 'append',
-  summary: 'deposit a record from FILE or stdin; prints the id',
   help: `Usage: p-e-relay append [--id ID] [--authored] [FILE]
 
 Deposits the record in FILE (or read from stdin) and prints its id once it is
@@ -59,8 +57,6 @@ these bytes yourself.
 };
 
 export const getCommand: Command = {
-  name: 'get',
-  summary: 'print a record\'s exact bytes (deposit header, ---, record)',
   help: `Usage: p-e-relay get ID
 
 Prints the stored file byte for byte after re-checking its digest. A missing
@@ -74,8 +70,6 @@ or damaged record is refused with its state (KNOWN_MISSING, UNKNOWN, damaged).`,
 };
 
 export const existsCommand: Command = {
-  name: 'exists',
-  summary: 'print PRESENT, KNOWN_MISSING or UNKNOWN for an id',
   help: `Usage: p-e-relay exists ID
 
 Prints one line, e.g. "relay-0033 KNOWN_MISSING". Exit 0 whatever the state;
@@ -90,8 +84,6 @@ a malformed id is UNKNOWN.`,
 };
 
 export const lsCommand: Command = {
-  name: 'ls',
-  summary: 'list held and known-missing ids',
   help: `Usage: p-e-relay ls [--after ID]
 
 Prints two lines, "present (N): …" and "known missing (M): …".
@@ -106,8 +98,6 @@ Prints two lines, "present (N): …" and "known missing (M): …".
 };
 
 export const repliesCommand: Command = {
-  name: 'replies',
-  summary: 'list records naming an id in parent:/ref: (one level)',
   help: `Usage: p-e-relay replies ID
 
 Prints "replies to ID (N):" and a line per reply, in id order.`,
@@ -120,8 +110,6 @@ Prints "replies to ID (N):" and a line per reply, in id order.`,
 };
 
 export const waitCommand: Command = {
-  name: 'wait',
-  summary: 'block until a new record lands, or the timeout',
   help: `Usage: p-e-relay wait [--after ID] [--timeout MS]
 
 With --after, returns at once if a newer record is held, else blocks. Without
