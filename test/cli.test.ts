@@ -87,10 +87,10 @@ test('append --authored records provenance authored', async (t) => {
 test('append --id proposes an id; refusals exit 1 with the sentence', async (t) => {
   const { corpus } = await tempStore(t);
   await append(corpus, record({ parent: 'relay-0050' }));
-  assert.equal(await append(corpus, record(), ['--id', 'relay-0050']), 'relay-0050');
-  const ahead = await runCli(['append', ...at(corpus), '--id', 'relay-0099'], { input: record() });
-  assert.equal(ahead.code, 1);
-  assert.match(ahead.stderr, /relay-0051/, 'names the next free id');
+  assert.equal(await append(corpus, record(), ['--id', 'relay-0002']), 'relay-0002');
+  const ahead = await runCli(['append', ...at(corpus), '--id', 'relay-0050'], { input: record() });
+  assert.equal(ahead.code, 1, 'a cited id above the high-water mark is ahead like any other (SPEC §8c)');
+  assert.match(ahead.stderr, /relay-0003/, 'names the next free id');
   const malformed = await runCli(['append', ...at(corpus), '--id', 'relay-33'], { input: record() });
   assert.equal(malformed.code, 1);
   assert.match(malformed.stderr, /relay-0033/, 'shows the expected shape');
@@ -145,11 +145,12 @@ test('exists prints one line for each state and exits 0; a malformed id is UNKNO
 
 test('ls prints the two lines; --after filters; a malformed --after is refused', async (t) => {
   const { corpus } = await tempStore(t);
-  await append(corpus, record({ ref: 'relay-0002 relay-0004' }));
+  await append(corpus, record({ ref: 'relay-0003 relay-0004' }));
   await append(corpus, record());
-  assert.equal((await runCli(['ls', ...at(corpus)])).stdout, 'present (2): relay-0001 relay-0003\nknown missing (2): relay-0002 relay-0004\n');
-  assert.equal((await runCli(['ls', ...at(corpus), '--after', 'relay-0002'])).stdout, 'present (1): relay-0003\nknown missing (1): relay-0004\n');
-  assert.equal((await runCli(['ls', ...at(corpus), '--after', 'relay-0000'])).stdout.split('\n')[0], 'present (2): relay-0001 relay-0003');
+  assert.equal((await runCli(['ls', ...at(corpus)])).stdout, 'present (2): relay-0001 relay-0002\nknown missing (2): relay-0003 relay-0004\n');
+  assert.equal((await runCli(['ls', ...at(corpus), '--after', 'relay-0001'])).stdout, 'present (1): relay-0002\nknown missing (2): relay-0003 relay-0004\n');
+  assert.equal((await runCli(['ls', ...at(corpus), '--after', 'relay-0003'])).stdout, 'present (0):\nknown missing (1): relay-0004\n');
+  assert.equal((await runCli(['ls', ...at(corpus), '--after', 'relay-0000'])).stdout.split('\n')[0], 'present (2): relay-0001 relay-0002');
   const bad = await runCli(['ls', ...at(corpus), '--after', 'relay-2']);
   assert.equal(bad.code, 1);
   assert.match(bad.stderr, /relay-0000/);

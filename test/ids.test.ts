@@ -63,20 +63,13 @@ test('widths outside 4…9 are refused', () => {
 });
 
 test('nextFreeId is one past the highest', () => {
-  assert.equal(nextFreeId(0, () => false, 9999), 1);
-  assert.equal(nextFreeId(41, () => false, 9999), 42);
-});
-
-test('nextFreeId skips KNOWN_MISSING ids', () => {
-  const missing = new Set([5, 6, 8]);
-  assert.equal(nextFreeId(4, (n) => missing.has(n), 9999), 7);
-  assert.equal(nextFreeId(7, (n) => missing.has(n), 9999), 9);
+  assert.equal(nextFreeId(0, 9999), 1);
+  assert.equal(nextFreeId(41, 9999), 42);
 });
 
 test('nextFreeId is null when the id space is exhausted', () => {
-  assert.equal(nextFreeId(9998, () => false, 9999), 9999);
-  assert.equal(nextFreeId(9999, () => false, 9999), null);
-  assert.equal(nextFreeId(9997, (n) => n >= 9998, 9999), null, 'every id left is KNOWN_MISSING');
+  assert.equal(nextFreeId(9998, 9999), 9999);
+  assert.equal(nextFreeId(9999, 9999), null);
 });
 
 test('idsIn finds ids separated by spaces and commas, ignoring other tokens', () => {

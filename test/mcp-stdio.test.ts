@@ -139,15 +139,17 @@ test('list_relays answers exactly two lines, and {after, present, knownMissing}'
   const empty = await call(client, 'list_relays');
   assert.equal(textOf(empty), 'present (0):\nknown missing (0):');
   assert.deepEqual(structured(empty), { after: null, present: [], knownMissing: [] });
-  await put(client, { ref: 'relay-0002, relay-0005' }); // 1
-  await put(client); // 3
+  await put(client, { ref: 'relay-0003, relay-0005' }); // 1
+  await put(client); // 2: citing an id reserves nothing (SPEC §8c)
   const all = await call(client, 'list_relays');
-  assert.equal(textOf(all), 'present (2): relay-0001 relay-0003\nknown missing (2): relay-0002 relay-0005');
-  assert.deepEqual(structured(all), { after: null, present: ['relay-0001', 'relay-0003'], knownMissing: ['relay-0002', 'relay-0005'] });
+  assert.equal(textOf(all), 'present (2): relay-0001 relay-0002\nknown missing (2): relay-0003 relay-0005');
+  assert.deepEqual(structured(all), { after: null, present: ['relay-0001', 'relay-0002'], knownMissing: ['relay-0003', 'relay-0005'] });
   const fromStart = await call(client, 'list_relays', { after: 'relay-0000' });
-  assert.deepEqual(structured(fromStart), { after: 'relay-0000', present: ['relay-0001', 'relay-0003'], knownMissing: ['relay-0002', 'relay-0005'] });
-  const after = await call(client, 'list_relays', { after: 'relay-0002' });
-  assert.equal(textOf(after), 'present (1): relay-0003\nknown missing (1): relay-0005');
+  assert.deepEqual(structured(fromStart), { after: 'relay-0000', present: ['relay-0001', 'relay-0002'], knownMissing: ['relay-0003', 'relay-0005'] });
+  const after = await call(client, 'list_relays', { after: 'relay-0001' });
+  assert.equal(textOf(after), 'present (1): relay-0002\nknown missing (2): relay-0003 relay-0005');
+  const beyond = await call(client, 'list_relays', { after: 'relay-0003' });
+  assert.equal(textOf(beyond), 'present (0):\nknown missing (1): relay-0005');
 });
 
 test('list_relays and wait_for_relay refuse a malformed after', async (t) => {
@@ -210,7 +212,7 @@ test('append_relay refuses a held id, saying in _meta whether the bytes are iden
   assert.deepEqual([different.code, different.identical], ['id_held', false]);
 });
 
-test('append_relay refuses an id ahead of the next free one, naming it; takes a KNOWN_MISSING id', async (t) => {
+test('append_relay refuses an id ahead of the next free one, naming it, even one a record cites (SPEC §8c); takes the next free id', async (t) => {
   const { corpus } = await tempStore(t);
   const client = await connect(t, corpus);
   await put(client, { parent: 'relay-0040' });
@@ -219,7 +221,7 @@ test('append_relay refuses an id ahead of the next free one, naming it; takes a 
   assert.equal(meta.code, 'id_ahead');
   assert.equal(meta.nextFree, 'relay-0002');
   assert.ok(textOf(result).includes('relay-0002'));
-  assert.equal(await put(client, {}, 'the lost parent', 'relay-0040'), 'relay-0040');
+  assert.equal(refusalMeta(await call(client, 'append_relay', { id: 'relay-0040', bytes: record() })).code, 'id_ahead', 'citing relay-0040 reserved nothing');
   assert.equal(await put(client, {}, 'the next free', 'relay-0002'), 'relay-0002');
 });
 

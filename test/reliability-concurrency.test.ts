@@ -8,7 +8,7 @@
  */
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { readdir, readFile } from 'node:fs/promises';
+import { readdir, readFile, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import { test } from 'node:test';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
@@ -142,17 +142,21 @@ test(`8 processes, ${TOTAL} concurrent appends (4 stdio servers, 2 signed HTTP h
 
 test('8 processes re-deposit the same KNOWN_MISSING record at the same instant: it lands once, and every other caller learns its bytes are already there', async (t) => {
   const { corpus } = await tempStore(t);
-  const first = await runCli(['append', '--corpus', corpus], { input: record({ kind: 'question', ref: 'relay-0005' }) });
-  assert.equal(first.stdout.trim(), 'relay-0001', first.stderr);
+  // relay-0001, relay-0002 (the record that will be lost), relay-0003 citing it; then relay-0002's file goes.
   const lost = record({ kind: 'answer', parent: 'relay-0001' }, 'the record everyone retries');
+  for (const [input, id] of [[record({ kind: 'question' }), 'relay-0001'], [lost, 'relay-0002'], [record({ kind: 'note', ref: 'relay-0002' }), 'relay-0003']] as const) {
+    const appended = await runCli(['append', '--corpus', corpus], { input });
+    assert.equal(appended.stdout.trim(), id, appended.stderr);
+  }
+  await unlink(path.join(corpus, 'relay-0002'));
   const clients = await Promise.all(Array.from({ length: 8 }, () => stdioClient(t, corpus).then((c) => c.client)));
-  const results = (await Promise.all(clients.map((c) => c.callTool({ name: 'append_relay', arguments: { id: 'relay-0005', bytes: lost } })))) as CallToolResult[];
+  const results = (await Promise.all(clients.map((c) => c.callTool({ name: 'append_relay', arguments: { id: 'relay-0002', bytes: lost } })))) as CallToolResult[];
   const landed = results.filter((r) => !r.isError);
   assert.equal(landed.length, 1, 'exactly one call stored it');
   for (const r of results.filter((x) => x.isError)) {
     const meta = (r._meta as Record<string, { code: string; identical: boolean }>)['p-e-relay/error']!;
     assert.deepEqual([meta.code, meta.identical], ['id_held', true], textOf(r));
   }
-  assert.deepEqual((await readdir(corpus)).filter((n) => shape.parseRecordId(n) !== null).sort(), ['relay-0001', 'relay-0005']);
+  assert.deepEqual((await readdir(corpus)).filter((n) => shape.parseRecordId(n) !== null).sort(), ['relay-0001', 'relay-0002', 'relay-0003']);
   assert.deepEqual((await verifyCorpus(corpus)).damaged, []);
 });

@@ -60,12 +60,13 @@ test('provenance authored is written when asked for', async (t) => {
   assert.match((await store.read(result.id)).toString(), /^provenance: authored\ndeposited-by: cli\/alice\n/);
 });
 
-test('the next free id skips ids that are KNOWN_MISSING', async (t) => {
+test('citing ids does not move the next free id (SPEC §8c): a record citing the next 64 ids takes one id', async (t) => {
   const { store } = await fresh(t);
-  await store.append(rec({ ref: 'relay-0002 relay-0003 relay-0005' }), BY); // relay-0001
-  assert.equal((await store.append(rec(), BY)).id, 'relay-0004');
-  assert.equal((await store.append(rec(), BY)).id, 'relay-0006');
-  assert.equal((await store.exists('relay-0002')).state, 'KNOWN_MISSING');
+  const ahead = Array.from({ length: 64 }, (_, i) => store.shape.format(i + 2)).join(' ');
+  await store.append(rec({ ref: ahead }), BY); // relay-0001 cites relay-0002 … relay-0065
+  assert.equal((await store.exists('relay-0002')).state, 'KNOWN_MISSING', 'a cited id is still KNOWN_MISSING');
+  assert.equal((await store.append(rec(), BY)).id, 'relay-0002');
+  assert.equal((await store.append(rec(), BY)).id, 'relay-0003');
 });
 
 test('concurrent appends in one process get distinct, contiguous ids', async (t) => {
@@ -99,11 +100,26 @@ test('a proposal may fill a gap below the next free id', async (t) => {
   assert.equal((await store.append(rec(), BY)).id, 'relay-0005', 'filling gaps does not move the next free id');
 });
 
-test('a proposal may take a KNOWN_MISSING id, however far ahead', async (t) => {
-  const { store } = await fresh(t);
-  await store.append(rec({ parent: 'relay-0500' }), BY);
-  assert.equal((await store.append(rec(), { ...BY, id: 'relay-0500' })).id, 'relay-0500');
-  assert.equal((await store.exists('relay-0500')).state, 'PRESENT');
+test('a proposal may re-deposit a lost record: a KNOWN_MISSING id at or below the high-water mark', async (t) => {
+  const { corpus } = await tempStore(t);
+  const writer = await openStore({ corpus, watch: 'none' });
+  await appendMany(writer, 2);
+  await writer.append(rec({ parent: 'relay-0002' }), BY); // relay-0003 cites relay-0002
+  await writer.close();
+  await unlink(corpusPaths(corpus).record('relay-0002'));
+  const store = await open(t, corpus, { watch: 'none' });
+  assert.equal((await store.exists('relay-0002')).state, 'KNOWN_MISSING');
+  assert.equal((await store.append(rec(), { ...BY, id: 'relay-0002' })).id, 'relay-0002');
+  assert.equal((await store.exists('relay-0002')).state, 'PRESENT');
+});
+
+test('a KNOWN_MISSING id above the high-water mark is a proposal ahead like any other (SPEC §8c)', async (t) => {
+  const { store, corpus } = await fresh(t);
+  await store.append(rec({ parent: 'relay-9999' }), BY);
+  const err = await refusedWith(store.append(rec(), { ...BY, id: 'relay-9999' }), 'id_ahead');
+  assert.equal(err.details.nextFree, 'relay-0002');
+  assert.equal((await store.append(rec(), BY)).id, 'relay-0002', 'assignment goes on for everyone');
+  assert.deepEqual((await readdir(corpus)).filter((n) => n.startsWith('relay-')).sort(), ['relay-0001', 'relay-0002']);
 });
 
 test('a proposal may take the next free id itself', async (t) => {
@@ -248,11 +264,12 @@ test('exists: PRESENT, KNOWN_MISSING, UNKNOWN; malformed ids are UNKNOWN', async
 
 test('list: every held and KNOWN_MISSING id; after is exclusive and filters both', async (t) => {
   const { store } = await fresh(t);
-  await store.append(rec({ ref: 'relay-0002 relay-0007' }), BY); // 1; 2 and 7 missing
-  await appendMany(store, 2); // 3, 4
-  assert.deepEqual(await store.list(), { after: null, present: ['relay-0001', 'relay-0003', 'relay-0004'], knownMissing: ['relay-0002', 'relay-0007'] });
-  assert.deepEqual(await store.list('relay-0000'), { after: 'relay-0000', present: ['relay-0001', 'relay-0003', 'relay-0004'], knownMissing: ['relay-0002', 'relay-0007'] });
-  assert.deepEqual(await store.list('relay-0002'), { after: 'relay-0002', present: ['relay-0003', 'relay-0004'], knownMissing: ['relay-0007'] });
+  await store.append(rec({ ref: 'relay-0004 relay-0007' }), BY); // 1; 4 and 7 missing
+  await appendMany(store, 2); // 2, 3 (citing an id reserves nothing: SPEC §8c)
+  assert.deepEqual(await store.list(), { after: null, present: ['relay-0001', 'relay-0002', 'relay-0003'], knownMissing: ['relay-0004', 'relay-0007'] });
+  assert.deepEqual(await store.list('relay-0000'), { after: 'relay-0000', present: ['relay-0001', 'relay-0002', 'relay-0003'], knownMissing: ['relay-0004', 'relay-0007'] });
+  assert.deepEqual(await store.list('relay-0002'), { after: 'relay-0002', present: ['relay-0003'], knownMissing: ['relay-0004', 'relay-0007'] });
+  assert.deepEqual(await store.list('relay-0004'), { after: 'relay-0004', present: [], knownMissing: ['relay-0007'] });
   assert.deepEqual(await store.list('relay-0007'), { after: 'relay-0007', present: [], knownMissing: [] });
 });
 
@@ -390,12 +407,12 @@ test('reconciling scans while appending never drops a record just written', asyn
   assert.equal((await store.list()).present.length, 150);
 });
 
-test('an append that loses a race for an id learns what the winner names before choosing again', async (t) => {
+test('an append that loses a race for an id indexes what the winner published and takes the next one', async (t) => {
   const { corpus } = await tempStore(t);
   const a = await open(t, corpus, { watch: 'none' });
   const b = await open(t, corpus, { watch: 'none' }); // another process that has not seen a's record yet
-  await a.append(rec({ kind: 'question', ref: 'relay-0002' }), BY); // relay-0001 makes relay-0002 KNOWN_MISSING
+  await a.append(rec({ kind: 'question', ref: 'relay-0002' }), BY); // relay-0001 cites relay-0002
   const { id } = await b.append(rec({ kind: 'unrelated' }), BY); // b tries relay-0001 first: EEXIST
-  assert.equal(id, 'relay-0003', 'relay-0002 is KNOWN_MISSING: a new unrelated record must not take it');
-  assert.equal((await b.exists('relay-0002')).state, 'KNOWN_MISSING');
+  assert.equal(id, 'relay-0002', 'a cited id above the high-water mark is not reserved (SPEC §8c)');
+  assert.equal((await b.exists('relay-0001')).state, 'PRESENT', 'b indexed the record it lost the race to');
 });

@@ -36,7 +36,8 @@ durable. It is stored as deposited-by cli/<your user name> with provenance
 as-received, or authored when you pass --authored to declare that you wrote
 these bytes yourself.
 
-  --id ID       store it under this id (a gap, a KNOWN_MISSING id, or the next free one)
+  --id ID       store it under this id (a gap below the next free id, such as a
+                lost record's, or the next free id itself)
   --authored    declare that you, the operator, wrote the bytes`,
   options: { id: { type: 'string' }, authored: { type: 'boolean' } },
   allowPositionals: true,

@@ -55,13 +55,14 @@ export function idShape(width: number = DEFAULT_ID_WIDTH): IdShape {
 
 /**
  * The id an append without a proposal takes: one past the highest id ever
- * issued here, stepping over ids that a held record already names (those are
- * KNOWN_MISSING, and a new unrelated record must not take their place).
- * Returns null when the id space is exhausted.
+ * issued here (the high-water mark). Ids that held records cite are not
+ * stepped over (SPEC §8c): every cited id above the mark is beyond it, so
+ * stepping over them would let one record of 64 citations burn 65 ids, and a
+ * citation of the last id end assignment for everyone. Returns null when the
+ * id space is exhausted.
  */
-export function nextFreeId(highest: number, isKnownMissing: (n: number) => boolean, max: number): number | null {
-  let n = highest + 1;
-  while (n <= max && isKnownMissing(n)) n++;
+export function nextFreeId(highest: number, max: number): number | null {
+  const n = highest + 1;
   return n <= max ? n : null;
 }
 

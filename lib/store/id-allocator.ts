@@ -3,13 +3,18 @@
  * `link()` so that no two writers, in this process or any other, ever get
  * the same one.
  *
- * - Without a proposal: one past the highest id ever issued, stepping over
- *   KNOWN_MISSING ids (a held record already names them). On EEXIST another
- *   writer won the name; read what it published (it may name ids of its
- *   own), then try the next one with the same temp file.
- * - With a proposal: taken when well formed, not held, and either
- *   KNOWN_MISSING or not beyond the next free id. Further ahead would let one
- *   call reserve the whole id space.
+ * - Without a proposal: one past the highest id ever issued (the high-water
+ *   mark). On EEXIST another writer won the name; index what it published,
+ *   then try the next one with the same temp file.
+ * - With a proposal: taken when well formed, not held, and not beyond the
+ *   next free id: a gap below the mark (a KNOWN_MISSING one is how a lost
+ *   record is re-deposited) or the next free id itself.
+ *
+ * Citing an id buys nothing here (SPEC §8c): a KNOWN_MISSING id above the
+ * mark is neither stepped over nor open to a proposal. Either would let one
+ * agent, within its rate limit, burn ids it never fills (a record citing the
+ * next 64 ids took 65) or end assignment for everyone (cite relay-9999, then
+ * propose it).
  */
 import { splitRecordFile } from '../model/deposit.js';
 import { RelayError } from '../errors.js';
@@ -47,10 +52,10 @@ export class IdAllocator {
     for (let fresh = false; ; fresh = true) {
       if (this.index.has(n)) throw await this.heldRefusal(n, digest);
       const next = this.nextFree();
-      if (this.index.isKnownMissing(n) || n <= (next ?? this.shape.max)) return;
+      if (n <= (next ?? this.shape.max)) return;
       if (fresh) {
         const nextText = next === null ? 'none: the id space is used up' : this.shape.format(next);
-        throw new RelayError('id_ahead', `${this.shape.format(n)} is beyond the next free id (${nextText}); a proposal may fill a gap or take the next free id, not reserve ids ahead. Leave id out to take the next free one.`, { nextFree: next === null ? null : this.shape.format(next) });
+        throw new RelayError('id_ahead', `${this.shape.format(n)} is beyond the next free id (${nextText}); a proposal may fill a gap or take the next free id, not reserve ids ahead, even ids a record cites. Leave id out to take the next free one.`, { nextFree: next === null ? null : this.shape.format(next) });
       }
       await this.refresh(); // our view may be stale: another process may have moved on
     }
@@ -70,9 +75,7 @@ export class IdAllocator {
         throw new RelayError('ids_exhausted', `This store has used every id up to ${this.shape.format(this.shape.max)} and cannot take another record. Start a new store, or create one with a wider id (\`p-e-relay init --id-width ${this.shape.width + 1}\`).`);
       }
       if (await this.linkReserved(temp, n)) return n;
-      // Another writer took it first: remember, and read what it names before
-      // trying the one after, or we could hand an id it made KNOWN_MISSING to
-      // an unrelated record.
+      // Another writer took it first: remember, and index what it published.
       this.index.noteIssued(n);
       await this.indexer.ingest(n);
     }
@@ -81,7 +84,7 @@ export class IdAllocator {
   private nextFree(): number | null {
     let highest = this.index.highest;
     for (const r of this.reserved) if (r > highest) highest = r;
-    return nextFreeId(highest, (n) => this.index.isKnownMissing(n), this.shape.max);
+    return nextFreeId(highest, this.shape.max);
   }
 
   private async linkReserved(temp: string, n: number): Promise<boolean> {

@@ -1,0 +1,90 @@
+/**
+ * The outside review's findings (issue 13), one attack each, on a real hub
+ * process over loopback. Each test is what an attacker does and what must
+ * still be true afterwards; each failed on the code the review attacked.
+ * The short form runs in `npm test`; P_E_RELAY_LONG=1 runs the heavy
+ * variants (the figures in docs/security.md come from those).
+ *
+ * The row-shaped attacks (one request, refused, nothing changed) are rows
+ * of the matrix in attacks.test.ts; these are the ones that need a
+ * sequence, a crowd or a second hub.
+ */
+import assert from 'node:assert/strict';
+import { unlink } from 'node:fs/promises';
+import path from 'node:path';
+import { test } from 'node:test';
+import { addKey, readKey } from '../lib/auth/keys.js';
+import { authorizationFor } from '../lib/auth/sign.js';
+import { idShape } from '../lib/model/ids.js';
+import { record, runCli, tempStore } from './helpers.js';
+import { hubProcess, scale, until, type HubProcess } from './reliability-helpers.js';
+
+const shape = idShape();
+
+interface Posted {
+  status: number;
+  json: Record<string, unknown>;
+}
+
+/** A signed REST append; waits out a 429 as a well-behaved client would, so only what the rate limit allows is sent. */
+async function signedAppend(hub: HubProcess, agent: string, key: Buffer, bytes: string, query = ''): Promise<Posted> {
+  for (;;) {
+    const body = Buffer.from(bytes);
+    const res = await fetch(`${hub.url}/relays${query}`, { method: 'POST', body, headers: { Authorization: authorizationFor(agent, key, 'POST', body), Accept: 'application/json' } });
+    const json = (await res.json()) as Record<string, unknown>;
+    if (res.status !== 429) return { status: res.status, json };
+    await new Promise((r) => setTimeout(r, Number(json.retryAfterS ?? 1) * 1000));
+  }
+}
+
+/** The highest id the hub holds, from its listing. */
+async function highestHeld(hub: HubProcess): Promise<number> {
+  const list = (await (await fetch(`${hub.url}/relays`, { headers: { Accept: 'application/json' } })).json()) as { present: string[] };
+  return Math.max(0, ...list.present.map((id) => shape.parseRecordId(id)!));
+}
+
+// ---- finding 1 (High): one agent ends id assignment for everyone -------------------------------
+
+test('finding 1: records citing the next 64 ids, and a citation of the last id then proposed, take no more ids than the records occupy; assignment goes on for others and for the CLI; a lost record can still be re-deposited', { timeout: 120_000 }, async (t) => {
+  const { corpus, keys } = await tempStore(t);
+  await addKey(keys, 'mallory');
+  await addKey(keys, 'bob');
+  const mallory = (await readKey(keys, 'mallory'))!;
+  const bob = (await readKey(keys, 'bob'))!;
+  const hub = await hubProcess(t, corpus, keys, { env: { P_E_RELAY_LOG: 'warn' } });
+
+  // Each record cites the 64 ids after its own (the most a record may name), appended as fast as the rate limit allows.
+  const appends = scale(25, 154);
+  let last = 0;
+  for (let i = 0; i < appends; i++) {
+    const cited = Array.from({ length: 64 }, (_, k) => shape.format(last + 2 + k)).join(' ');
+    const answer = await signedAppend(hub, 'mallory', mallory, record({ kind: 'burn', ref: cited }, `burn ${i}`));
+    assert.equal(answer.status, 201, JSON.stringify(answer.json));
+    last = shape.parseRecordId(answer.json.id)!;
+  }
+  assert.equal(last, appends, `${appends} appends took ${last} ids`);
+
+  // Cite the last id, then propose it.
+  assert.equal((await signedAppend(hub, 'mallory', mallory, record({ kind: 'burn', parent: shape.format(shape.max) }))).status, 201);
+  const proposal = await signedAppend(hub, 'mallory', mallory, record({ kind: 'burn' }, 'take the last id'), `?id=${shape.format(shape.max)}`);
+  assert.equal(proposal.status, 409, JSON.stringify(proposal.json));
+  assert.equal(proposal.json.error, 'id_ahead');
+  assert.equal(proposal.json.nextFree, shape.format(appends + 2));
+  assert.equal((await fetch(`${hub.url}/relays/${shape.format(shape.max)}`, { method: 'HEAD' })).headers.get('p-e-relay-state'), 'KNOWN_MISSING', 'exists still says KNOWN_MISSING for a cited id');
+
+  // Another agent and the operator's CLI still get the next ids.
+  const other = await signedAppend(hub, 'bob', bob, record({ kind: 'note' }, 'bob is not locked out'));
+  assert.deepEqual([other.status, other.json.id], [201, shape.format(appends + 2)]);
+  const cli = await runCli(['append', '--corpus', corpus], { input: record({ kind: 'note' }, 'nor is the operator') });
+  assert.deepEqual([cli.code, cli.stdout.trim()], [0, shape.format(appends + 3)], cli.stderr);
+
+  // A genuinely lost record (KNOWN_MISSING at or below the high-water mark) is still re-deposited under its id.
+  const lost = shape.format(5); // relay-0004 cites it
+  await unlink(path.join(corpus, lost));
+  await until(async () => (await fetch(`${hub.url}/relays/${lost}`, { method: 'HEAD' })).headers.get('p-e-relay-state') === 'KNOWN_MISSING', `${lost} to be KNOWN_MISSING`);
+  const redeposit = await signedAppend(hub, 'bob', bob, record({ kind: 'burn' }, 'burn 4'), `?id=${lost}`);
+  assert.deepEqual([redeposit.status, redeposit.json.id], [201, lost], JSON.stringify(redeposit.json));
+
+  const highest = await highestHeld(hub);
+  t.diagnostic(`id attacks: ${appends + 2} of mallory's appends (${appends} citing 64 ids each, one citing ${shape.format(shape.max)}, one proposing it) took ${appends + 1} ids; highest id ${shape.format(highest)}; ids left ${shape.max - highest} of ${shape.max}`);
+});
