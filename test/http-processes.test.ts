@@ -112,3 +112,50 @@ test('sign prints an Authorization header the hub accepts for that body', async 
   const unknown = await runCli(['sign', '--agent', 'nobody', '--keys', keys], { input: body });
   assert.equal(unknown.code, 1);
 });
+
+/** Resolves with the exit code once the child exits by itself; kills it and fails after `boundMs`. */
+function exitOf(child: ChildProcess, boundMs: number): Promise<number | null> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`still running ${boundMs} ms later`));
+    }, boundMs);
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      resolve(code);
+    });
+  });
+}
+
+test('serve --http on a busy port says so and exits 1 by itself within 2 s', async (t) => {
+  const store = await hubStore(t);
+  const first = await spawnHub(store);
+  const port = new URL(first.url).port;
+  const second = spawn(process.execPath, [BIN, 'serve', '--http', '--port', port, '--corpus', store.corpus, '--keys', store.keys], { stdio: ['ignore', 'ignore', 'pipe'] });
+  store.stopFirst(() => second.kill('SIGKILL'));
+  let stderr = '';
+  const said = new Promise<void>((resolve) =>
+    second.stderr!.on('data', (d) => {
+      stderr += d;
+      if (/already in use/.test(stderr)) resolve();
+    }),
+  );
+  const exited = new Promise<number | null>((resolve) => second.once('exit', resolve));
+  await Promise.race([said, exited]);
+  assert.match(stderr, new RegExp(`Port ${port} on 127\\.0\\.0\\.1 is already in use`));
+  assert.equal(await Promise.race([exited, exitOf(second, 2000)]), 1, stderr);
+});
+
+test('serve --http stops by itself on SIGTERM with a stream open, exit 0', async (t) => {
+  const store = await hubStore(t);
+  assert.equal((await runCli(['keys', 'add', 'watcher', '--keys', store.keys])).code, 0);
+  const hub = await spawnHub(store);
+  const stream = await fetch(`${hub.url}/events`, { headers: { Authorization: sign('watcher', (await readKey(store.keys, 'watcher'))!, 'GET') } });
+  assert.equal(stream.status, 200);
+  const reading = stream.body!.getReader();
+  await reading.read(); // the stream's opening comment: it is being served
+  const exit = exitOf(hub.child, 10_000);
+  hub.child.kill('SIGTERM');
+  assert.equal(await exit, 0, hub.stderr());
+  await reading.cancel().catch(() => {});
+});

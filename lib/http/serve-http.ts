@@ -52,11 +52,4 @@ export async function serveHttp(options: ServeHttpOptions): Promise<void> {
   say('shutting down');
   await hub.close();
   await store.close();
-  // Everything is closed; if a stray handle still holds the event loop (a
-  // watcher chokidar set up while it was being closed), a server told to stop
-  // must stop anyway. Unref'd: it never delays a clean exit.
-  setTimeout(() => {
-    options.log.warn('a handle was still open a second after shutdown; exiting anyway');
-    process.exit(process.exitCode ?? 0);
-  }, 1000).unref();
 }

@@ -98,13 +98,19 @@ export async function startHub(options: HubOptions): Promise<Hub> {
   // file descriptors, not clients, would decide who is served.
   server.maxConnections = options.maxConnections ?? 2048;
   const host = options.host ?? DEFAULT_HOST;
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port ?? DEFAULT_PORT, host, () => {
-      server.off('error', reject);
-      resolve();
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(options.port ?? DEFAULT_PORT, host, () => {
+        server.off('error', reject);
+        resolve();
+      });
     });
-  });
+  } catch (err) {
+    // A busy port: nothing may be left holding the process open (the keys watcher above is).
+    await keys.close();
+    throw err;
+  }
   const port = (server.address() as AddressInfo).port;
   const rebinding = rebindingGuard(host, port, options.allowedOrigins);
 

@@ -58,15 +58,20 @@ class EventStream {
 
   start(mark: number | null): void {
     const { res, ctx } = this;
+    try {
+      // Live events come in landing order, a mirror's late fill-in below the mark included (docs/http.md).
+      this.subscription = ctx.store.subscribe(
+        { after: mark, onHeld: (meta) => this.held(meta), onClosed: () => this.end() },
+        (meta, _n, phase) => (phase === 'catch-up' ? this.catchUp(meta) : this.send(eventText(meta))),
+      );
+    } catch (err) {
+      this.hold.release(); // the store has closed: refused before the stream began
+      throw err;
+    }
     this.hold.signal.addEventListener('abort', () => this.end(), { once: true });
     res.writeHead(200, { 'Content-Type': 'text/event-stream; charset=utf-8', 'Cache-Control': 'no-cache, no-transform', 'X-Accel-Buffering': 'no', Connection: 'keep-alive' });
     res.write(': p-e-relay events\n\n');
     this.keepAlive = setInterval(() => this.tick(), ctx.sseKeepAliveMs);
-    // Live events come in landing order, a mirror's late fill-in below the mark included (docs/http.md).
-    this.subscription = ctx.store.subscribe(
-      { after: mark, onHeld: (meta) => this.held(meta), onClosed: () => this.end() },
-      (meta, _n, phase) => (phase === 'catch-up' ? this.catchUp(meta) : this.send(eventText(meta))),
-    );
     void this.subscription.caughtUp.catch((err) => {
       ctx.log.warn(`an event stream's catch-up failed: ${(err as Error).message}`);
       this.end();

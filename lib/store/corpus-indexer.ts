@@ -51,6 +51,8 @@ export class CorpusIndexer {
   private readonly damaged = new Set<number>();
   private scanned = false;
   private closed = false;
+  /** Settle delays pending, so close can end them at once. */
+  private readonly pauses = new Set<{ timer: NodeJS.Timeout; resolve: () => void }>();
 
   constructor(private readonly options: CorpusIndexerOptions) {
     ({ index: this.index, shape: this.shape, paths: this.paths, log: this.log } = options);
@@ -64,7 +66,7 @@ export class CorpusIndexer {
   async scan(): Promise<void> {
     const ids = await this.idsOnDisk();
     const reads: Promise<void>[] = [];
-    for (let i = 0; i < ids.length; i++) {
+    for (let i = 0; i < ids.length && !this.closed; i++) {
       reads.push(this.ingest(ids[i]!, 'scan'));
       if (i % SCAN_BATCH === SCAN_BATCH - 1) await new Promise((r) => setImmediate(r));
     }
@@ -130,8 +132,22 @@ export class CorpusIndexer {
     this.options.onRemoved(id);
   }
 
+  /** Stops reading: the scan ends at its next file, retries end now (their timers cleared). */
   close(): void {
     this.closed = true;
+    for (const pause of this.pauses) {
+      clearTimeout(pause.timer);
+      pause.resolve();
+    }
+    this.pauses.clear();
+  }
+
+  /** A settle delay: unref'd (a half-written file never holds a process open) and ended by close. */
+  private pause(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const pause = { timer: setTimeout(() => (this.pauses.delete(pause), resolve()), ms).unref(), resolve };
+      this.pauses.add(pause);
+    });
   }
 
   /** Adds a whole record; its metadata, or null when it was already held. */
@@ -145,7 +161,7 @@ export class CorpusIndexer {
     const delays = source === 'seen' ? SETTLE_DELAYS_MS : [0];
     let lastError: unknown = null;
     for (const delay of delays) {
-      if (delay) await new Promise((r) => setTimeout(r, delay));
+      if (delay) await this.pause(delay);
       if ((this.index.has(n) && !this.damaged.has(n)) || this.closed) return;
       let file: Buffer;
       try {
@@ -173,6 +189,7 @@ export class CorpusIndexer {
         lastError = err;
       }
     }
+    if (this.closed) return;
     if (!this.damaged.has(n)) this.log.warn(`${id} is damaged and is held but not served: ${(lastError as Error).message}`);
     this.damaged.add(n);
     this.index.add(n, null, null, this.shape.format);

@@ -9,11 +9,13 @@ import type { FileHandle } from 'node:fs/promises';
 export class ReplaceableHandle {
   private current: Promise<FileHandle> | null = null;
   private readonly retired: Promise<FileHandle>[] = [];
+  private closed = false;
 
   constructor(private readonly open: () => Promise<FileHandle>) {}
 
-  /** The current handle, opening it if there is none. */
+  /** The current handle, opening it if there is none; once closed, never opens again. */
   get(): Promise<FileHandle> {
+    if (this.closed) return Promise.reject(new Error('the handle was closed'));
     return (this.current ??= this.open());
   }
 
@@ -24,6 +26,7 @@ export class ReplaceableHandle {
   }
 
   async close(): Promise<void> {
+    this.closed = true;
     const handles = [...this.retired.splice(0), ...(this.current ? [this.current] : [])];
     this.current = null;
     for (const handle of handles) await (await handle.catch(() => null))?.close().catch(() => {});

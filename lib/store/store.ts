@@ -62,6 +62,9 @@ export interface RepliesResult {
   replies: { id: string; kind: string | null; from: string | null; to: string | null }[];
 }
 
+/** The lifecycle, in the manner of hypercore's ready-resource. */
+export type StoreState = 'prepared' | 'opening' | 'open' | 'closing' | 'closed';
+
 export class RelayStore extends EventEmitter<StoreEvents> implements RecordFeed {
   readonly paths: CorpusPaths;
   readonly maxRecordBytes: number;
@@ -77,8 +80,11 @@ export class RelayStore extends EventEmitter<StoreEvents> implements RecordFeed 
   private readonly indexer: CorpusIndexer;
   private readonly ids: IdAllocator;
   private readonly issued: IssuedLog;
+  private lifecycle: StoreState = 'prepared';
   private opening: Promise<void> | null = null;
-  private closed = false;
+  private closing: Promise<void> | null = null;
+  /** Appends under way; close lets them finish before it closes the handles they write through. */
+  private readonly appending = new Set<Promise<unknown>>();
 
   /**
    * Use `RelayStore.prepare()` (or `openStore()`): it reads the store's id
@@ -136,9 +142,23 @@ export class RelayStore extends EventEmitter<StoreEvents> implements RecordFeed 
     return new RelayStore(options, idShape(settings.idWidth));
   }
 
-  /** Scans the corpus and starts watching. Repeat calls return the same promise. */
+  /**
+   * Scans the corpus and starts watching. Repeat calls return the same
+   * promise; after close it is refused.
+   */
   open(): Promise<void> {
-    return (this.opening ??= this.load());
+    if (this.lifecycle === 'closing' || this.lifecycle === 'closed') return this.refusedOpen();
+    if (this.opening) return this.opening;
+    this.lifecycle = 'opening';
+    this.opening = this.load().then(
+      () => {
+        if (this.lifecycle === 'opening') this.lifecycle = 'open';
+      },
+      (err) => {
+        throw this.lifecycle === 'opening' ? err : this.closedRefusal();
+      },
+    );
+    return this.opening;
   }
 
   /** Resolves when the start-up scan is done; calls that need the index await it. */
@@ -146,27 +166,78 @@ export class RelayStore extends EventEmitter<StoreEvents> implements RecordFeed 
     return this.open();
   }
 
+  /** prepared → opening → open → closing → closed; a store never opens again once it closes. */
+  get state(): StoreState {
+    return this.lifecycle;
+  }
+
   get size(): number {
     return this.index.size;
   }
 
-  async close(): Promise<void> {
-    if (this.closed) return;
-    this.closed = true;
-    this.watcher.close();
+  /**
+   * Ends every blocked wait and open stream with the closed refusal, waits
+   * for an open in progress and for appends under way, then tears down
+   * everything open started: the watcher (fs.watch and its interval), the
+   * indexer's settle timers, the directory handle and the issued log.
+   * Safe to call more than once: every call returns the same promise.
+   */
+  close(): Promise<void> {
+    return (this.closing ??= this.shutDown());
+  }
+
+  private async shutDown(): Promise<void> {
+    this.lifecycle = 'closing';
+    this.emit('closed', this.closedRefusal());
+    // Stop the scan and the watcher now; an open in progress sees the state and stops at its next step.
     this.indexer.close();
+    this.watcher.close();
+    await this.opening?.catch(() => {});
+    await Promise.allSettled([...this.appending]);
+    this.watcher.close();
+    await this.indexer.settled();
     await this.dirSync.close();
     await this.issued.close();
+    this.lifecycle = 'closed';
+  }
+
+  /** Throws the closed refusal once close() has been called. */
+  private refuseIfClosed(): void {
+    if (this.lifecycle === 'closing' || this.lifecycle === 'closed') throw this.closedRefusal();
+  }
+
+  /** Every operation starts here: refused after close, else waits for the scan. */
+  private async opened(): Promise<void> {
+    this.refuseIfClosed();
+    await this.open();
+    this.refuseIfClosed();
+  }
+
+  private refused: Promise<void> | null = null;
+
+  /** What open() answers once close() has been called (marked handled: nobody may be waiting). */
+  private refusedOpen(): Promise<void> {
+    if (!this.refused) {
+      this.refused = Promise.reject(this.closedRefusal());
+      this.refused.catch(() => {});
+    }
+    return this.refused;
+  }
+
+  private closedRefusal(): RelayError {
+    return new RelayError('store_unavailable', `The relay's store at ${this.paths.corpus} has closed (the server is shutting down), so this call was not carried out. Call again once the server is running; a wait can be repeated with the same after mark.`, { reason: 'closed' });
   }
 
   private async load(): Promise<void> {
     if (!this.readOnly) await fs.mkdir(this.paths.tmp, { recursive: true });
     const issuedBefore = await this.issued.read();
     this.index.noteIssued(issuedBefore);
+    this.refuseIfClosed();
     // Start watching before the scan so that nothing landing during it is missed;
     // whatever both see is indexed once.
     this.watcher.start();
     await this.indexer.scan();
+    this.refuseIfClosed();
     // Records brought by rsync or git are in no process's issued log; note the
     // highest now, so that if it vanishes later its id is still never reused.
     if (!this.readOnly && this.index.highest > issuedBefore) await this.issued.note(this.index.highest);
@@ -182,7 +253,7 @@ export class RelayStore extends EventEmitter<StoreEvents> implements RecordFeed 
   private async reattach(): Promise<void> {
     this.dirSync.reopen();
     this.issued.reopen();
-    if (this.readOnly || this.closed) return;
+    if (this.readOnly || this.lifecycle !== 'open') return;
     try {
       await fs.mkdir(this.paths.tmp, { recursive: true });
     } catch (err) {
@@ -194,13 +265,21 @@ export class RelayStore extends EventEmitter<StoreEvents> implements RecordFeed 
   // ---- the six operations -------------------------------------------------
 
   /** Stores one record and answers once it is durable on disk. */
-  async append(bytes: Uint8Array, options: AppendOptions): Promise<AppendResult> {
+  append(bytes: Uint8Array, options: AppendOptions): Promise<AppendResult> {
+    const appending = this.appendOnce(bytes, options);
+    this.appending.add(appending);
+    void appending.catch(() => {}).finally(() => this.appending.delete(appending));
+    return appending;
+  }
+
+  private async appendOnce(bytes: Uint8Array, options: AppendOptions): Promise<AppendResult> {
+    this.refuseIfClosed();
     if (this.readOnly) {
       const where = this.primary ? ` at ${this.primary}` : '';
       throw new RelayError('read_only', `This relay is a read-only mirror; it stores nothing itself. Send the record to the primary${where} instead, and it will reach this mirror with the next sync.`, { primary: this.primary ?? null });
     }
     const claims = parseRecord(bytes, this.shape, this.maxRecordBytes);
-    await this.open();
+    await this.opened();
     const digest = digestOf(bytes);
     const proposed = options.id === undefined ? null : this.ids.parseProposal(options.id);
     if (proposed !== null) await this.ids.checkProposal(proposed, digest);
@@ -249,13 +328,13 @@ export class RelayStore extends EventEmitter<StoreEvents> implements RecordFeed 
   }
 
   async exists(id: string): Promise<{ id: string; state: IdState }> {
-    await this.open();
+    await this.opened();
     return { id, state: this.index.state(this.shape.parseRecordId(id)) };
   }
 
   /** The file's exact bytes (deposit header, `---`, record), its digest re-checked. */
   async read(id: string): Promise<Buffer> {
-    await this.open();
+    await this.opened();
     const n = this.shape.parseRecordId(id);
     if (n === null) throw this.notFound(id, 'UNKNOWN');
     let file: Buffer;
@@ -281,7 +360,7 @@ export class RelayStore extends EventEmitter<StoreEvents> implements RecordFeed 
   }
 
   async list(after?: string): Promise<ListResult> {
-    await this.open();
+    await this.opened();
     const mark = after === undefined ? 0 : this.parseAfter(after);
     return {
       after: after ?? null,
@@ -291,7 +370,7 @@ export class RelayStore extends EventEmitter<StoreEvents> implements RecordFeed 
   }
 
   async replies(id: string): Promise<RepliesResult> {
-    await this.open();
+    await this.opened();
     const n = this.shape.parseRecordId(id);
     const replies = n === null ? [] : this.index.repliesTo(n).map((m) => {
       const meta = this.index.get(m)?.meta;
@@ -308,7 +387,8 @@ export class RelayStore extends EventEmitter<StoreEvents> implements RecordFeed 
     // lists the corpus so that files already there when it began (which this
     // process may notice a moment later) are not reported as new.
     let existing: Promise<ReadonlySet<number>> | undefined;
-    if (after !== null) await this.open();
+    this.refuseIfClosed();
+    if (after !== null) await this.opened();
     else {
       void this.open().catch(() => {});
       existing = this.indexer.idsOnDisk().then((ids) => new Set(ids));
@@ -322,6 +402,7 @@ export class RelayStore extends EventEmitter<StoreEvents> implements RecordFeed 
    * subscription API; waits and event streams are built on it.
    */
   subscribe(options: SubscribeOptions, onRecord: OnRecord): Subscription {
+    this.refuseIfClosed();
     return subscribe(this, options, onRecord);
   }
 

@@ -108,7 +108,12 @@ export function subscribe(feed: RecordFeed, options: SubscribeOptions, onRecord:
     if (options.skip) skip = await options.skip.catch(() => nothing);
     const sent = new Set<number>();
     if (options.after !== null) {
-      await feed.ready;
+      try {
+        await feed.ready;
+      } catch (err) {
+        if (ended) return; // closed meanwhile: onClosed has said so
+        throw err;
+      }
       for (const { n, meta } of feed.heldAfter(options.after)) {
         if (ended) return;
         if (skip.has(n) || !match(meta, n)) continue;

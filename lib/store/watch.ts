@@ -67,12 +67,13 @@ export class CorpusWatcher {
   private missingLogged = false;
   private identity: Identity = null;
   private listed: Listed | null = null;
+  private closed = false;
 
   constructor(private readonly options: CorpusWatcherOptions) {}
 
   start(): void {
     const { mode, intervalMs } = this.options;
-    if (mode === 'none') return;
+    if (mode === 'none' || this.closed) return;
     this.identity = identityOf(this.options.dir);
     if (mode === 'events') this.watchEvents();
     this.timer = setInterval(() => void this.reconcile(), intervalMs);
@@ -88,7 +89,7 @@ export class CorpusWatcher {
    * always lists.
    */
   async reconcile(): Promise<void> {
-    if (this.scanning) return;
+    if (this.scanning || this.closed) return;
     this.scanning = true;
     try {
       const look = this.options.mode === 'events' ? lookAt(this.options.dir) : null;
@@ -101,7 +102,7 @@ export class CorpusWatcher {
         this.options.log.info(replaced ? `the corpus directory ${this.options.dir} was replaced by another directory; watching and writing to the new one` : `the corpus directory ${this.options.dir} is back`);
         this.missingLogged = false;
         this.identity = identity;
-        if (this.options.mode === 'events') {
+        if (this.options.mode === 'events' && !this.closed) {
           this.watcher?.close();
           this.watcher = null;
           this.watchEvents();
@@ -121,7 +122,9 @@ export class CorpusWatcher {
     }
   }
 
+  /** Final: nothing is watched or listed again (a reconcile in flight does not start a new watch). */
   close(): void {
+    this.closed = true;
     this.watcher?.close();
     this.watcher = null;
     if (this.timer) clearInterval(this.timer);
