@@ -17,6 +17,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { ToolListChangedNotificationSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { hubRefusal, hubUnreachable } from '../lib/bridge/hub-answers.js';
 import { parseHubUrl } from '../lib/bridge/hub-url.js';
+import { DEFAULT_MAX_RECORD_BYTES } from '../lib/model/record.js';
 import { openStore } from '../lib/store/store.js';
 import { ROOT, BIN, errorCode, record, tempDir, textOf } from './helpers.js';
 import { activeWaits, bridgeClient, closedPort, eventually, hubStore, startHubProcess, type BridgeClient, type Cleanup, type HubProcess } from './bridge-helpers.js';
@@ -209,6 +210,13 @@ describe('bridge', { concurrency: true }, () => {
       assert.equal(meta(result).cause, 'ECONNREFUSED');
       assert.ok(textOf(result).includes(url), textOf(result));
     }
+  });
+
+  test('hub down: the built-in list\'s append_relay states the real record limit, not "undefined"', async (t) => {
+    const { keys } = await hubStore(t);
+    const { client } = await bridgeClient(t, `http://127.0.0.1:${await closedPort()}`, AGENT, keys);
+    const append = (await client.listTools()).tools.find((tool) => tool.name === 'append_relay')!;
+    assert.ok(append.description?.includes(`at most ${DEFAULT_MAX_RECORD_BYTES} bytes`), append.description);
   });
 
   test('when the hub comes up, calls go through and the client is told to fetch the hub\'s own tool list', async (t) => {

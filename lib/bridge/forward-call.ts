@@ -15,22 +15,20 @@ import { McpError, type CallToolRequest, type CallToolResult, type ServerNotific
 import { asRelayError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { refusal } from '../mcp/result.js';
-import { DEFAULT_WAIT_MS, MAX_WAIT_MS } from '../store/waiters.js';
+import { toolNamed } from '../mcp/tools/index.js';
 import type { HubClient } from './hub-client.js';
 import { ProgressRelay } from './progress-relay.js';
 import type { ToolList } from './tool-list.js';
 
-/** A read or an append answers in milliseconds; well before a client's own 60 s, say the hub is silent. */
+/** A call the hub answers at once answers in milliseconds; well before a client's own 60 s, say the hub is silent. */
 const CALL_TIMEOUT_MS = 30_000;
-/** Beyond a wait's own window: the hub answers at the window's end, this covers the trip and a busy hub. */
-const WAIT_SLACK_MS = 30_000;
+/** Beyond a held call's own window: the hub answers at the window's end, this covers the trip and a busy hub. */
+const HOLD_SLACK_MS = 30_000;
 
-/** How long to give the hub for this call. */
+/** How long to give the hub for this call: the window the table of tools says the hub may hold it, plus slack. */
 export function callTimeoutMs(name: string, args: Record<string, unknown> | undefined): number {
-  if (name !== 'wait_for_relay') return CALL_TIMEOUT_MS;
-  const asked = args?.timeout_ms;
-  const window = typeof asked === 'number' && Number.isFinite(asked) && asked >= 0 ? Math.min(asked, MAX_WAIT_MS) : DEFAULT_WAIT_MS;
-  return window + WAIT_SLACK_MS;
+  const holdsMs = toolNamed(name)?.door.holdsMs;
+  return holdsMs ? holdsMs(args) + HOLD_SLACK_MS : CALL_TIMEOUT_MS;
 }
 
 export interface Forwarder {

@@ -21,11 +21,12 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import type { RelayError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { authorizationFor } from '../auth/sign.js';
+import { TOOLS } from '../mcp/tools/index.js';
 import type { KeySource } from './bridge-key.js';
 import { hubRefusal, hubUnreachable, type HubSide } from './hub-answers.js';
 
-/** The tools the hub only runs when signed (SPEC §9): the append, and the wait that holds a connection. */
-export const SIGNED_TOOLS: ReadonlySet<string> = new Set(['append_relay', 'wait_for_relay']);
+/** The tools the hub only runs when signed (SPEC §9), as the table of tools says. */
+export const SIGNED_TOOLS: ReadonlySet<string> = new Set(TOOLS.filter((tool) => tool.door.signed).map((tool) => tool.name));
 
 export interface CallScope {
   /** Aborts the HTTP request that carries this call. */

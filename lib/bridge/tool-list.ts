@@ -12,18 +12,17 @@
  * When the hub cannot be reached at the moment a client asks, the bridge
  * still has to answer (a client that gets no tools at start never asks
  * again), so it answers the hub's last list, or else definitions built from
- * lib/mcp/tools at the default width, and after the next call the hub
- * answers it sends notifications/tools/list_changed if the hub's list is
- * different, so the client fetches the right one.
+ * lib/mcp/tools at the default width and record limit, and after the next
+ * call the hub answers it sends notifications/tools/list_changed if the
+ * hub's list is different, so the client fetches the right one.
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import { idShape } from '../model/ids.js';
+import { DEFAULT_MAX_RECORD_BYTES } from '../model/record.js';
 import type { Logger } from '../log.js';
-import { stdioDoor } from '../mcp/door.js';
-import { createMcpServer } from '../mcp/server.js';
-import type { RelayStore } from '../store/store.js';
+import { createListingServer } from '../mcp/server.js';
 import type { HubClient } from './hub-client.js';
 
 const LIST_TIMEOUT_MS = 5_000;
@@ -70,9 +69,8 @@ export class ToolList {
   /** lib/mcp/tools' definitions at the default id width, as tools/list would show them. */
   private builtIn(): Promise<Tool[]> {
     this.fallback ??= (async () => {
-      // Registering a tool reads only the store's id shape; the handlers never run here.
-      const store = { shape: idShape() } as unknown as RelayStore;
-      const server = createMcpServer(store, { current: stdioDoor });
+      // A hub's own list states its width and record limit; this one states the defaults.
+      const server = createListingServer({ shape: idShape(), maxRecordBytes: DEFAULT_MAX_RECORD_BYTES });
       const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
       const client = new Client({ name: 'p-e-relay-bridge', version: '0' });
       await server.connect(serverSide);

@@ -10,7 +10,7 @@
  */
 import { setMaxListeners } from 'node:events';
 import { RelayError } from '../errors.js';
-import type { Door, Grant, GuardedAction } from '../mcp/door.js';
+import type { Admission, Door, Grant, Spend } from '../mcp/door.js';
 import { RateLimiter, Slots, type Limits } from './limits.js';
 
 export type Channel = 'mcp' | 'http';
@@ -23,11 +23,12 @@ export interface Hold {
 
 const HOW_TO_SIGN = 'Send an `Authorization: PE-HMAC agent=<name>, ts=<unix seconds>, sig=<hex>` header, where sig is the HMAC-SHA256 with your key of the method, ts and the sha256 of the body (docs/http.md shows how; `p-e-relay sign` prints one). Reads (exists, get_relay, list_relays, list_replies and the GET routes) need none.';
 
-export function unsignedRefusal(action: GuardedAction | 'stream'): RelayError {
+export function unsignedRefusal(spends: Spend | null): RelayError {
   const what =
-    action === 'append' ? 'Appending over HTTP must be signed, and this request carried no credential, so nothing was stored.'
-    : action === 'wait' ? 'wait_for_relay over HTTP must be signed, because it holds a connection open, and this request carried no credential.'
-    : 'GET /events must be signed, because it holds a connection open, and this request carried no credential (a browser EventSource may send agent, ts and sig as query parameters).';
+    spends === 'append' ? 'Appending over HTTP must be signed, and this request carried no credential, so nothing was stored.'
+    : spends === 'wait' ? 'wait_for_relay over HTTP must be signed, because it holds a connection open, and this request carried no credential.'
+    : spends === 'stream' ? 'GET /events must be signed, because it holds a connection open, and this request carried no credential (a browser EventSource may send agent, ts and sig as query parameters).'
+    : 'This call over HTTP must be signed, and this request carried no credential.';
   return new RelayError('unsigned', `${what} ${HOW_TO_SIGN}`);
 }
 
@@ -90,14 +91,15 @@ export class HttpGate {
   door(agent: string | null, channel: Channel, closed: AbortSignal): Door {
     return {
       transport: 'http',
-      authorize: (action: GuardedAction): Grant => {
-        if (agent === null) throw unsignedRefusal(action);
-        const depositedBy = `${channel}/${agent}`;
-        if (action === 'append') {
-          this.spendAppend(agent);
-          return { depositedBy, release() {} };
+      authorize: ({ signed, spends }: Admission): Grant => {
+        if (agent === null) {
+          if (signed) throw unsignedRefusal(spends);
+          return { depositedBy: channel, release() {} };
         }
-        const hold = this.holdWait(agent, closed);
+        const depositedBy = `${channel}/${agent}`;
+        if (spends === 'append') this.spendAppend(agent);
+        if (spends !== 'wait' && spends !== 'stream') return { depositedBy, release() {} };
+        const hold = spends === 'wait' ? this.holdWait(agent, closed) : this.holdStream(agent, closed);
         return { depositedBy, release: hold.release, signal: hold.signal };
       },
     };

@@ -1,20 +1,23 @@
-import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import type { RelayStore } from '../../store/store.js';
-import type { DoorRef } from '../door.js';
-import { registerAppendRelay } from './append-relay.js';
-import { registerExists } from './exists.js';
-import { registerGetRelay } from './get-relay.js';
-import { registerListRelays } from './list-relays.js';
-import { registerListReplies } from './list-replies.js';
-import { registerWaitForRelay } from './wait-for-relay.js';
+/**
+ * The table of tools. Adding a tool is one file exporting its definition
+ * (tool.ts says what one holds) and one line here; the server registers
+ * every entry, and the doors read their facts from here.
+ */
+import { appendRelay } from './append-relay.js';
+import { exists } from './exists.js';
+import { getRelay } from './get-relay.js';
+import { listRelays } from './list-relays.js';
+import { listReplies } from './list-replies.js';
+import type { ToolDefinition } from './tool.js';
+import { waitForRelay } from './wait-for-relay.js';
 
-export const TOOL_NAMES = ['append_relay', 'exists', 'get_relay', 'list_relays', 'list_replies', 'wait_for_relay'] as const;
+export const TOOLS: readonly ToolDefinition<any>[] = [appendRelay, exists, getRelay, listRelays, listReplies, waitForRelay];
 
-export function registerTools(server: McpServer, store: RelayStore, door: DoorRef): void {
-  registerAppendRelay(server, store, door);
-  registerExists(server, store);
-  registerGetRelay(server, store);
-  registerListRelays(server, store);
-  registerListReplies(server, store);
-  registerWaitForRelay(server, store, door);
+const byName = new Map(TOOLS.map((tool) => [tool.name, tool]));
+
+/** The tool of that name, or undefined for a name that is not one of ours. */
+export function toolNamed(name: unknown): ToolDefinition<any> | undefined {
+  return typeof name === 'string' ? byName.get(name) : undefined;
 }
+
+export type { ToolDefinition, ToolFacts } from './tool.js';

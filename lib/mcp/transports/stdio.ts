@@ -25,7 +25,8 @@ const DRAIN_MS = 10_000;
 export async function serveStdio(options: StoreOptions & { log: Logger }): Promise<void> {
   const store = await RelayStore.prepare(options);
   const ending = new AbortController();
-  const door: Door = { transport: 'stdio', authorize: (action) => ({ depositedBy: 'mcp', release() {}, signal: action === 'wait' ? ending.signal : undefined }) };
+  // A call holding a wait slot blocks, and nothing will wake it once the client has left.
+  const door: Door = { transport: 'stdio', authorize: (needs) => ({ depositedBy: 'mcp', release() {}, signal: needs.spends === 'wait' ? ending.signal : undefined }) };
   const server = createMcpServer(store, { current: door });
   const transport = new StdioServerTransport(process.stdin, process.stdout, { maxBufferSize: maxLineBytes(store.maxRecordBytes) });
   // A line that is not JSON-RPC, or too long to be one of ours, is the SDK's to

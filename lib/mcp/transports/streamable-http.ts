@@ -5,8 +5,9 @@
  * JSON.parse, then hand the parsed message to a fresh transport (a
  * stateless transport cannot be reused) connected to a pooled McpServer
  * (building one costs ~0.3–0.6 ms; a pooled one serves one request at a
- * time). Answers are plain JSON, except a wait_for_relay call carrying a
- * progress token, which is answered as an event stream: progress
+ * time). Answers are plain JSON, except a call to a tool that streams
+ * progress (wait_for_relay) carrying a progress token, which is answered as
+ * an event stream: progress
  * notifications every ~10 s, then the result, so a client with a 25–60 s
  * timeout can wait the full 90 s (in JSON mode the SDK drops notifications).
  *
@@ -21,6 +22,7 @@ import { RelayError } from '../../errors.js';
 import type { Door, DoorRef } from '../door.js';
 import { ERROR_META_KEY } from '../result.js';
 import { createMcpServer } from '../server.js';
+import { toolNamed } from '../tools/index.js';
 import type { RelayStore } from '../../store/store.js';
 import { authenticate } from '../../http/authenticate.js';
 import { readBody } from '../../http/body.js';
@@ -100,10 +102,10 @@ function messages(parsed: unknown): Message[] {
   return (Array.isArray(parsed) ? parsed : [parsed]).filter((m): m is Message => typeof m === 'object' && m !== null);
 }
 
-/** A wait that asked for progress, from a client that can read an event stream. */
+/** A call to a tool that streams progress, asking for it, from a client that can read an event stream. */
 export function wantsProgressStream(parsed: unknown, accept: string | undefined): boolean {
   if (!accept?.includes('text/event-stream')) return false;
-  return messages(parsed).some((m) => m.method === 'tools/call' && m.params?.name === 'wait_for_relay' && m.params._meta?.progressToken !== undefined);
+  return messages(parsed).some((m) => m.method === 'tools/call' && toolNamed(m.params?.name)?.door.progress === true && m.params?._meta?.progressToken !== undefined);
 }
 
 /** Counts appends and tool refusals from what the server actually answers. */
