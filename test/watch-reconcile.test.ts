@@ -13,7 +13,7 @@ import { tempDir } from './helpers.js';
  */
 function watcher(dir: string, options: { mustList?: () => boolean; racyMs?: number } = {}) {
   const listings: string[][] = [];
-  const w = new CorpusWatcher({ dir, mode: 'events', intervalMs: 1e9, log: silentLogger, onName() {}, onListing: (names) => listings.push(names), racyMs: -Infinity, ...options });
+  const w = new CorpusWatcher({ dir, mode: 'events', intervalMs: 1e9, log: silentLogger, onName() {}, onListing: (names) => void listings.push(names), racyMs: -Infinity, ...options });
   return { w, listings };
 }
 
@@ -65,4 +65,18 @@ test('a consumer with files to look at again (damaged records) gets a listing ev
   await w.reconcile();
   await w.reconcile();
   assert.equal(listings.length, 2);
+});
+
+test('on a shared filesystem every reconcile lists: the directory times of another host\'s write cannot be trusted', async (t) => {
+  const dir = await tempDir(t);
+  await fs.writeFile(path.join(dir, 'relay-0001'), 'x');
+  await idle(dir);
+  const listings: string[][] = [];
+  const w = new CorpusWatcher({ dir, mode: 'events', intervalMs: 2 ** 30, log: silentLogger, onName() {}, onListing: (names) => void listings.push(names), racyMs: -Infinity });
+  w.start(true);
+  t.after(() => w.close());
+  await w.reconcile();
+  await w.reconcile();
+  await w.reconcile();
+  assert.equal(listings.length, 3);
 });

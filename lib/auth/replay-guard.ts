@@ -67,9 +67,14 @@ export class ReplayGuard implements SignatureGuard {
       } catch (err) {
         const code = (err as NodeJS.ErrnoException).code;
         if (code === 'EEXIST') return false;
+        // sshfs answers EPERM where the name exists (and NFS can answer
+        // oddly): whatever the error, a name that is there now means another
+        // process accepted this signature first.
+        if (await exists(file)) return false;
         // ENOENT: another process pruned the bucket under us (only after a
-        // clock jump); make it again once.
-        if (code !== 'ENOENT' || attempt > 0) throw err;
+        // clock jump), or `.state/` was removed; ESTALE: the directory was
+        // replaced on an NFS server. Make it again once.
+        if ((code !== 'ENOENT' && code !== 'ESTALE') || attempt > 0) throw err;
         this.made.delete(bucket);
       }
     }
@@ -111,4 +116,9 @@ export class ReplayGuard implements SignatureGuard {
     if (this.timer) clearInterval(this.timer);
     this.timer = null;
   }
+}
+
+/** Whether a name is there (lstat: a link counts as there, and is not followed). */
+async function exists(file: string): Promise<boolean> {
+  return fs.lstat(file).then(() => true, () => false);
 }

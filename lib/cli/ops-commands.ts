@@ -33,7 +33,10 @@ Reads every record and re-checks its digest. Prints one line per damaged
 record and a summary; exits 1 if any record is damaged. Temp files left by a
 crash are reported as a warning (they never hold a published record).
 
-  --clean    remove the stray temp files whose writer is no longer running`,
+  --clean    remove the stray temp files whose writer is no longer running.
+             On a corpus shared by several hosts (NFS, sshfs) only this host's
+             files are judged and removed; other hosts' are reported, and
+             left for verify --clean on their own host.`,
   options: { clean: { type: 'boolean' } },
   async run(ctx) {
     const report = await verifyCorpus(ctx.corpus, {
@@ -43,7 +46,8 @@ crash are reported as a warning (they never hold a published record).
     for (const d of report.damaged) writeLine(ctx.stdout, `damaged ${d.id}: ${d.why}`);
     for (const name of report.stray) ctx.log.warn(`stray temp file .state/tmp/${name}${report.removed.includes(name) ? ' (removed)' : ' (left by a crash; --clean removes it)'}`);
     for (const name of report.live) ctx.log.info(`temp file .state/tmp/${name} belongs to a running writer; left alone`);
-    writeLine(ctx.stdout, `${report.checked} records checked, ${report.damaged.length} damaged, ${report.stray.length} stray temp files${report.removed.length ? ` (${report.removed.length} removed)` : ''}`);
+    for (const f of report.foreign) ctx.log.warn(`temp file .state/tmp/${f.name} was made on host ${f.host}, which shares this corpus; left alone (run verify --clean there to remove it if its writer is gone)`);
+    writeLine(ctx.stdout, `${report.checked} records checked, ${report.damaged.length} damaged, ${report.stray.length} stray temp files${report.removed.length ? ` (${report.removed.length} removed)` : ''}${report.foreign.length ? `, ${report.foreign.length} temp files of other hosts left alone` : ''}`);
     return report.damaged.length > 0 ? EXIT_REFUSED : EXIT_OK;
   },
 };

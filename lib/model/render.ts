@@ -18,7 +18,8 @@ export function listText(list: ListResult): string {
 }
 
 export function appendText(result: AppendResult): string {
-  return `stored ${result.id} (${result.digest}, deposited-by ${result.depositedBy}, provenance ${result.provenance}, at ${result.depositedAt})`;
+  const stored = `stored ${result.id} (${result.digest}, deposited-by ${result.depositedBy}, provenance ${result.provenance}, at ${result.depositedAt})`;
+  return result.durability ? `${stored}; not yet power-cut safe: ${result.durability}` : stored;
 }
 
 export function repliesText(result: RepliesResult): string {

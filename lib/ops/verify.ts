@@ -7,6 +7,7 @@ import path from 'node:path';
 import { splitRecordFile } from '../model/deposit.js';
 import { RelayError } from '../errors.js';
 import { idShape } from '../model/ids.js';
+import { pidAlive, whereabouts } from '../store/host.js';
 import { corpusPaths, tempOwner } from '../store/paths.js';
 import { readRecordFile } from '../store/record-file.js';
 import { readSettings } from '../store/settings.js';
@@ -16,8 +17,14 @@ export interface VerifyReport {
   damaged: { id: string; why: string }[];
   /** Temp files whose writer is gone: safe to remove. */
   stray: string[];
-  /** Temp files a live process may still be writing. */
+  /** Temp files a live process of this host may still be writing. */
   live: string[];
+  /**
+   * Temp files made on another host sharing this corpus: whether their writer
+   * lives cannot be told from here, so they are reported and left alone. Run
+   * `verify --clean` on that host to remove its strays.
+   */
+  foreign: { name: string; host: string }[];
   removed: string[];
 }
 
@@ -31,7 +38,7 @@ export async function verifyCorpus(corpusDir: string, options: { clean?: boolean
   }
   const shape = idShape((await readSettings(paths.corpus)).idWidth);
   const ids = names.filter((name) => shape.parseRecordId(name) !== null).sort();
-  const report: VerifyReport = { checked: 0, damaged: [], stray: [], live: [], removed: [] };
+  const report: VerifyReport = { checked: 0, damaged: [], stray: [], live: [], foreign: [], removed: [] };
   for (const id of ids) {
     try {
       splitRecordFile(await readRecordFile(paths.record(id))); // never blocks on a FIFO named like a record
@@ -51,9 +58,17 @@ export async function verifyCorpus(corpusDir: string, options: { clean?: boolean
   }
   for (const name of temps) {
     const owner = tempOwner(name);
-    if (owner !== null && owner !== process.pid && isAlive(owner)) {
-      report.live.push(name);
-      continue;
+    if (owner !== null) {
+      const where = owner.host === null ? 'this-boot' : whereabouts(owner.host, owner.boot!);
+      if (where === 'other-host') {
+        report.foreign.push({ name, host: owner.host! });
+        continue;
+      }
+      // Same host, same boot: the pid says. Same host, earlier boot: nothing of then still runs.
+      if (where === 'this-boot' && owner.pid !== process.pid && pidAlive(owner.pid)) {
+        report.live.push(name);
+        continue;
+      }
     }
     report.stray.push(name);
     if (options.clean) {
@@ -62,13 +77,4 @@ export async function verifyCorpus(corpusDir: string, options: { clean?: boolean
     }
   }
   return report;
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }

@@ -109,8 +109,14 @@ export class CorpusIndexer {
     else void fs.access(this.paths.record(name)).catch(() => this.dropVanished(n));
   }
 
-  /** A full directory listing: index what is new, drop what is gone, re-check what was damaged. */
-  reconcileWith(names: string[]): void {
+  /**
+   * A full directory listing: index what is new, drop what is gone, re-check
+   * what was damaged. A listing can be stale (an NFS or sshfs client's cached
+   * directory, another host's write not yet visible), so a held record it
+   * does not show is dropped only once lstat confirms the name is gone.
+   * Resolves when those confirmations are done.
+   */
+  async reconcileWith(names: string[]): Promise<void> {
     if (!this.scanned) return; // the start-up scan is reading every name already
     const onDisk = new Set<number>();
     for (const name of names) {
@@ -120,7 +126,17 @@ export class CorpusIndexer {
       if (!this.index.has(n)) void this.ingest(n);
       else if (this.damaged.has(n)) void this.ingest(n, 'recheck');
     }
-    for (const n of [...this.index.heldIds()]) if (!onDisk.has(n)) this.dropVanished(n);
+    const unlisted = [...this.index.heldIds()].filter((n) => !onDisk.has(n));
+    await Promise.all(unlisted.map((n) => this.dropIfGone(n)));
+  }
+
+  /** Drops `n` if its name is really gone (not merely missing from a listing). */
+  private async dropIfGone(n: number): Promise<void> {
+    try {
+      await fs.lstat(this.paths.record(this.shape.format(n)));
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') this.dropVanished(n);
+    }
   }
 
   /** The file for `n` is gone: the index reports what the disk holds (the id stays issued). */

@@ -4,8 +4,12 @@
  * the same one.
  *
  * - Without a proposal: one past the highest id ever issued (the high-water
- *   mark). On EEXIST another writer won the name; index what it published,
- *   then try the next one with the same temp file.
+ *   mark). When the name holds other bytes, another writer won it; index
+ *   what it published, then try the next one with the same temp file.
+ *   What link() answered is never taken on its own word (publish.ts
+ *   linkExclusive looks at the target): a lost reply over NFS that says
+ *   EEXIST for our own link is our success, not a reason to link the same
+ *   bytes under a second id.
  * - With a proposal: taken when well formed, not held, and not beyond the
  *   next free id: a gap below the mark (a KNOWN_MISSING one is how a lost
  *   record is re-deposited) or the next free id itself.
@@ -36,6 +40,8 @@ export class IdAllocator {
     private readonly paths: CorpusPaths,
     /** Brings the index up to date with the disk (a readdir and what follows). */
     private readonly refresh: () => Promise<void>,
+    /** True on a filesystem other hosts share (NFS, sshfs), where link()'s EEXIST may be our own success. */
+    private readonly shared: () => boolean = () => false,
   ) {}
 
   /** The number of a proposed id, or a refusal showing the expected shape. */
@@ -90,7 +96,7 @@ export class IdAllocator {
   private async linkReserved(temp: string, n: number): Promise<boolean> {
     this.reserved.add(n);
     try {
-      return await linkExclusive(temp, this.paths.record(this.shape.format(n)));
+      return await linkExclusive(temp, this.paths.record(this.shape.format(n)), { eexistMayLie: this.shared() });
     } finally {
       this.reserved.delete(n);
     }

@@ -16,6 +16,7 @@
  *     .gitignore            ignores *.key
  */
 import path from 'node:path';
+import { hostIdentity, hostTag, type HostIdentity } from './host.js';
 
 export interface CorpusPaths {
   readonly corpus: string;
@@ -66,13 +67,25 @@ export function keyPaths(keysDir: string): KeyPaths {
   };
 }
 
-/** A temp file name that says which process owns it, so `verify --clean` can tell live from stray. */
-export function tempName(pid: number, seq: number): string {
-  return `${pid}-${Date.now().toString(36)}-${seq}.tmp`;
+/**
+ * A temp file name that says which process owns it, on which host and boot, so
+ * `verify --clean` on one host of a shared corpus can tell its own dead
+ * writers' files from another host's live ones: `HOST.BOOT.PID-TIME-SEQ.tmp`.
+ */
+export function tempName(pid: number, seq: number, owner: HostIdentity = hostIdentity()): string {
+  return `${hostTag(owner)}.${pid}-${Date.now().toString(36)}-${seq}.tmp`;
 }
 
-/** The pid that owns a temp file, or null for a name we did not make. */
-export function tempOwner(name: string): number | null {
-  const m = /^(\d+)-[0-9a-z]+-\d+\.tmp$/.exec(name);
-  return m ? Number(m[1]) : null;
+export interface TempOwner {
+  /** null for names made before temp names carried a host: this host's, judged by pid alone. */
+  host: string | null;
+  boot: string | null;
+  pid: number;
+}
+
+/** Who owns a temp file, or null for a name we did not make. */
+export function tempOwner(name: string): TempOwner | null {
+  const m = /^(?:([A-Za-z0-9_-]+)\.([0-9a-z]+)\.)?(\d+)-[0-9a-z]+-\d+\.tmp$/.exec(name);
+  if (!m) return null;
+  return { host: m[1] ?? null, boot: m[2] ?? null, pid: Number(m[3]) };
 }

@@ -4,7 +4,9 @@
  *
  *   1. write the whole file under .state/tmp/ and fsync it;
  *   2. link() it to its final name: the kernel refuses with EEXIST if the name
- *      is taken, which makes the create exclusive across every process;
+ *      is taken, which makes the create exclusive across every process (and,
+ *      on a shared filesystem, every host: the file server decides). What
+ *      link() answered is checked against what the target holds;
  *   3. unlink the temp name and fsync the directory, so the new name survives
  *      a power cut.
  *
@@ -14,6 +16,7 @@ import { constants as fsc } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { tempName } from './paths.js';
+import { NotARegularFile, readRecordFile } from './record-file.js';
 import { ReplaceableHandle } from './replaceable-handle.js';
 
 let seq = 0;
@@ -38,13 +41,52 @@ export async function writeTemp(tmpDir: string, bytes: Uint8Array, mode = 0o444)
   return file;
 }
 
-/** Links `temp` to `target`; false when the target name is already taken. */
-export async function linkExclusive(temp: string, target: string): Promise<boolean> {
+/**
+ * Links `temp` to `target`: true when the target now holds our bytes, false
+ * when the name is taken by other bytes.
+ *
+ * The error link() returns is not trusted on its own, because network
+ * filesystems lie about it: over NFS the server can make the link and the
+ * reply be lost, so the retransmission answers EEXIST for our own success;
+ * sshfs reports EEXIST as EPERM. So after an error we look at the target.
+ * Its content decides, never its inode or link count (over sshfs the client
+ * sees nlink=1 and an inode of its own for both names):
+ * - our bytes there: our link landed, whatever the reply said;
+ * - other bytes: another writer holds the name;
+ * - nothing there: a real error, thrown as it came (unless it was EEXIST,
+ *   where the name was taken and is already gone again: still not ours).
+ *
+ * A local kernel's EEXIST is the truth, and is taken as "taken" without a
+ * look unless `eexistMayLie` (the corpus is on a shared filesystem): two
+ * writers can build byte-identical files (the same bytes, deposited by the
+ * same channel in the same millisecond), and only where EEXIST may lie is
+ * that rare tie worth reading as ours.
+ */
+export async function linkExclusive(temp: string, target: string, care: { eexistMayLie?: boolean } = {}): Promise<boolean> {
   try {
     await fs.link(temp, target);
     return true;
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'EEXIST') return false;
+    const eexist = (err as NodeJS.ErrnoException).code === 'EEXIST';
+    if (eexist && !care.eexistMayLie) return false;
+    const there = await readIfThere(target);
+    if (there === null) {
+      if (eexist) return false;
+      throw err;
+    }
+    const ours = await fs.readFile(temp).catch(() => null);
+    if (ours === null) throw err; // cannot compare; say what link() said
+    return ours.equals(there);
+  }
+}
+
+/** The bytes at `file`, or null when nothing is there. Errors other than absence are thrown. */
+async function readIfThere(file: string): Promise<Buffer | null> {
+  try {
+    return await readRecordFile(file);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    if (err instanceof NotARegularFile) return Buffer.alloc(0); // something else holds the name: taken
     throw err;
   }
 }

@@ -16,6 +16,7 @@ import { idShape, type IdShape } from '../model/ids.js';
 import { IssuedLog } from './issued-log.js';
 import { silentLogger, type Logger } from '../log.js';
 import { corpusPaths, type CorpusPaths } from './paths.js';
+import { filesystemFacts, type FilesystemFacts } from './filesystem.js';
 import { DirectorySync, writeTemp } from './publish.js';
 import { DEFAULT_MAX_RECORD_BYTES, parseRecord } from '../model/record.js';
 import { NotARegularFile, readRecordFile } from './record-file.js';
@@ -24,6 +25,9 @@ import { readSettings } from './settings.js';
 import { subscribe, type HeldRecord, type OnRecord, type RecordFeed, type StoreEvents, type SubscribeOptions, type Subscription } from './subscription.js';
 import { clampWait, Waiters, type WaitResult } from './waiters.js';
 import { CorpusWatcher, type WatchMode } from './watch.js';
+
+/** How often a store lists a corpus other hosts write to, unless --poll says otherwise. */
+const SHARED_LISTING_MS = 1000;
 
 export interface StoreOptions {
   corpus: string;
@@ -49,6 +53,8 @@ export interface AppendResult {
   depositedBy: string;
   provenance: Provenance;
   depositedAt: string;
+  /** Present only where the filesystem cannot make the new name durable (sshfs): what is and is not on disk. */
+  durability?: string;
 }
 
 export interface ListResult {
@@ -85,6 +91,10 @@ export class RelayStore extends EventEmitter<StoreEvents> implements RecordFeed 
   private closing: Promise<void> | null = null;
   /** Appends under way; close lets them finish before it closes the handles they write through. */
   private readonly appending = new Set<Promise<unknown>>();
+  /** Set on a filesystem that cannot make a directory entry durable (filesystem.ts). */
+  private entryNotDurable: string | null = null;
+  /** The corpus is on a filesystem other hosts may write (filesystem.ts). */
+  private sharedFs = false;
 
   /**
    * Use `RelayStore.prepare()` (or `openStore()`): it reads the store's id
@@ -119,11 +129,19 @@ export class RelayStore extends EventEmitter<StoreEvents> implements RecordFeed 
       onListing: (names) => this.indexer.reconcileWith(names),
       mustList: () => this.indexer.hasDamaged,
       onReplaced: () => void this.reattach(),
+      sharedIntervalMs: options.reconcileMs ?? SHARED_LISTING_MS,
     });
-    this.ids = new IdAllocator(this.index, this.indexer, shape, this.paths, async () => {
-      await this.watcher.reconcile();
-      await this.indexer.settled();
-    });
+    this.ids = new IdAllocator(
+      this.index,
+      this.indexer,
+      shape,
+      this.paths,
+      async () => {
+        await this.watcher.reconcile();
+        await this.indexer.settled();
+      },
+      () => this.sharedFs,
+    );
   }
 
   /** Checks the corpus is there and reads its settings; cheap, and enough to describe the tools. */
@@ -229,19 +247,40 @@ export class RelayStore extends EventEmitter<StoreEvents> implements RecordFeed 
   }
 
   private async load(): Promise<void> {
+    const facts = await this.checkFilesystem();
     if (!this.readOnly) await fs.mkdir(this.paths.tmp, { recursive: true });
     const issuedBefore = await this.issued.read();
     this.index.noteIssued(issuedBefore);
     this.refuseIfClosed();
     // Start watching before the scan so that nothing landing during it is missed;
     // whatever both see is indexed once.
-    this.watcher.start();
+    this.watcher.start(facts.shared);
     await this.indexer.scan();
     this.refuseIfClosed();
     // Records brought by rsync or git are in no process's issued log; note the
     // highest now, so that if it vanishes later its id is still never reused.
     if (!this.readOnly && this.index.highest > issuedBefore) await this.issued.note(this.index.highest);
     this.log.debug(`indexed ${this.index.size} records from ${this.paths.corpus}`);
+  }
+
+  /**
+   * A corpus on a network or FUSE filesystem (several hosts may write it):
+   * say so, listen by listing, refuse to write where listings are known to
+   * be stale, and do not call an append durable where it is not (docs/scaling.md).
+   */
+  private async checkFilesystem(): Promise<FilesystemFacts> {
+    const facts = await filesystemFacts(this.paths.corpus);
+    this.sharedFs = facts.shared;
+    if (!facts.shared) return facts;
+    if (facts.cachedListings && !this.readOnly) throw new RelayError('store_unavailable', `This server cannot write to the corpus safely: ${facts.cachedListings}`);
+    this.log.info(`the corpus ${this.paths.corpus} is on ${facts.type}, which other hosts may write: their records are found by listing it every ${this.watcher.intervalMsWhenShared} ms (--poll MS sets it)`);
+    if (facts.cachedListings) this.log.warn(facts.cachedListings);
+    if (facts.unknownListings) this.log.warn(facts.unknownListings);
+    if (facts.entryNotDurable && !this.readOnly) {
+      this.entryNotDurable = `on ${facts.type} ${facts.entryNotDurable}`;
+      this.log.warn(`appends are not fully durable here: ${this.entryNotDurable}`);
+    }
+    return facts;
   }
 
   /**
@@ -264,7 +303,7 @@ export class RelayStore extends EventEmitter<StoreEvents> implements RecordFeed 
 
   // ---- the six operations -------------------------------------------------
 
-  /** Stores one record and answers once it is durable on disk. */
+  /** Stores one record and answers once it is durable on disk (or, where it cannot be, says so in the answer). */
   append(bytes: Uint8Array, options: AppendOptions): Promise<AppendResult> {
     const appending = this.appendOnce(bytes, options);
     this.appending.add(appending);
@@ -298,7 +337,9 @@ export class RelayStore extends EventEmitter<StoreEvents> implements RecordFeed 
       await this.issued.note(n);
       const meta = this.indexer.add(n, deposit, claims);
       if (meta) this.announce(n, meta);
-      return { id: this.shape.format(n), digest, depositedBy: deposit.depositedBy, provenance, depositedAt: deposit.depositedAt };
+      const result: AppendResult = { id: this.shape.format(n), digest, depositedBy: deposit.depositedBy, provenance, depositedAt: deposit.depositedAt };
+      if (this.entryNotDurable) result.durability = this.entryNotDurable;
+      return result;
     } catch (err) {
       throw asRelayError(err);
     } finally {

@@ -22,11 +22,13 @@ export interface CorpusWatcherOptions {
   mode: WatchMode;
   /** Milliseconds between reconciling readdir scans (the only signal in poll mode). */
   intervalMs: number;
+  /** The same on a filesystem other hosts write to (default intervalMs), where the listing is the only way to hear them. */
+  sharedIntervalMs?: number;
   log: Logger;
   /** A directory entry that may have appeared or vanished. */
   onName(name: string): void;
-  /** The full list of names, from a readdir. */
-  onListing(names: string[]): void;
+  /** The full list of names, from a readdir; a promise delays the next listing until it settles. */
+  onListing(names: string[]): void | Promise<void>;
   /** True when a listing is wanted even if the directory looks unchanged (damaged files to look at again). */
   mustList?(): boolean;
   /** How old (ms) the directory's times must have been at the last listing for unchanged times to be trusted; default RACY_MS. */
@@ -68,16 +70,36 @@ export class CorpusWatcher {
   private identity: Identity = null;
   private listed: Listed | null = null;
   private closed = false;
+  private shared = false;
 
   constructor(private readonly options: CorpusWatcherOptions) {}
 
-  start(): void {
-    const { mode, intervalMs } = this.options;
+  /**
+   * Starts watching. `shared`: the corpus is on a network or FUSE filesystem
+   * (filesystem.ts). Kernel events there hear only this host's writers, and
+   * the directory's mtime cannot gate the listing: over SFTP it has whole
+   * seconds, and an NFS client may hold an old one in its attribute cache,
+   * so a directory another host added to in the same second looks
+   * unchanged. There every reconcile lists, at sharedIntervalMs.
+   */
+  start(shared = false): void {
+    const { mode } = this.options;
     if (mode === 'none' || this.closed) return;
+    this.shared = shared;
     this.identity = identityOf(this.options.dir);
     if (mode === 'events') this.watchEvents();
-    this.timer = setInterval(() => void this.reconcile(), intervalMs);
+    this.timer = setInterval(() => void this.reconcile(), this.intervalMs);
     this.timer.unref();
+  }
+
+  /** Milliseconds between listings on a shared filesystem. */
+  get intervalMsWhenShared(): number {
+    return this.options.sharedIntervalMs ?? this.options.intervalMs;
+  }
+
+  /** Milliseconds between listings, as started. */
+  get intervalMs(): number {
+    return this.shared ? (this.options.sharedIntervalMs ?? this.options.intervalMs) : this.options.intervalMs;
   }
 
   /**
@@ -85,14 +107,14 @@ export class CorpusWatcher {
    * calls are skipped. In events mode a directory whose identity, mtime and
    * ctime are what they were at the last listing is not listed again: on a
    * 100k-record corpus a readdir costs ~80 ms of CPU, every 2 s, in every
-   * process. Poll mode (NFS, where attribute caches can hold an old mtime)
+   * process. Poll mode, and any mode on a shared filesystem (see start),
    * always lists.
    */
   async reconcile(): Promise<void> {
     if (this.scanning || this.closed) return;
     this.scanning = true;
     try {
-      const look = this.options.mode === 'events' ? lookAt(this.options.dir) : null;
+      const look = this.options.mode === 'events' && !this.shared ? lookAt(this.options.dir) : null;
       if (look && this.listed && unchanged(look, this.listed, this.options.racyMs ?? RACY_MS) && !this.options.mustList?.()) return;
       const names = await fs.readdir(this.options.dir);
       const identity = identityOf(this.options.dir);
@@ -110,7 +132,7 @@ export class CorpusWatcher {
         if (replaced) this.options.onReplaced?.();
       }
       this.identity ??= identity; // the directory was missing when watching began
-      this.options.onListing(names);
+      await this.options.onListing(names);
       this.listed = look;
     } catch (err) {
       if (!this.missingLogged) {
@@ -141,12 +163,12 @@ export class CorpusWatcher {
         else void this.reconcile(); // the kernel did not say which file: look at them all
       });
       this.watcher.on('error', (err) => {
-        this.options.log.warn(`watching ${this.options.dir} failed (${err.message}); falling back to readdir every ${this.options.intervalMs} ms`);
+        this.options.log.warn(`watching ${this.options.dir} failed (${err.message}); falling back to readdir every ${this.intervalMs} ms`);
         this.watcher?.close();
         this.watcher = null;
       });
     } catch (err) {
-      this.options.log.warn(`cannot watch ${this.options.dir} (${(err as Error).message}); falling back to readdir every ${this.options.intervalMs} ms`);
+      this.options.log.warn(`cannot watch ${this.options.dir} (${(err as Error).message}); falling back to readdir every ${this.intervalMs} ms`);
     }
   }
 }
