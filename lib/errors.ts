@@ -13,6 +13,8 @@ export const ERROR_STATUS = {
   bad_request: 400,
   too_many_refs: 400,
   too_large: 413,
+  not_utf8: 400,
+  batch_refused: 400,
   not_found: 404,
   damaged: 500,
   id_held: 409,

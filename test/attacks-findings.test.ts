@@ -11,12 +11,14 @@
  */
 import assert from 'node:assert/strict';
 import { unlink } from 'node:fs/promises';
+import http from 'node:http';
 import path from 'node:path';
 import { test } from 'node:test';
 import { addKey, readKey } from '../lib/auth/keys.js';
 import { authorizationFor } from '../lib/auth/sign.js';
 import { idShape } from '../lib/model/ids.js';
 import { record, runCli, tempStore } from './helpers.js';
+import { startTestHub } from './http-helpers.js';
 import { hubProcess, scale, until, type HubProcess } from './reliability-helpers.js';
 
 const shape = idShape();
@@ -88,3 +90,34 @@ test('finding 1: records citing the next 64 ids, and a citation of the last id t
   const highest = await highestHeld(hub);
   t.diagnostic(`id attacks: ${appends + 2} of mallory's appends (${appends} citing 64 ids each, one citing ${shape.format(shape.max)}, one proposing it) took ${appends + 1} ids; highest id ${shape.format(highest)}; ids left ${shape.max - highest} of ${shape.max}`);
 });
+
+// ---- finding 5 (Low): the rebinding check turned off for other spellings of loopback -------------
+
+/** One request to `host:port` with the headers exactly as given (Host included); status and JSON error code. */
+function rawRequest(host: string, port: number, options: { method?: string; path?: string; headers?: Record<string, string>; body?: string | Buffer } = {}): Promise<{ status: number; body: string; headers: http.IncomingHttpHeaders }> {
+  return new Promise((resolve, reject) => {
+    const body = options.body ?? '';
+    const r = http.request({ host, port, method: options.method ?? 'GET', path: options.path ?? '/relays', agent: false, setHost: false, headers: { 'Content-Length': Buffer.byteLength(body), ...options.headers } });
+    r.on('response', (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (d) => (text += d));
+      res.on('end', () => resolve({ status: res.statusCode!, body: text, headers: res.headers }));
+    });
+    r.on('error', reject);
+    r.end(body);
+  });
+}
+
+for (const spelling of ['0:0:0:0:0:0:0:1', '::ffff:127.0.0.1', '127.1']) {
+  test(`finding 5: a hub bound to ${spelling} is on loopback: a request with Host: evil.example is refused forbidden_host`, async (t) => {
+    const { hub } = await startTestHub(t, { host: spelling });
+    const evil = await rawRequest(spelling, hub.port, { headers: { Host: 'evil.example' } });
+    assert.equal(evil.status, 403, evil.body);
+    assert.equal(JSON.parse(evil.body).error, 'forbidden_host');
+    const foreignOrigin = await rawRequest(spelling, hub.port, { headers: { Host: `localhost:${hub.port}`, Origin: 'http://evil.example' } });
+    assert.equal(JSON.parse(foreignOrigin.body).error, 'forbidden_origin');
+    const own = await rawRequest(spelling, hub.port, { headers: { Host: new URL(hub.url).host } });
+    assert.equal(own.status, 200, `the hub still answers its own address: ${own.body}`);
+  });
+}

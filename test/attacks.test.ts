@@ -118,6 +118,13 @@ let uniqueBodies = 0;
 const fresh = () => Buffer.from(record({ kind: 'attack' }, `this must never be stored (${uniqueBodies++})`));
 const MCP_HEADERS = { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' };
 
+/** The time at the start of a fresh second, waiting for one when less than 900 ms of this one are left. */
+async function secondStart(): Promise<number> {
+  const into = Date.now() % 1000;
+  if (into > 100) await new Promise((r) => setTimeout(r, 1000 - into));
+  return Math.floor(Date.now() / 1000) * 1000;
+}
+
 function signed(ctx: Ctx, method: string, body: string | Buffer, options: { agent?: string; key?: Buffer; atMs?: number } = {}): string {
   const value = authorizationFor(options.agent ?? 'alice', options.key ?? ctx.alice, method, Buffer.from(body), options.atMs);
   ctx.sent.push(value);
@@ -126,6 +133,13 @@ function signed(ctx: Ctx, method: string, body: string | Buffer, options: { agen
 
 function toolCall(name: string, args: Record<string, unknown>, id = 1): string {
   return JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args } });
+}
+
+/** The code of a refusal: a tool result's _meta, a JSON-RPC error's data, or a REST error body. */
+function codeOf(answer: Answer): string | undefined {
+  if (answer.status === 200) return toolCode(answer);
+  const error = (JSON.parse(answer.body) as { error?: string | { data?: { code?: string } } }).error;
+  return typeof error === 'object' ? error.data?.code : error;
 }
 
 /** The code a tool result refused with, from its _meta. */
@@ -164,7 +178,15 @@ const ROWS: Row[] = [
   { name: 'a signature made for GET, sent with POST', status: 401, code: 'bad_signature', attack: (c) => post(c, '/relays', BODY, signed(c, 'GET', BODY)) },
   { name: 'a signature made for POST, sent with GET (the stream)', status: 401, code: 'bad_signature', attack: (c) => send(c.hub, { path: '/events', headers: { Authorization: signed(c, 'POST', '') } }) },
   { name: 'ts 61 s in the past', status: 401, code: 'stale_timestamp', attack: (c) => post(c, '/relays', BODY, signed(c, 'POST', BODY, { atMs: Date.now() - 61_000 })) },
-  { name: 'ts 61 s in the future', status: 401, code: 'stale_timestamp', attack: (c) => post(c, '/relays', BODY, signed(c, 'POST', BODY, { atMs: Date.now() + 61_000 })) },
+  {
+    // Signed at the start of a second, so the hub checks it within the same second: 61 s ahead of the
+    // hub's clock exactly, not 60 (the hub's second may not tick past ours between signing and checking).
+    name: 'ts 61 s in the future',
+    status: 401,
+    code: 'stale_timestamp',
+    attack: async (c) => post(c, '/relays', BODY, signed(c, 'POST', BODY, { atMs: (await secondStart()) + 61_000 })),
+    check: (a) => assert.equal(JSON.parse(a.body).message.match(/is (\d+) s ahead/)?.[1], '61', a.body),
+  },
   { name: 'a replay on the same hub', status: 401, code: 'replayed_signature', attack: (c) => post(c, '/relays', c.spent.body, c.spent.authorization) },
   { name: 'a replay on a second hub process', status: 401, code: 'replayed_signature', attack: (c) => send(c.hub2, { method: 'POST', path: '/relays', body: c.spent.body, headers: { Authorization: c.spent.authorization } }) },
   {
@@ -227,6 +249,59 @@ const ROWS: Row[] = [
     status: 408,
     attack: (c) => raw(c.hub, ['POST /relays HTTP/1.1\r\n', `Host: 127.0.0.1:${c.hub.port}\r\n`, ...Array.from({ length: 40 }, (_, i) => `X-Slow-${i}: ${i}\r\n`)], 250),
     check: (a) => assert.ok((a as Answer & { closedAfterMs: number }).closedAfterMs < 4000, `cut off by the header timeout, not after every line (${(a as Answer & { closedAfterMs: number }).closedAfterMs} ms)`),
+  },
+
+  // ---- what a signature buys, and what every route checks (issue 13: findings 3, 4, 6, 9, 10) ---------
+  { name: 'a signed GET /healthz: checked, answered, and not spent (it buys nothing)', status: 200, attack: (c) => send(c.hub, { path: '/healthz', headers: { Authorization: signed(c, 'GET', '') } }) },
+  { name: 'a signed GET /relays: not spent', status: 200, attack: (c) => send(c.hub, { path: '/relays', headers: { Authorization: signed(c, 'GET', '') } }) },
+  {
+    name: 'a signed MCP ping: answered, and not spent',
+    status: 200,
+    attack: (c) => {
+      const body = JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'ping' });
+      return post(c, '/mcp', body, signed(c, 'POST', body), MCP_HEADERS);
+    },
+    check: (a) => assert.deepEqual(JSON.parse(a.body).result, {}),
+  },
+  {
+    name: 'a signed MCP get_relay: answered, and not spent',
+    status: 200,
+    attack: (c) => {
+      const body = toolCall('get_relay', { id: 'relay-0001' });
+      return post(c, '/mcp', body, signed(c, 'POST', body), MCP_HEADERS);
+    },
+    check: (a) => assert.equal(toolCode(a), undefined, a.body),
+  },
+  { name: 'a wrong credential on GET / (the web view)', status: 401, code: 'bad_signature', attack: (c) => send(c.hub, { path: '/', headers: { Authorization: signed(c, 'GET', '', { key: c.revokedKey }) } }) },
+  { name: 'a wrong credential on GET /assets/app.js', status: 401, code: 'bad_signature', attack: (c) => send(c.hub, { path: '/assets/app.js', headers: { Authorization: signed(c, 'GET', '', { key: c.revokedKey }) } }) },
+  { name: 'a wrong credential on GET /mcp', status: 401, code: 'bad_signature', attack: (c) => send(c.hub, { path: '/mcp', headers: { Authorization: signed(c, 'GET', '', { key: c.revokedKey }) } }) },
+  { name: 'an unknown agent on GET /no/such/route', status: 401, code: 'unknown_agent', attack: (c) => send(c.hub, { path: '/no/such/route', headers: { Authorization: signed(c, 'GET', '', { agent: 'mallory' }) } }) },
+  {
+    name: 'a JSON-RPC batch of 100 get_relay calls (amplification): refused as one JSON-RPC error',
+    status: 400,
+    code: 'batch_refused',
+    attack: (c) => post(c, '/mcp', `[${Array.from({ length: 100 }, (_, i) => toolCall('get_relay', { id: 'relay-0001' }, i + 1)).join(',')}]`, undefined, MCP_HEADERS),
+    check: (a) => assert.equal(JSON.parse(a.body).error.code, -32600),
+  },
+  {
+    name: 'a signed batch of 20 appends (one signature for many): refused, nothing spent',
+    status: 400,
+    code: 'batch_refused',
+    attack: (c) => {
+      const body = `[${Array.from({ length: 20 }, (_, i) => toolCall('append_relay', { bytes: fresh().toString() }, i + 1)).join(',')}]`;
+      return post(c, '/mcp', body, signed(c, 'POST', body), MCP_HEADERS);
+    },
+  },
+  {
+    name: 'a signed MCP append whose body holds a byte that is not UTF-8',
+    status: 400,
+    code: 'not_utf8',
+    attack: (c) => {
+      const [head, tail] = toolCall('append_relay', { bytes: record({ kind: 'attack' }, 'latin-1: XX') }).split('XX');
+      const body = Buffer.concat([Buffer.from(head!), Buffer.from([0xe9]), Buffer.from(tail!)]);
+      return post(c, '/mcp', body, signed(c, 'POST', body), MCP_HEADERS);
+    },
+    check: (a) => assert.equal(JSON.parse(a.body).error.code, -32700),
   },
 
   // ---- where the request claims to come from ---------------------------------------------
@@ -303,8 +378,7 @@ test(`the attack matrix: ${ROWS.length} attacks on two hub processes, each refus
     answers.push(JSON.stringify(answer.headers), answer.body);
     assert.ok([row.status].flat().includes(answer.status), `${row.name}: status ${answer.status}, ${answer.body.slice(0, 300)}`);
     if (row.code !== undefined) {
-      const code = answer.status === 200 ? toolCode(answer) : (JSON.parse(answer.body) as { error?: string }).error;
-      assert.equal(code, row.code, `${row.name}: ${answer.body.slice(0, 300)}`);
+      assert.equal(codeOf(answer), row.code, `${row.name}: ${answer.body.slice(0, 300)}`);
     }
     if (answer.status === 401) assert.match(String(answer.headers['www-authenticate']), /^PE-HMAC realm="p-e-relay", error="/, row.name);
     row.check?.(answer, ctx);

@@ -29,7 +29,7 @@ const PRUNE_EVERY_MS = 60_000;
 
 export interface SignatureGuard {
   /** True the first time a signature is seen, false on every later try (in any process). */
-  accept(sig: string, ts: string): Promise<boolean>;
+  accept(sig: string, ts: string, agent?: string): Promise<boolean>;
 }
 
 export class ReplayGuard implements SignatureGuard {

@@ -19,8 +19,12 @@ export interface Verifier {
   now?: () => number;
 }
 
-/** Returns the verified agent's name, or throws a 401 RelayError naming the reason. */
-export async function verifyCredential(credential: Credential, method: string, body: Uint8Array, verifier: Verifier): Promise<string> {
+/**
+ * Returns the verified agent's name, or throws a 401 RelayError naming the
+ * reason. With `spend` false a good signature is checked but not spent (a
+ * signed read buys nothing, so it must not fill the guard).
+ */
+export async function verifyCredential(credential: Credential, method: string, body: Uint8Array, verifier: Verifier, spend = true): Promise<string> {
   const { agent, ts, sig } = credential;
   const key = await verifier.keys.keyOf(agent);
   if (key === null) {
@@ -36,7 +40,8 @@ export async function verifyCredential(credential: Credential, method: string, b
       { reason: 'bad_signature' },
     );
   }
-  if (!(await verifier.guard.accept(sig, ts))) {
+  if (!spend) return agent;
+  if (!(await verifier.guard.accept(sig, ts, agent))) {
     throw new RelayError('replayed_signature', 'This signature was already used: each one is accepted once, on every hub process sharing this corpus. Sign the request again (a new ts, or a different body if you are sending the same one twice within a second).', { reason: 'replayed_signature' });
   }
   return agent;

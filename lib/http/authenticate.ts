@@ -31,9 +31,14 @@ export function credentialOf(req: IncomingMessage, url: URL, allowQuery: boolean
   return checkCredential({ agent: url.searchParams.get('agent'), ts: url.searchParams.get('ts'), sig: url.searchParams.get('sig') });
 }
 
-/** The verified agent, null when the request is unsigned, or a 401 RelayError naming what is wrong. */
-export async function authenticate(req: IncomingMessage, url: URL, body: Uint8Array, verifier: Verifier, allowQuery = false): Promise<string | null> {
+/**
+ * The verified agent, null when the request is unsigned, or a 401 RelayError
+ * naming what is wrong. `spend`: whether a good signature is spent in the
+ * one-time guard; only requests that buy something (an append, a wait, a
+ * stream) spend theirs, so signed reads cannot fill the guard.
+ */
+export async function authenticate(req: IncomingMessage, url: URL, body: Uint8Array, verifier: Verifier, allowQuery = false, spend = true): Promise<string | null> {
   const credential = credentialOf(req, url, allowQuery);
   if (credential === null) return null;
-  return verifyCredential(credential, req.method ?? 'GET', body, verifier);
+  return verifyCredential(credential, req.method ?? 'GET', body, verifier, spend);
 }

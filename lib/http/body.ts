@@ -5,6 +5,13 @@
  * chunked body (or any body) is counted as it streams and refused the moment
  * it passes the cap, so no declared length can get more than the cap into
  * memory.
+ *
+ * A /mcp body is then decoded here too, strictly, before any SDK parses it
+ * (so every SDK version gets the same rules): bytes that are not UTF-8 are
+ * refused rather than stored as U+FFFD (the stored record would differ from
+ * the signed bytes; REST refuses the same bytes), and a JSON-RPC batch is
+ * refused (batches left MCP in 2025-06-18; one batch of 100 get_relay calls
+ * was a 500-fold amplifier, and one signature covered up to 20 appends).
  */
 import type { IncomingMessage } from 'node:http';
 import { RelayError } from '../errors.js';
@@ -62,4 +69,35 @@ export function readBody(req: IncomingMessage, cap: number): Promise<Buffer> {
     req.on('error', onError);
     req.on('aborted', onAborted);
   });
+}
+
+const strictUtf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+
+/** JSON-RPC's own codes for what parseJsonRpcBody refuses. */
+export const JSONRPC_PARSE_ERROR = -32700;
+export const JSONRPC_INVALID_REQUEST = -32600;
+
+/**
+ * One JSON-RPC message from a raw /mcp body, decoded strictly. Throws a
+ * RelayError whose `details.jsonRpcCode` is the JSON-RPC error code to
+ * answer with: not_utf8 and bad_request (not JSON) are parse errors, a batch
+ * is an invalid request.
+ */
+export function parseJsonRpcBody(raw: Uint8Array): unknown {
+  let text: string;
+  try {
+    text = strictUtf8.decode(raw);
+  } catch {
+    throw new RelayError('not_utf8', 'Parse error: the body is not valid UTF-8, so it was not read (a record over MCP must be exactly the text that was signed). Send the JSON-RPC message as UTF-8.', { jsonRpcCode: JSONRPC_PARSE_ERROR });
+  }
+  let message: unknown;
+  try {
+    message = JSON.parse(text);
+  } catch {
+    throw new RelayError('bad_request', 'Parse error: the body is not JSON. Send one JSON-RPC message as application/json.', { jsonRpcCode: JSONRPC_PARSE_ERROR });
+  }
+  if (Array.isArray(message)) {
+    throw new RelayError('batch_refused', `Invalid request: this body is a JSON-RPC batch of ${message.length} messages, and MCP has no batches (since protocol version 2025-06-18). Send each message in its own POST /mcp request.`, { jsonRpcCode: JSONRPC_INVALID_REQUEST });
+  }
+  return message;
 }

@@ -40,8 +40,9 @@ export async function handleRest(req: IncomingMessage, res: ServerResponse, url:
   const read = method === 'GET' || method === 'HEAD';
   const path = url.pathname;
   let m: RegExpExecArray | null;
-  // Reads need no credential, but one that is sent is checked: a wrong one is a 401, not ignored.
-  if (read && req.headers.authorization !== undefined && isRestPath(path)) await authenticate(req, url, await readBody(req, ctx.bodyCap), ctx.verifier);
+  // Reads need no credential, but one that is sent is checked: a wrong one is
+  // a 401, not ignored. A good one buys nothing here, so it is not spent.
+  if (read && req.headers.authorization !== undefined && isRestPath(path)) await authenticate(req, url, await readBody(req, ctx.bodyCap), ctx.verifier, false, false);
 
   if (path === '/relays') {
     if (method === 'POST') return appendRoute(req, res, url, ctx).then(() => true);

@@ -15,7 +15,8 @@ import { silentLogger, type Logger } from '../log.js';
 import type { RelayStore } from '../store/store.js';
 import { KeyRing } from '../auth/key-ring.js';
 import { ReplayGuard } from '../auth/replay-guard.js';
-import { DEFAULT_BODY_CAP } from './body.js';
+import { authenticate } from './authenticate.js';
+import { DEFAULT_BODY_CAP, readBody } from './body.js';
 import { DEFAULT_HOST, DEFAULT_PORT } from './defaults.js';
 import type { HubContext } from './context.js';
 import { HttpGate } from './http-door.js';
@@ -111,8 +112,8 @@ export async function startHub(options: HubOptions): Promise<Hub> {
     await keys.close();
     throw err;
   }
-  const port = (server.address() as AddressInfo).port;
-  const rebinding = rebindingGuard(host, port, options.allowedOrigins);
+  const { port, address } = server.address() as AddressInfo;
+  const rebinding = rebindingGuard(host, port, options.allowedOrigins, address);
 
   server.on('request', (req, res) => {
     void route(req, res).catch((err) => sendError(res, err, log, ctx.metrics));
@@ -129,6 +130,9 @@ export async function startHub(options: HubOptions): Promise<Hub> {
     if (url.pathname === '/mcp') return handleMcp(req, res, url, ctx, pool);
     if (url.pathname === '/events') return handleEvents(req, res, url, ctx);
     if (await handleRest(req, res, url, ctx)) return;
+    // The web view's files and no_route need no credential either, but one
+    // that is sent is checked (docs/http.md), and not spent.
+    if (req.headers.authorization !== undefined) await authenticate(req, url, await readBody(req, ctx.bodyCap), ctx.verifier, false, false);
     if (handleWeb(req, res)) return; // GET / and /assets/*: the web view (lib/web/)
     req.resume();
     throw new RelayError('no_route', `There is nothing at ${url.pathname}. The hub serves the web view at GET /, POST /mcp, GET /events, /relays, /relays/ID, /relays/ID/replies, /healthz and /metrics (docs/http.md).`);

@@ -18,14 +18,15 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
-import { RelayError } from '../../errors.js';
+import { RelayError, asRelayError } from '../../errors.js';
+import { SIGNED_TOOLS } from '../../bridge/hub-fetch.js';
 import type { Door, DoorRef } from '../door.js';
 import { ERROR_META_KEY } from '../result.js';
 import { createMcpServer } from '../server.js';
 import { toolNamed } from '../tools/index.js';
 import type { RelayStore } from '../../store/store.js';
 import { authenticate } from '../../http/authenticate.js';
-import { readBody } from '../../http/body.js';
+import { JSONRPC_PARSE_ERROR, parseJsonRpcBody, readBody } from '../../http/body.js';
 import type { HubContext } from '../../http/context.js';
 import type { HubMetrics } from '../../http/metrics.js';
 import { sendJson } from '../../http/respond.js';
@@ -63,24 +64,44 @@ export class McpServerPool {
   }
 }
 
-function jsonRpcError(res: ServerResponse, status: number, code: number, message: string, headers: Record<string, string> = {}): void {
-  sendJson(res, status, { jsonrpc: '2.0', error: { code, message }, id: null }, headers);
+function jsonRpcError(res: ServerResponse, status: number, code: number, message: string, headers: Record<string, string> = {}, data?: { code: string }): void {
+  sendJson(res, status, { jsonrpc: '2.0', error: { code, message, ...(data ? { data } : {}) }, id: null }, headers);
+}
+
+/**
+ * Whether a verified signature on this message is spent in the one-time
+ * guard: only a call that buys something (an append, a wait's slot) does. A
+ * signed ping or read is checked (a wrong credential is still a 401) but not
+ * spent, so it cannot fill the guard.
+ */
+function spendsSignature(message: unknown): boolean {
+  const m = message as Message | null;
+  return typeof m === 'object' && m !== null && m.method === 'tools/call' && typeof m.params?.name === 'string' && SIGNED_TOOLS.has(m.params.name);
 }
 
 export async function handleMcp(req: IncomingMessage, res: ServerResponse, url: URL, ctx: HubContext, pool: McpServerPool): Promise<void> {
   if (req.method !== 'POST') {
+    // A credential sent along is still checked (a wrong one is a 401), never spent.
+    if (req.headers.authorization !== undefined) await authenticate(req, url, await readBody(req, ctx.bodyCap), ctx.verifier, false, false);
     ctx.metrics.refused('method_not_allowed');
     req.resume();
     return jsonRpcError(res, 405, -32000, `Method not allowed: /mcp is stateless Streamable HTTP and answers POST only (there is no session to stream from or to delete).`, { Allow: 'POST' });
   }
   const body = await readBody(req, ctx.bodyCap);
-  const agent = await authenticate(req, url, body, ctx.verifier);
+  // Decoded strictly before any SDK sees it (not UTF-8, not JSON, a batch);
+  // a wrong credential is still answered first, and only a call that buys
+  // something spends its signature.
   let message: unknown;
+  let refusal: RelayError | null = null;
   try {
-    message = JSON.parse(body.toString('utf8'));
-  } catch {
-    ctx.metrics.refused('bad_request');
-    return jsonRpcError(res, 400, -32700, 'Parse error: the body is not JSON. Send one JSON-RPC message (or a batch) as application/json.');
+    message = parseJsonRpcBody(body);
+  } catch (err) {
+    refusal = asRelayError(err);
+  }
+  const agent = await authenticate(req, url, body, ctx.verifier, false, refusal === null && spendsSignature(message));
+  if (refusal !== null) {
+    ctx.metrics.refused(refusal.code);
+    return jsonRpcError(res, 400, Number(refusal.details.jsonRpcCode ?? JSONRPC_PARSE_ERROR), refusal.message, {}, { code: refusal.code });
   }
 
   const gone = new AbortController();
