@@ -19,7 +19,6 @@ import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { RelayError, asRelayError } from '../../errors.js';
-import { SIGNED_TOOLS } from '../../bridge/hub-fetch.js';
 import type { Door, DoorRef } from '../door.js';
 import { ERROR_META_KEY } from '../result.js';
 import { createMcpServer } from '../server.js';
@@ -76,7 +75,7 @@ function jsonRpcError(res: ServerResponse, status: number, code: number, message
  */
 function spendsSignature(message: unknown): boolean {
   const m = message as Message | null;
-  return typeof m === 'object' && m !== null && m.method === 'tools/call' && typeof m.params?.name === 'string' && SIGNED_TOOLS.has(m.params.name);
+  return typeof m === 'object' && m !== null && m.method === 'tools/call' && toolNamed(m.params?.name)?.door.signed === true;
 }
 
 export async function handleMcp(req: IncomingMessage, res: ServerResponse, url: URL, ctx: HubContext, pool: McpServerPool): Promise<void> {
