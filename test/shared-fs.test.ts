@@ -196,3 +196,21 @@ test('a record really gone from disk is still dropped after its listing omits it
   assert.equal(index.has(2), false);
   assert.deepEqual(removed, ['relay-0002']);
 });
+
+test('wait --poll hears a record another process appends by listing the corpus, with kernel events off', { timeout: 30_000 }, async (t) => {
+  const { corpus } = await tempStore(t);
+  const waiting = runCli(['wait', '--poll', '50', '--after', 'relay-0000', '--timeout', '20000', '--corpus', corpus]);
+  const writer = await openStore({ corpus, watch: 'none' });
+  t.after(() => writer.close());
+  await writer.append(Buffer.from(record({}, 'heard by listing')), { depositedBy: 'test' });
+  const result = await waiting;
+  assert.equal(result.code, 0, result.stderr);
+  assert.match(result.stdout, /relay-0001/);
+});
+
+test('tail --poll without -f is refused: only following waits', async (t) => {
+  const { corpus } = await tempStore(t);
+  const result = await runCli(['tail', '--poll', '50', '--corpus', corpus]);
+  assert.equal(result.code, 2);
+  assert.match(result.stderr, /--poll applies to tail -f/);
+});

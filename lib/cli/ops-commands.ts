@@ -5,6 +5,7 @@ import { appearedLine } from '../model/render.js';
 import { appeared } from '../store/waiters.js';
 import { verifyCorpus } from '../ops/verify.js';
 import { EXIT_OK, EXIT_REFUSED, UsageError, numberOption, writeLine, type Command } from './command.js';
+import { POLL_HELP } from './poll-option.js';
 import { openForCommand } from './store-commands.js';
 
 export const initCommand: Command = {
@@ -60,11 +61,13 @@ provenance) for the newest N records, then with -f one line per record as it
 lands, until interrupted.
 
   -n, --lines N   how many of the newest records to print first (default 10)
-  -f, --follow    keep printing new records as they land`,
-  options: { lines: { type: 'string', short: 'n' }, follow: { type: 'boolean', short: 'f' } },
+  -f, --follow    keep printing new records as they land
+${POLL_HELP}`,
+  options: { lines: { type: 'string', short: 'n' }, follow: { type: 'boolean', short: 'f' }, poll: { type: 'string' } },
   async run(ctx) {
     const lines = numberOption(ctx, 'lines') ?? 10;
     const follow = ctx.values.follow === true;
+    if (!follow && ctx.values.poll !== undefined) throw new UsageError('--poll applies to tail -f (following new records); add -f.');
     const store = await openForCommand(ctx, follow);
     const held = store.heldAfter(0);
     for (const { meta } of held.slice(Math.max(0, held.length - lines))) writeLine(ctx.stdout, appearedLine(appeared(meta)));

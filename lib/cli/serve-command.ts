@@ -5,6 +5,7 @@ import { DEFAULT_HOST, DEFAULT_PORT } from '../http/defaults.js';
 import { DEFAULT_MAX_RECORD_BYTES } from '../model/record.js';
 import type { StoreOptions } from '../store/store.js';
 import { UsageError, numberOption, stringOption, type Command, type CommandContext } from './command.js';
+import { pollOption } from './poll-option.js';
 
 export const serveCommand: Command = {
   help: `Usage: p-e-relay serve [--stdio] [options]
@@ -30,8 +31,9 @@ Appends and waits must be signed with a key from the keys directory.
   --read-only             answer reads and waits; refuse appends (a mirror)
   --primary URL           with --read-only: where appends should go instead
   --poll MS               find new records by listing the corpus every MS
-                          milliseconds instead of kernel events (NFS and other
-                          filesystems without inotify)
+                          milliseconds instead of kernel events (NFS, sshfs
+                          and other filesystems other hosts write to; there
+                          the corpus is listed every 1000 ms without it)
   --max-record-bytes N    the largest record accepted (default ${DEFAULT_MAX_RECORD_BYTES})
 
 Environment: P_E_RELAY_LOG=debug|info|warn|error|silent sets the log level.`,
@@ -77,8 +79,7 @@ Environment: P_E_RELAY_LOG=debug|info|warn|error|silent sets the log level.`,
 };
 
 export function storeOptions(ctx: CommandContext): StoreOptions {
-  const poll = numberOption(ctx, 'poll');
-  if (poll !== undefined && poll < 10) throw new UsageError('--poll takes milliseconds, at least 10.');
+  const poll = pollOption(ctx);
   return {
     corpus: ctx.corpus,
     readOnly: ctx.values['read-only'] === true,

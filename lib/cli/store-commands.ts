@@ -6,10 +6,16 @@ import { RelayStore } from '../store/store.js';
 import { appendText, existsText, listText, repliesText, waitText } from '../model/render.js';
 import { EXIT_OK, EXIT_REFUSED, UsageError, localUser, numberOption, readAll, stringOption, writeLine, type Command, type CommandContext } from './command.js';
 import fs from 'node:fs/promises';
+import { POLL_HELP, pollOption } from './poll-option.js';
 
-/** Opens the store for a one-shot command: no watcher, no reconcile timer. */
+/**
+ * Opens the store for a command: a one-shot one has no watcher and no
+ * reconcile timer; a waiting one (`watch`) hears new records by kernel
+ * events, or by listing the corpus every `--poll` ms when given.
+ */
 export async function openForCommand(ctx: CommandContext, watch = false): Promise<RelayStore> {
-  const store = await RelayStore.prepare({ corpus: ctx.corpus, watch: watch ? 'events' : 'none', log: ctx.log, readOnly: false });
+  const poll = watch ? pollOption(ctx) : undefined;
+  const store = await RelayStore.prepare({ corpus: ctx.corpus, watch: !watch ? 'none' : poll === undefined ? 'events' : 'poll', reconcileMs: poll, log: ctx.log, readOnly: false });
   await store.open();
   return store;
 }
@@ -118,8 +124,9 @@ it, waits for the next record to land. Exit 0 when something appeared, 1 when
 the time ran out.
 
   --after ID      the newest id you have seen
-  --timeout MS    how long to wait (default 30000, at most 90000)`,
-  options: { after: { type: 'string' }, timeout: { type: 'string' } },
+  --timeout MS    how long to wait (default 30000, at most 90000)
+${POLL_HELP}`,
+  options: { after: { type: 'string' }, timeout: { type: 'string' }, poll: { type: 'string' } },
   run: (ctx) =>
     withStore(
       ctx,
