@@ -101,3 +101,16 @@ test("the digest equals `sed '1,/^---$/d' FILE | sha256sum` (real sed and sha256
   const out = execFileSync('sh', ['-c', `sed '1,/^---$/d' "$1" | sha256sum`, 'sh', file], { encoding: 'utf8' });
   assert.equal(`sha256:${out.split(' ')[0]}`, d.digest);
 });
+
+test('an idempotency key is written after digest: and before ---, and read back', () => {
+  const d = deposit(RECORD, { idempotencyKey: 'k-7f3a 01' });
+  const file = buildRecordFile(d, RECORD);
+  const head = `provenance: as-received\ndeposited-by: mcp/scout-7\ndeposited-at: 2026-11-30T01:02:03.456Z\ndigest: ${digestOf(RECORD)}\nidempotency-key: k-7f3a 01\n---\n`;
+  assert.equal(file.subarray(0, head.length).toString(), head);
+  assert.deepEqual(splitRecordFile(file).deposit, d);
+});
+
+test('a deposit key this version does not know is ignored, and the four required keys still decide', () => {
+  const file = buildRecordFile(deposit(RECORD), RECORD).toString().replace('\n---\n', '\nmirrored-from: hub-2\n---\n');
+  assert.deepEqual(splitRecordFile(Buffer.from(file)).deposit, deposit(RECORD));
+});

@@ -254,6 +254,24 @@ describe('the web view', { skip: noBrowser ? `no browser at ${CHROMIUM} (apt-get
     await page.close();
   });
 
+  test('a record stored with an idempotency key shows the key among its deposit facts, and its digest checks out', async () => {
+    const body = Buffer.from(record({ kind: 'note', from: 'scout-5' }, 'sent once'));
+    const response = await fetch(`${hub.url}/relays`, {
+      method: 'POST',
+      headers: { Authorization: authorizationFor(AGENT, key, 'POST', body), 'Idempotency-Key': 'web-key-1', Accept: 'application/json' },
+      body,
+    });
+    assert.equal(response.status, 201);
+    const { id } = (await response.json()) as { id: string };
+    const { page, unexpected } = await openPage(`#${id}`);
+    await page.waitForSelector('#record-pane [data-digest="good"]');
+    const facts = await page.$$eval('#record-pane dl.facts dt', (dts) => dts.map((dt) => [dt.textContent, dt.nextElementSibling?.textContent]));
+    assert.deepEqual(facts.find(([name]) => name === 'idempotency key'), ['idempotency key', 'web-key-1']);
+    assert.match(await page.textContent('#record-pane pre.bytes') ?? '', /\nidempotency-key: web-key-1\n---\n/);
+    assert.deepEqual(unexpected(), []);
+    await page.close();
+  });
+
   test('a record whose text is markup shows as text and runs nothing', async () => {
     const hostile = '<script>alert(1)</script><img src=x onerror=alert(2)>';
     const id = await append(record({ kind: '<b>kind</b>', from: '<img src=y onerror=alert(3)>' }, hostile));

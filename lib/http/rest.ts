@@ -7,7 +7,8 @@
  *   GET  /relays/ID             the exact stored bytes, or 404 naming the state
  *   HEAD /relays/ID             the state in P-E-Relay-State, no body
  *   GET  /relays/ID/replies     list_replies
- *   POST /relays[?id=ID]        signed append; 201 with the id
+ *   POST /relays[?id=ID]        signed append; 201 with the id (200 when an
+ *                               Idempotency-Key repeats: the earlier record)
  *   GET  /healthz, GET /metrics
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -105,8 +106,13 @@ async function appendRoute(req: IncomingMessage, res: ServerResponse, url: URL, 
   if (agent === null) throw unsignedRefusal('append');
   ctx.gate.spendAppend(agent);
   const id = url.searchParams.get('id') ?? undefined;
-  const result = await ctx.store.append(body, { id, depositedBy: `http/${agent}` });
-  ctx.metrics.appended('http');
+  // Node joins a repeated header with ", ", so two keys read as one key that no retry will send.
+  const sent = req.headers['idempotency-key'];
+  const idempotencyKey = Array.isArray(sent) ? sent.join(', ') : sent;
+  const result = await ctx.store.append(body, { id, depositedBy: `http/${agent}`, idempotencyKey });
+  if (!result.replayed) ctx.metrics.appended('http');
+  // A repeat created nothing: 200 with the first record's answer, as RFC 9110 would for a retried POST.
+  const status = result.replayed ? 200 : 201;
   const headers = { Location: `/relays/${result.id}` };
-  wantsJson(req.headers.accept) ? sendJson(res, 201, result, headers) : sendText(res, 201, appendText(result), headers);
+  wantsJson(req.headers.accept) ? sendJson(res, status, result, headers) : sendText(res, status, appendText(result), headers);
 }

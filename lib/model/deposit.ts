@@ -5,6 +5,7 @@
  *   deposited-by: mcp/scout-7
  *   deposited-at: 2026-11-30T01:02:03.456Z
  *   digest: sha256:<hex of the record bytes below the separator>
+ *   idempotency-key: <the caller's key>      (only when one was sent, SPEC §8b)
  *   ---
  *   <the record, byte for byte>
  *
@@ -22,6 +23,8 @@ export interface Deposit {
   depositedBy: string;
   depositedAt: string;
   digest: string;
+  /** The caller's idempotency key (SPEC §8b); its scope is `depositedBy`. */
+  idempotencyKey?: string;
 }
 
 const SEPARATOR = Buffer.from('---\n');
@@ -36,7 +39,8 @@ export function buildRecordFile(deposit: Deposit, record: Uint8Array): Buffer {
     `provenance: ${deposit.provenance}\n` +
     `deposited-by: ${deposit.depositedBy}\n` +
     `deposited-at: ${deposit.depositedAt}\n` +
-    `digest: ${deposit.digest}\n`;
+    `digest: ${deposit.digest}\n` +
+    (deposit.idempotencyKey === undefined ? '' : `idempotency-key: ${deposit.idempotencyKey}\n`);
   return Buffer.concat([Buffer.from(header, 'utf8'), SEPARATOR, record]);
 }
 
@@ -77,7 +81,11 @@ export function splitRecordFile(file: Buffer): SplitFile {
   }
   const record = file.subarray(start);
   if (digestOf(record) !== digest) throw damaged('its bytes no longer match the digest in its header');
-  return { deposit: { provenance: provenance as Provenance, depositedBy, depositedAt, digest }, record };
+  const deposit: Deposit = { provenance: provenance as Provenance, depositedBy, depositedAt, digest };
+  // Any other key is one this version does not know, and is ignored.
+  const idempotencyKey = fields.get('idempotency-key');
+  if (idempotencyKey !== undefined) deposit.idempotencyKey = idempotencyKey;
+  return { deposit, record };
 }
 
 function damaged(why: string): RelayError {

@@ -18,6 +18,7 @@ export function listText(list: ListResult): string {
 }
 
 export function appendText(result: AppendResult): string {
+  if (result.replayed) return `already stored as ${result.id} by an earlier call with this idempotency key (replayed: true; ${result.digest}, deposited-by ${result.depositedBy}, provenance ${result.provenance}, at ${result.depositedAt})`;
   const stored = `stored ${result.id} (${result.digest}, deposited-by ${result.depositedBy}, provenance ${result.provenance}, at ${result.depositedAt})`;
   return result.durability ? `${stored}; not yet power-cut safe: ${result.durability}` : stored;
 }

@@ -12,6 +12,7 @@
 import { readFileSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import { splitRecordFile, type Deposit } from '../model/deposit.js';
+import { idempotencyScope, type IdempotencyKeys } from '../model/idempotency-keys.js';
 import type { IdShape } from '../model/ids.js';
 import type { Logger } from '../log.js';
 import type { CorpusPaths } from './paths.js';
@@ -31,6 +32,8 @@ export interface CorpusIndexerOptions {
   shape: IdShape;
   paths: CorpusPaths;
   log: Logger;
+  /** Fed with the idempotency key of every whole record indexed (SPEC §8b). */
+  keys?: IdempotencyKeys;
   /** A record that landed after this process started (or became whole again). */
   onNews(n: number, meta: RecordMeta): void;
   onRemoved(id: string): void;
@@ -142,6 +145,7 @@ export class CorpusIndexer {
   /** The file for `n` is gone: the index reports what the disk holds (the id stays issued). */
   dropVanished(n: number): void {
     if (!this.index.remove(n)) return;
+    this.options.keys?.forget(n);
     this.damaged.delete(n);
     const id = this.shape.format(n);
     this.log.warn(`${id} vanished from disk; dropped from the index (its id is never reused)`);
@@ -169,6 +173,7 @@ export class CorpusIndexer {
   /** Adds a whole record; its metadata, or null when it was already held. */
   add(n: number, deposit: Deposit, claims: RecordClaims): RecordMeta | null {
     if (!this.index.add(n, deposit, claims, this.shape.format)) return null;
+    if (deposit.idempotencyKey !== undefined) this.options.keys?.note(idempotencyScope(deposit.depositedBy, deposit.idempotencyKey), n);
     return this.index.get(n)!.meta;
   }
 

@@ -11,6 +11,8 @@
  *       issued              high-water log: one id per line, append-only
  *       replay/<minute>/<sha256 of a signature>   the one-time signature guard, shared by every process
  *       mirror              present when rsync fills this corpus (appends refused)
+ *       idempotency/<sha256 of channel and key>.<n>     a claim on a key while its record is stored (SPEC §8b)
+ *       idempotency/<sha256 of channel and key>.done    the id stored under that key, kept a day
  *   keys/
  *     <agent>.key           HMAC key, mode 0600
  *     .gitignore            ignores *.key
@@ -29,6 +31,7 @@ export interface CorpusPaths {
   readonly issued: string;
   readonly replay: string;
   readonly mirrorMark: string;
+  readonly idempotency: string;
   record(id: string): string;
 }
 
@@ -46,6 +49,7 @@ export function corpusPaths(corpusDir: string): CorpusPaths {
     issued: path.join(state, 'issued'),
     replay: path.join(state, 'replay'),
     mirrorMark: path.join(state, 'mirror'),
+    idempotency: path.join(state, 'idempotency'),
     // Callers pass only ids that parsed against the store's shape, so a name
     // like `../x` can never reach this join.
     record: (id: string) => path.join(corpus, id),

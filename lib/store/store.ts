@@ -9,8 +9,11 @@
 import { EventEmitter } from 'node:events';
 import fs from 'node:fs/promises';
 import { RelayError, asRelayError } from '../errors.js';
-import { buildRecordFile, digestOf, splitRecordFile, type Provenance } from '../model/deposit.js';
+import { buildRecordFile, digestOf, splitRecordFile, type Deposit, type Provenance } from '../model/deposit.js';
+import { AppendOnce } from './append-once.js';
 import { CorpusIndexer } from './corpus-indexer.js';
+import { IdempotencyClaims } from './idempotency-claims.js';
+import { checkIdempotencyKey, IdempotencyKeys, idempotencyScope } from '../model/idempotency-keys.js';
 import { IdAllocator } from './id-allocator.js';
 import { idShape, type IdShape } from '../model/ids.js';
 import { IssuedLog } from './issued-log.js';
@@ -18,7 +21,7 @@ import { silentLogger, type Logger } from '../log.js';
 import { corpusPaths, type CorpusPaths } from './paths.js';
 import { filesystemFacts, type FilesystemFacts } from './filesystem.js';
 import { DirectorySync, writeTemp } from './publish.js';
-import { DEFAULT_MAX_RECORD_BYTES, parseRecord } from '../model/record.js';
+import { DEFAULT_MAX_RECORD_BYTES, parseRecord, type RecordClaims } from '../model/record.js';
 import { NotARegularFile, readRecordFile } from './record-file.js';
 import { RecordIndex, type IdState, type RecordMeta } from '../model/record-index.js';
 import { readSettings } from './settings.js';
@@ -38,6 +41,8 @@ export interface StoreOptions {
   watch?: WatchMode;
   /** Milliseconds between reconciling scans of the corpus directory. */
   reconcileMs?: number;
+  /** How long another host's idempotency claim may stand still before it is presumed dead (tests shorten it). */
+  claimStaleMs?: number;
   log?: Logger;
 }
 
@@ -45,6 +50,8 @@ export interface AppendOptions {
   id?: string;
   depositedBy: string;
   provenance?: Provenance;
+  /** SPEC §8b: at most one record per (depositedBy, key), ever. */
+  idempotencyKey?: string;
 }
 
 export interface AppendResult {
@@ -55,6 +62,8 @@ export interface AppendResult {
   depositedAt: string;
   /** Present only where the filesystem cannot make the new name durable (sshfs): what is and is not on disk. */
   durability?: string;
+  /** Present when an earlier append with the same idempotency key stored this record. */
+  replayed?: true;
 }
 
 export interface ListResult {
@@ -87,6 +96,8 @@ export class RelayStore extends EventEmitter<StoreEvents> implements RecordFeed 
   private readonly ids: IdAllocator;
   private readonly issued: IssuedLog;
   private lifecycle: StoreState = 'prepared';
+  private readonly keys = new IdempotencyKeys();
+  private readonly keyed: AppendOnce;
   private opening: Promise<void> | null = null;
   private closing: Promise<void> | null = null;
   /** Appends under way; close lets them finish before it closes the handles they write through. */
@@ -117,6 +128,7 @@ export class RelayStore extends EventEmitter<StoreEvents> implements RecordFeed 
       shape,
       paths: this.paths,
       log: this.log,
+      keys: this.keys,
       onNews: (n, meta) => this.announce(n, meta),
       onRemoved: (id) => this.emit('removed', id),
     });
@@ -142,6 +154,13 @@ export class RelayStore extends EventEmitter<StoreEvents> implements RecordFeed 
       },
       () => this.sharedFs,
     );
+    const claims = new IdempotencyClaims(this.paths.idempotency, this.paths.tmp, this.log, options.claimStaleMs);
+    // A reconcile may be skipped (one already running, a directory that looks
+    // unchanged); taking over a dead writer's key must see every file.
+    const readAll = async () => {
+      for (const n of await this.indexer.idsOnDisk()) if (!this.index.has(n)) await this.indexer.ingest(n);
+    };
+    this.keyed = new AppendOnce({ keys: this.keys, claims, shape, paths: this.paths, refresh: readAll });
   }
 
   /** Checks the corpus is there and reads its settings; cheap, and enough to describe the tools. */
@@ -318,13 +337,19 @@ export class RelayStore extends EventEmitter<StoreEvents> implements RecordFeed 
       throw new RelayError('read_only', `This relay is a read-only mirror; it stores nothing itself. Send the record to the primary${where} instead, and it will reach this mirror with the next sync.`, { primary: this.primary ?? null });
     }
     const claims = parseRecord(bytes, this.shape, this.maxRecordBytes);
+    const key = options.idempotencyKey === undefined ? undefined : checkIdempotencyKey(options.idempotencyKey);
     await this.opened();
     const digest = digestOf(bytes);
     const proposed = options.id === undefined ? null : this.ids.parseProposal(options.id);
-    if (proposed !== null) await this.ids.checkProposal(proposed, digest);
+    if (key === undefined) return this.appendNew(bytes, claims, digest, proposed, options);
+    return this.keyed.run(idempotencyScope(options.depositedBy, key), key, digest, proposed, () => this.appendNew(bytes, claims, digest, proposed, options));
+  }
 
+  private async appendNew(bytes: Uint8Array, claims: RecordClaims, digest: string, proposed: number | null, options: AppendOptions): Promise<AppendResult> {
+    if (proposed !== null) await this.ids.checkProposal(proposed, digest);
     const provenance = options.provenance ?? 'as-received';
-    const deposit = { provenance, depositedBy: options.depositedBy, depositedAt: new Date().toISOString(), digest };
+    const deposit: Deposit = { provenance, depositedBy: options.depositedBy, depositedAt: new Date().toISOString(), digest };
+    if (options.idempotencyKey !== undefined) deposit.idempotencyKey = options.idempotencyKey;
     let temp: string;
     try {
       temp = await this.writeTemp(buildRecordFile(deposit, bytes));

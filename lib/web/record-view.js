@@ -56,6 +56,7 @@ export async function showRecord(pane, id) {
       ['kind', claims.kind], ['from', claims.from], ['to', claims.to],
       ['deposited by', deposit.depositedBy], ['provenance', deposit.provenance],
       ['deposited at', deposit.depositedAt], ['digest', deposit.digest],
+      ...(deposit.idempotencyKey === null ? [] : [['idempotency key', deposit.idempotencyKey]]),
     ]),
     links,
     el('h3', {}, 'Exact bytes'),

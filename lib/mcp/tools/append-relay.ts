@@ -21,6 +21,7 @@ export const appendRelay = defineTool({
     input: {
       id: idParam(shape, 'optional: the id to store it under. Omit it to take the next free id').optional(),
       bytes: z.string().describe('the whole record, starting with the line @p-e/x0, stored byte for byte as UTF-8'),
+      idempotency_key: z.string().optional().describe('optional: a fresh random key (1-200 printable ASCII) per record; a retry with it returns the first record (replayed: true), never a second'),
     },
     output: {
       id: z.string().describe('the id the record was stored under'),
@@ -28,10 +29,11 @@ export const appendRelay = defineTool({
       depositedBy: z.string().describe('the channel the bytes came through: mcp, mcp/<agent>, http/<agent> or cli/<user>'),
       provenance: z.enum(['as-received', 'authored']).describe('as-received for everything sent through a channel'),
       depositedAt: z.string().describe('when the store wrote it, ISO 8601 UTC'),
+      replayed: z.literal(true).optional().describe('present when an earlier call with this idempotency_key stored it'),
     },
   }),
-  async run(store, { id, bytes }, { grant }) {
-    const result = await store.append(encodeRecordText(bytes), { id, depositedBy: grant.depositedBy });
+  async run(store, { id, bytes, idempotency_key }, { grant }) {
+    const result = await store.append(encodeRecordText(bytes), { id, depositedBy: grant.depositedBy, idempotencyKey: idempotency_key });
     return { text: appendText(result), structured: { ...result } };
   },
 });

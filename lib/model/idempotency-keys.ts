@@ -1,0 +1,63 @@
+/**
+ * Idempotency keys (SPEC §8b): which held record each (channel, key) named.
+ *
+ * A caller sends one fresh key per record it means to store; the store
+ * writes it in the deposit header (`idempotency-key: KEY`), so the header
+ * is the truth and this map is rebuilt from it by every scan and watcher
+ * event, on every process and every clone. Its scope is the channel that
+ * deposited the record (`deposited-by`) and the key: `mcp/scout-7` and
+ * `http/scout-7` sending the same key are two different requests.
+ *
+ * Kept apart from RecordIndex on purpose: only keyed records cost anything
+ * here, and the index stays about ids and claims. Pure: no disk.
+ */
+import { RelayError } from '../errors.js';
+
+export const MAX_IDEMPOTENCY_KEY_LENGTH = 200;
+
+const PRINTABLE_ASCII = /^[\x20-\x7e]+$/;
+
+/** Refuses a key that is empty, longer than 200 characters, or not printable ASCII. */
+export function checkIdempotencyKey(key: string): string {
+  if (key.length >= 1 && key.length <= MAX_IDEMPOTENCY_KEY_LENGTH && PRINTABLE_ASCII.test(key)) return key;
+  const why = key.length === 0 ? 'it is empty' : key.length > MAX_IDEMPOTENCY_KEY_LENGTH ? `it is ${key.length} characters long` : 'it holds a character that is not printable ASCII';
+  throw new RelayError('bad_idempotency_key', `That idempotency key cannot be used: ${why}. Send 1 to ${MAX_IDEMPOTENCY_KEY_LENGTH} printable ASCII characters (a fresh random one per record, e.g. a UUID), or leave it out. Nothing was stored.`, { why });
+}
+
+/** The one string a (channel, key) pair is known by, here and on disk. */
+export function idempotencyScope(depositedBy: string, key: string): string {
+  return `${depositedBy}\n${key}`;
+}
+
+export class IdempotencyKeys {
+  private readonly byScope = new Map<string, number>();
+  private readonly byId = new Map<number, string>();
+
+  get size(): number {
+    return this.byScope.size;
+  }
+
+  /**
+   * Records that held record `n` was deposited under this scope. Two records
+   * under one scope can only come from outside the store (clones merged by
+   * hand): the lower id answers, the same on every process.
+   */
+  note(scope: string, n: number): void {
+    const known = this.byScope.get(scope);
+    if (known !== undefined && known <= n) return;
+    this.byScope.set(scope, n);
+    this.byId.set(n, scope);
+  }
+
+  lookup(scope: string): number | undefined {
+    return this.byScope.get(scope);
+  }
+
+  /** Record `n` is gone from disk: its key no longer answers. */
+  forget(n: number): void {
+    const scope = this.byId.get(n);
+    if (scope === undefined) return;
+    this.byId.delete(n);
+    if (this.byScope.get(scope) === n) this.byScope.delete(scope);
+  }
+}

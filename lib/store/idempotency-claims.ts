@@ -1,0 +1,235 @@
+/**
+ * The cross-process exclusive step behind SPEC §8b: two appends with one
+ * (channel, key) in flight at once, in two processes or on two hosts that
+ * share a corpus, must store one record. The deposit header is the truth
+ * once a record is held; this covers the moment before, when neither
+ * writer's index can know about the other.
+ *
+ *   .state/idempotency/<h>.0, <h>.1, …   claims: whoever links generation g
+ *                                        first owns the key until it is done
+ *   .state/idempotency/<h>.done          the id stored under the key
+ *
+ * (h = sha256 of the scope.) A claim is made like a record: written whole
+ * to a temp file, then link()ed to its name, which is exclusive on every
+ * filesystem link() works on (NFS included) — O_EXCL on a network
+ * filesystem is not as trustworthy, and the care link() needs there lives
+ * in publish.ts.
+ *
+ * A writer that dies mid-append leaves its claim behind. Its claim names its
+ * host and pid; on the same host a pid that is gone is dead at once.
+ * Otherwise (another host, or a pid that may have been reused) it is dead
+ * once its modification time has not moved for `staleMs` of this process's
+ * own clock — a live owner touches it every staleMs/4, and comparing only
+ * our own observations keeps clock skew between hosts out of it. A dead
+ * claim is taken over by linking the next generation, so two recoverers
+ * cannot both win; the winner re-reads the corpus before deciding, since
+ * the dead writer may have published its record already.
+ *
+ * None of these files is fsynced: after a power cut the records are durable
+ * and the scan reads their keys back, which is all a later retry needs.
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import { constants as fsc } from 'node:fs';
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { RelayError } from '../errors.js';
+import type { Logger } from '../log.js';
+import { tempName } from './paths.js';
+import { linkExclusive } from './publish.js';
+
+/** How long a claim's time may stand still before its owner is presumed dead. */
+export const DEFAULT_STALE_MS = 10_000;
+/** How long a caller waits for a live owner before giving up with a sentence. */
+const MAX_WAIT_MS = 60_000;
+/** A done mark outlives every process's watcher latency many times over; the header answers after. */
+const KEEP_DONE_MS = 24 * 3600_000;
+
+export type Acquired = { done: false; claim: Claim; tookOver: boolean } | { done: true; id: string };
+
+interface Owner {
+  host: string;
+  pid: number;
+}
+
+/** Temp names share publish.ts's shape (so verify --clean knows them) but never its numbers. */
+let seq = 1_000_000_000;
+
+export class IdempotencyClaims {
+  private readonly host = os.hostname();
+  private pruned = false;
+
+  constructor(
+    private readonly dir: string,
+    private readonly tmpDir: string,
+    private readonly log: Logger,
+    private readonly staleMs = DEFAULT_STALE_MS,
+  ) {}
+
+  /** Takes the claim on `scope`, or learns the id another writer stored under it. */
+  async acquire(scope: string): Promise<Acquired> {
+    const base = path.join(this.dir, createHash('sha256').update(scope).digest('hex'));
+    await fs.mkdir(this.dir, { recursive: true });
+    this.pruneOnce();
+    const content = JSON.stringify({ host: this.host, pid: process.pid, nonce: randomBytes(8).toString('hex') }) + '\n';
+    const watched = new Map<number, { mtimeMs: number; since: number }>();
+    const started = Date.now();
+    let gen = 0;
+    for (let pause = 1; ; pause = Math.min(pause * 2, 50)) {
+      const done = await readText(`${base}.done`);
+      if (done !== null) return { done: true, id: done.trim() };
+      if (await this.link(content, `${base}.${gen}`)) {
+        return { done: false, claim: new Claim(base, gen, this.tmpDir, this.log, this.staleMs), tookOver: gen > 0 };
+      }
+      while (await exists(`${base}.${gen + 1}`)) gen++;
+      const verdict = await this.judge(`${base}.${gen}`, watched, gen);
+      if (verdict === 'gone') continue; // its owner gave up: try the same generation again
+      if (verdict === 'dead') {
+        this.log.info(`taking over an idempotency claim whose writer is gone (${path.basename(base)}.${gen})`);
+        gen++;
+        continue;
+      }
+      if (Date.now() - started > MAX_WAIT_MS) {
+        throw new RelayError('store_unavailable', `Another append with this idempotency key has been in flight for over ${MAX_WAIT_MS / 1000} s, so this one did not store anything. Send the same call again later: it will answer that record once it is stored.`);
+      }
+      await new Promise((r) => setTimeout(r, pause));
+    }
+  }
+
+  private async judge(file: string, watched: Map<number, { mtimeMs: number; since: number }>, gen: number): Promise<'live' | 'dead' | 'gone'> {
+    let stat;
+    let text: string;
+    try {
+      [stat, text] = await Promise.all([fs.stat(file), fs.readFile(file, 'utf8')]);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return 'gone';
+      throw err;
+    }
+    const owner = parseOwner(text);
+    if (owner && owner.host === this.host && owner.pid !== process.pid && !isAlive(owner.pid)) return 'dead';
+    const now = Date.now();
+    const seen = watched.get(gen);
+    if (!seen || seen.mtimeMs !== stat.mtimeMs) {
+      watched.set(gen, { mtimeMs: stat.mtimeMs, since: now });
+      return 'live';
+    }
+    return now - seen.since > this.staleMs ? 'dead' : 'live';
+  }
+
+  private async link(content: string, target: string): Promise<boolean> {
+    const temp = await writeSmall(this.tmpDir, content);
+    try {
+      return await linkExclusive(temp, target);
+    } finally {
+      await fs.unlink(temp).catch(() => {});
+    }
+  }
+
+  /** Once per process, in the background: drop done marks older than a day, and claims left by the dead. */
+  private pruneOnce(): void {
+    if (this.pruned) return;
+    this.pruned = true;
+    void (async () => {
+      const cutoff = Date.now() - KEEP_DONE_MS;
+      for (const name of await fs.readdir(this.dir)) {
+        const file = path.join(this.dir, name);
+        const stat = await fs.stat(file).catch(() => null);
+        if (stat && stat.mtimeMs < cutoff) await fs.unlink(file).catch(() => {});
+      }
+    })().catch((err) => this.log.debug(`pruning ${this.dir}: ${(err as Error).message}`));
+  }
+}
+
+/** A claim this process holds: finish it with the stored id, or abandon it. */
+export class Claim {
+  private readonly file: string;
+  private readonly heartbeat: NodeJS.Timeout;
+
+  constructor(
+    private readonly base: string,
+    private readonly gen: number,
+    private readonly tmpDir: string,
+    private readonly log: Logger,
+    staleMs: number,
+  ) {
+    this.file = `${base}.${gen}`;
+    this.heartbeat = setInterval(() => {
+      const now = new Date();
+      fs.utimes(this.file, now, now).catch(() => {});
+    }, Math.max(10, staleMs / 4));
+    this.heartbeat.unref();
+  }
+
+  /** False when another writer judged us dead and took the key over: publishing now could duplicate. */
+  async stillOurs(): Promise<boolean> {
+    return !(await exists(`${this.base}.${this.gen + 1}`)) && (await exists(this.file));
+  }
+
+  /** The record is stored as `id`: say so for every later caller, and let the claim go. */
+  async finish(id: string): Promise<void> {
+    clearInterval(this.heartbeat);
+    try {
+      const temp = await writeSmall(this.tmpDir, id + '\n');
+      try {
+        await linkExclusive(temp, `${this.base}.done`); // taken already: a taker-over said the same
+      } finally {
+        await fs.unlink(temp).catch(() => {});
+      }
+      await fs.unlink(this.file).catch(() => {});
+    } catch (err) {
+      // The record is stored and its header names the key; a caller that finds
+      // no done mark takes the claim over and reads the corpus, so this costs time, not a duplicate.
+      this.log.warn(`cannot mark idempotency key done (${(err as Error).message}); later retries will re-read the corpus`);
+    }
+  }
+
+  /** Nothing was stored: the next caller may take the key at once. */
+  async abandon(): Promise<void> {
+    clearInterval(this.heartbeat);
+    await fs.unlink(this.file).catch(() => {});
+  }
+}
+
+function parseOwner(text: string): Owner | null {
+  try {
+    const value = JSON.parse(text) as Partial<Owner>;
+    return typeof value.host === 'string' && Number.isInteger(value.pid) ? { host: value.host, pid: value.pid! } : null;
+  } catch {
+    return null; // written but not yet readable through a network cache: judge it by its time only
+  }
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+async function exists(file: string): Promise<boolean> {
+  try {
+    await fs.lstat(file);
+    return true;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return false;
+    throw err;
+  }
+}
+
+async function readText(file: string): Promise<string | null> {
+  try {
+    return await fs.readFile(file, 'utf8');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw err;
+  }
+}
+
+/** A temp file named the way verify --clean recognises, not fsynced (see the header comment). */
+async function writeSmall(tmpDir: string, content: string): Promise<string> {
+  const file = path.join(tmpDir, tempName(process.pid, seq++));
+  await fs.writeFile(file, content, { flag: fsc.O_WRONLY | fsc.O_CREAT | fsc.O_EXCL, mode: 0o444 });
+  return file;
+}
