@@ -79,7 +79,13 @@ export class IdempotencyClaims {
       const done = await readText(`${base}.done`);
       if (done !== null) return { done: true, id: done.trim() };
       if (await this.link(content, `${base}.${gen}`)) {
-        return { done: false, claim: new Claim(base, gen, this.tmpDir, this.log, this.staleMs), tookOver: gen > 0 };
+        const claim = new Claim(base, gen, this.tmpDir, this.log, this.staleMs);
+        // The owner before us marks done before it lets its claim go, so a
+        // done mark that appeared between our look and our link shows now.
+        const doneMeanwhile = await readText(`${base}.done`);
+        if (doneMeanwhile === null) return { done: false, claim, tookOver: gen > 0 };
+        await claim.abandon();
+        return { done: true, id: doneMeanwhile.trim() };
       }
       while (await exists(`${base}.${gen + 1}`)) gen++;
       const verdict = await this.judge(`${base}.${gen}`, watched, gen);
