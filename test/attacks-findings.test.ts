@@ -10,12 +10,13 @@
  * sequence, a crowd or a second hub.
  */
 import assert from 'node:assert/strict';
-import { unlink } from 'node:fs/promises';
+import { readFile, symlink, truncate, unlink, writeFile } from 'node:fs/promises';
 import http from 'node:http';
 import path from 'node:path';
 import { test } from 'node:test';
 import { addKey, readKey } from '../lib/auth/keys.js';
 import { authorizationFor } from '../lib/auth/sign.js';
+import { buildRecordFile, digestOf } from '../lib/model/deposit.js';
 import { idShape } from '../lib/model/ids.js';
 import { record, runCli, tempStore } from './helpers.js';
 import { startTestHub } from './http-helpers.js';
@@ -121,3 +122,40 @@ for (const spelling of ['0:0:0:0:0:0:0:1', '::ffff:127.0.0.1', '127.1']) {
     assert.equal(own.status, 200, `the hub still answers its own address: ${own.body}`);
   });
 }
+
+// ---- finding 7 (Low): record-named files read without a size cap, symlinks followed --------------
+
+/** Peak and current resident memory of a process, in KiB. */
+async function memoryOf(pid: number): Promise<{ peakKiB: number; rssKiB: number }> {
+  const status = await readFile(`/proc/${pid}/status`, 'utf8');
+  return { peakKiB: Number(/VmHWM:\s+(\d+)/.exec(status)?.[1]), rssKiB: Number(/VmRSS:\s+(\d+)/.exec(status)?.[1]) };
+}
+
+test('finding 7: a symlink named like a record is not served as PRESENT, and huge files under record names are never read into memory', { timeout: 120_000 }, async (t) => {
+  const { dir, corpus, keys } = await tempStore(t);
+  const bytes = Buffer.from(record({ kind: 'forged' }, 'a whole record that lives outside the corpus'));
+  const outside = path.join(dir, 'outside-record');
+  await writeFile(outside, buildRecordFile({ provenance: 'as-received', depositedBy: 'http/alice', depositedAt: new Date().toISOString(), digest: digestOf(bytes) }, bytes));
+  await symlink(outside, path.join(corpus, 'relay-0001'));
+  const hugeMiB = scale(64, 512);
+  for (const n of [2, 3, 4, 5]) {
+    const file = path.join(corpus, shape.format(n));
+    await writeFile(file, '');
+    await truncate(file, hugeMiB * 1024 * 1024); // sparse: costs no disk
+  }
+  const hub = await hubProcess(t, corpus, keys, { env: { P_E_RELAY_LOG: 'warn' } });
+
+  const linked = await fetch(`${hub.url}/relays/relay-0001`);
+  const linkedBody = await linked.text();
+  assert.equal(linked.status, 500, `a symlink is not a record: ${linkedBody}`);
+  assert.equal(JSON.parse(linkedBody).error, 'damaged');
+  assert.match(JSON.parse(linkedBody).message, /symbolic link/);
+
+  const before = await memoryOf(hub.pid);
+  const answers = await Promise.all([2, 3, 4, 5].map((n) => fetch(`${hub.url}/relays/${shape.format(n)}`).then(async (r) => ({ status: r.status, body: await r.text() }))));
+  for (const a of answers) assert.deepEqual([a.status, JSON.parse(a.body).error], [500, 'damaged'], a.body);
+  const after = await memoryOf(hub.pid);
+  const grewMiB = (after.peakKiB - before.peakKiB) / 1024;
+  assert.ok(grewMiB < 32, `4 GETs of ${hugeMiB} MiB files under record names raised the hub's peak memory by ${grewMiB.toFixed(1)} MiB`);
+  t.diagnostic(`record files: a symlink under a record name is damaged, not served; 4 parallel GETs of ${hugeMiB} MiB files: hub peak RSS ${(before.peakKiB / 1024).toFixed(0)} → ${(after.peakKiB / 1024).toFixed(0)} MiB (+${grewMiB.toFixed(1)} MiB)`);
+});

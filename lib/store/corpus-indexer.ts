@@ -34,6 +34,8 @@ export interface CorpusIndexerOptions {
   log: Logger;
   /** Fed with the idempotency key of every whole record indexed (SPEC §8b). */
   keys?: IdempotencyKeys;
+  /** The store's record limit: a file far past it is not read (lib/store/record-file.ts). */
+  maxRecordBytes?: number;
   /** A record that landed after this process started (or became whole again). */
   onNews(n: number, meta: RecordMeta): void;
   onRemoved(id: string): void;
@@ -191,7 +193,7 @@ export class CorpusIndexer {
         // thread-pool round trips of fs.promises.readFile (measured: a
         // 10k-record scan 2-6x faster). Every process reads every record
         // another process appends, so this is also on the swarm's append path.
-        file = readRecordFileSync(this.paths.record(id)); // a FIFO named like a record must not block the scan
+        file = readRecordFileSync(this.paths.record(id), this.options.maxRecordBytes); // a FIFO, a symlink or a huge file named like a record is damaged
       } catch (err) {
         if ((err as NodeJS.ErrnoException).code === 'ENOENT') return;
         lastError = err;

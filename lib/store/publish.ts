@@ -16,7 +16,7 @@ import { constants as fsc } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { tempName } from './paths.js';
-import { NotARegularFile, readRecordFile } from './record-file.js';
+import { NotARecordFile, readRecordFile } from './record-file.js';
 import { ReplaceableHandle } from './replaceable-handle.js';
 
 let seq = 0;
@@ -86,7 +86,7 @@ async function readIfThere(file: string): Promise<Buffer | null> {
     return await readRecordFile(file);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
-    if (err instanceof NotARegularFile) return Buffer.alloc(0); // something else holds the name: taken
+    if (err instanceof NotARecordFile) return Buffer.alloc(0); // something else holds the name: taken
     throw err;
   }
 }

@@ -1,41 +1,123 @@
 /**
  * Reading a file whose name says it is a record, without trusting what kind
- * of file it is. `rsync -a` copies FIFOs and device files, git checks out
- * symlinks, and anyone can `mkfifo corpus/relay-0009`. A plain open() of a
- * FIFO blocks until a writer comes (forever: the start-up scan, `verify` and
- * every read would hang), and reading /dev/zero never ends. Opening with
- * O_NONBLOCK returns at once whatever the file is; fstat then says what was
- * opened, and only a regular file is read. For a regular file O_NONBLOCK
- * changes nothing.
+ * of file it is. `rsync -a` copies FIFOs, devices and symlinks, git checks
+ * out symlinks, and anyone can `mkfifo corpus/relay-0009`:
+ *
+ * - A plain open() of a FIFO blocks until a writer comes (forever: the
+ *   start-up scan, `verify` and every read would hang), and reading
+ *   /dev/zero never ends. Opening with O_NONBLOCK returns at once whatever
+ *   the file is; fstat then says what was opened, and only a regular file is
+ *   read. For a regular file O_NONBLOCK changes nothing.
+ * - A symlink named like a record would serve another file's bytes as
+ *   PRESENT (a key, /etc/passwd, a 512 MiB file). O_NOFOLLOW refuses it.
+ * - A regular file far bigger than any record (four unsigned GETs of a
+ *   512 MiB one took a hub from 68 MB to 2.17 GB) is refused from its size,
+ *   and never read past the record limit plus room for the deposit header,
+ *   even if it grows while being read.
+ *
+ * Every refusal is a NotARecordFile, which callers treat as a damaged record.
  */
-import { closeSync, constants, fstatSync, openSync, readFileSync } from 'node:fs';
+import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
 import fs from 'node:fs/promises';
+import { DEFAULT_MAX_RECORD_BYTES } from '../model/record.js';
 
-const FLAGS = constants.O_RDONLY | constants.O_NONBLOCK;
+const FLAGS = constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW;
 
-/** Thrown for a name that is a FIFO, a directory, a device or a socket: callers treat it as a damaged record. */
-export class NotARegularFile extends Error {
-  readonly code = 'ENOTREGULAR';
-  constructor(file: string) {
-    super(`${file} is not a regular file (a FIFO, a directory, a device or a socket), so it is not read as a record`);
+/** Room for the deposit header above the record bytes (its lines are a few hundred bytes). */
+export const DEPOSIT_HEADER_ALLOWANCE = 4096;
+
+/** A name that is not a readable record: not a regular file, a symlink, or larger than any record can be. */
+export class NotARecordFile extends Error {
+  readonly code = 'ENOTRECORD';
+  constructor(
+    file: string,
+    /** Why, as a clause: "it is a symbolic link". */
+    readonly why: string,
+  ) {
+    super(`${file} is not read as a record: ${why}`);
   }
 }
 
-export async function readRecordFile(file: string): Promise<Buffer> {
-  const handle = await fs.open(file, FLAGS);
+function opened(file: string, err: unknown): never {
+  // O_NOFOLLOW on a symlink: ELOOP (Linux), EMLINK (FreeBSD), EFTYPE (NetBSD).
+  const code = (err as NodeJS.ErrnoException).code;
+  if (code === 'ELOOP' || code === 'EMLINK' || code === 'EFTYPE') throw new NotARecordFile(file, 'it is a symbolic link');
+  throw err;
+}
+
+function checkKind(file: string, stat: { isFile(): boolean; size: number }, limit: number): void {
+  if (!stat.isFile()) throw new NotARecordFile(file, 'it is not a regular file (a FIFO, a directory, a device or a socket)');
+  if (stat.size > limit) throw new NotARecordFile(file, `it is ${stat.size} bytes, larger than any record here can be (${limit})`);
+}
+
+function tooLong(file: string, limit: number): NotARecordFile {
+  return new NotARecordFile(file, `it grew past ${limit} bytes while being read, larger than any record here can be`);
+}
+
+/** The file's bytes; `maxRecordBytes` is the store's record limit (the deposit header's room is added). */
+export async function readRecordFile(file: string, maxRecordBytes = DEFAULT_MAX_RECORD_BYTES): Promise<Buffer> {
+  const limit = maxRecordBytes + DEPOSIT_HEADER_ALLOWANCE;
+  const handle = await fs.open(file, FLAGS).catch((err: unknown) => opened(file, err));
   try {
-    if (!(await handle.stat()).isFile()) throw new NotARegularFile(file);
-    return await handle.readFile();
+    const stat = await handle.stat();
+    checkKind(file, stat, limit);
+    // One byte more than the size, to see the end (or that it grew).
+    const buf = Buffer.allocUnsafe(Math.min(stat.size, limit) + 1);
+    let total = 0;
+    for (;;) {
+      const { bytesRead } = await handle.read(buf, total, buf.length - total, total);
+      if (bytesRead === 0) return buf.subarray(0, total);
+      total += bytesRead;
+      if (total === buf.length) return Buffer.concat([buf, await readRest(handle, total, limit, file)]);
+    }
   } finally {
     await handle.close();
   }
 }
 
-export function readRecordFileSync(file: string): Buffer {
-  const fd = openSync(file, FLAGS);
+/** The rare file that grew after fstat: the rest, up to the limit. */
+async function readRest(handle: fs.FileHandle, from: number, limit: number, file: string): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  let total = from;
+  for (;;) {
+    const chunk = Buffer.allocUnsafe(Math.min(65_536, limit + 1 - total));
+    if (chunk.length === 0) throw tooLong(file, limit);
+    const { bytesRead } = await handle.read(chunk, 0, chunk.length, total);
+    if (bytesRead === 0) return Buffer.concat(chunks);
+    chunks.push(chunk.subarray(0, bytesRead));
+    total += bytesRead;
+    if (total > limit) throw tooLong(file, limit);
+  }
+}
+
+export function readRecordFileSync(file: string, maxRecordBytes = DEFAULT_MAX_RECORD_BYTES): Buffer {
+  const limit = maxRecordBytes + DEPOSIT_HEADER_ALLOWANCE;
+  let fd: number;
   try {
-    if (!fstatSync(fd).isFile()) throw new NotARegularFile(file);
-    return readFileSync(fd);
+    fd = openSync(file, FLAGS);
+  } catch (err) {
+    opened(file, err);
+  }
+  try {
+    const stat = fstatSync(fd);
+    checkKind(file, stat, limit);
+    const chunks: Buffer[] = [];
+    let total = 0;
+    // First the size and one byte more, to see the end; then, for the rare file that grew, the rest up to the limit.
+    for (let room = Math.min(stat.size, limit) + 1; ; room = Math.min(65_536, limit + 1 - total)) {
+      if (room === 0) throw tooLong(file, limit);
+      const chunk = Buffer.allocUnsafe(room);
+      let filled = 0;
+      while (filled < room) {
+        const bytesRead = readSync(fd, chunk, filled, room - filled, total + filled);
+        if (bytesRead === 0) break;
+        filled += bytesRead;
+      }
+      chunks.push(chunk.subarray(0, filled));
+      total += filled;
+      if (total > limit) throw tooLong(file, limit);
+      if (filled < room) return chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, total);
+    }
   } finally {
     closeSync(fd);
   }

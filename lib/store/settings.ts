@@ -7,7 +7,7 @@
 import { RelayError } from '../errors.js';
 import { DEFAULT_ID_WIDTH, MAX_ID_WIDTH, MIN_ID_WIDTH } from '../model/ids.js';
 import { corpusPaths } from './paths.js';
-import { NotARegularFile, readRecordFile } from './record-file.js';
+import { NotARecordFile, readRecordFile } from './record-file.js';
 
 export interface StoreSettings {
   idWidth: number;
@@ -21,7 +21,7 @@ export async function readSettings(corpusDir: string): Promise<StoreSettings> {
     text = (await readRecordFile(file)).toString('utf8');
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { idWidth: DEFAULT_ID_WIDTH };
-    if (err instanceof NotARegularFile) throw new RelayError('store_unavailable', `The corpus settings file ${file} is not a regular file. Replace it with a text file holding "id-width: N" (or remove it for the default of ${DEFAULT_ID_WIDTH} digits).`);
+    if (err instanceof NotARecordFile) throw new RelayError('store_unavailable', `The corpus settings file ${file} cannot be used (${err.why}). Replace it with a text file holding "id-width: N" (or remove it for the default of ${DEFAULT_ID_WIDTH} digits).`);
     throw err;
   }
   return parseSettings(text);

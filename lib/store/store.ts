@@ -22,7 +22,7 @@ import { corpusPaths, type CorpusPaths } from './paths.js';
 import { filesystemFacts, type FilesystemFacts } from './filesystem.js';
 import { DirectorySync, writeTemp } from './publish.js';
 import { DEFAULT_MAX_RECORD_BYTES, parseRecord, type RecordClaims } from '../model/record.js';
-import { NotARegularFile, readRecordFile } from './record-file.js';
+import { NotARecordFile, readRecordFile } from './record-file.js';
 import { RecordIndex, type IdState, type RecordMeta } from '../model/record-index.js';
 import { readSettings } from './settings.js';
 import { subscribe, type HeldRecord, type OnRecord, type RecordFeed, type StoreEvents, type SubscribeOptions, type Subscription } from './subscription.js';
@@ -129,6 +129,7 @@ export class RelayStore extends EventEmitter<StoreEvents> implements RecordFeed 
       paths: this.paths,
       log: this.log,
       keys: this.keys,
+      maxRecordBytes: this.maxRecordBytes,
       onNews: (n, meta) => this.announce(n, meta),
       onRemoved: (id) => this.emit('removed', id),
     });
@@ -405,9 +406,9 @@ export class RelayStore extends EventEmitter<StoreEvents> implements RecordFeed 
     if (n === null) throw this.notFound(id, 'UNKNOWN');
     let file: Buffer;
     try {
-      file = await readRecordFile(this.paths.record(id));
+      file = await readRecordFile(this.paths.record(id), this.maxRecordBytes);
     } catch (err) {
-      if (err instanceof NotARegularFile) throw this.damaged(id, 'it is not a regular file');
+      if (err instanceof NotARecordFile) throw this.damaged(id, err.why);
       if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw asRelayError(err);
       this.indexer.dropVanished(n);
       throw this.notFound(id, this.index.state(n));
