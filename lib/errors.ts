@@ -10,7 +10,9 @@
 export const ERROR_STATUS = {
   bad_id: 400,
   bad_record: 400,
+  /** An HTTP request that is itself malformed (a body that did not arrive whole, JSON that does not parse); nothing else. */
   bad_request: 400,
+  bad_agent_name: 400,
   too_many_refs: 400,
   bad_idempotency_key: 400,
   too_large: 413,
@@ -22,6 +24,7 @@ export const ERROR_STATUS = {
   id_ahead: 409,
   idempotency_conflict: 409,
   ids_exhausted: 409,
+  id_width_fixed: 409,
   read_only: 403,
   disk_full: 507,
   store_unavailable: 503,
@@ -45,11 +48,17 @@ export const ERROR_STATUS = {
   rsync_missing: 503,
   rsync_failed: 502,
   mirror_conflict: 409,
+  mirror_source_missing: 404,
   // `bridge` (a local stdio server forwarding to a hub): the status is what a gateway would say.
   hub_unreachable: 502,
   hub_timeout: 504,
   hub_error: 502,
   key_unusable: 401,
+  // `keys` (CLI only).
+  key_exists: 409,
+  // `serve --http` cannot listen (CLI only).
+  port_in_use: 409,
+  address_not_local: 400,
   internal: 500,
 } as const;
 
@@ -78,6 +87,16 @@ export class RelayError extends Error {
 
 export function isRelayError(value: unknown): value is RelayError {
   return value instanceof RelayError;
+}
+
+/**
+ * The one refusal for a record file whose bytes cannot be trusted (its
+ * deposit header is broken, or its bytes no longer match their digest, or it
+ * is not a regular file): never served as if it were whole.
+ */
+export function damagedRecord(why: string, id?: string): RelayError {
+  const what = id === undefined ? 'The record file' : id;
+  return new RelayError('damaged', `${what} is held but damaged (${why}), so it is not returned as if it were whole. Ask the operator to run \`p-e-relay verify\` and restore it from a mirror or from git.`, id === undefined ? { why } : { id, state: 'PRESENT', why });
 }
 
 /**

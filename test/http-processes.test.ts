@@ -159,3 +159,20 @@ test('serve --http stops by itself on SIGTERM with a stream open, exit 0', async
   assert.equal(await exit, 0, hub.stderr());
   await reading.cancel().catch(() => {});
 });
+
+test('keys add on a running hub is logged as an added key, never as a revocation', async (t) => {
+  const store = await hubStore(t);
+  const hub = await spawnHub(store);
+  const seen = (pattern: RegExp) =>
+    new Promise<void>((resolve) => {
+      const check = () => pattern.test(hub.stderr()) && (hub.child.stderr!.off('data', check), resolve());
+      hub.child.stderr!.on('data', check);
+      check();
+    });
+  assert.equal((await runCli(['keys', 'add', 'late', '--keys', store.keys])).code, 0);
+  await seen(/key added for agent late/);
+  // A second key, once logged, is a barrier: anything the first file's creation set off was logged before it.
+  assert.equal((await runCli(['keys', 'add', 'later', '--keys', store.keys])).code, 0);
+  await seen(/key added for agent later/);
+  assert.doesNotMatch(hub.stderr(), /revoked or replaced/);
+});

@@ -7,10 +7,12 @@
  * shape before it ever reaches a path.
  */
 import { randomBytes } from 'node:crypto';
-import fs from 'node:fs/promises';
+import { constants } from 'node:fs';
+import fs, { type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { RelayError } from '../errors.js';
 import { keyPaths } from '../store/paths.js';
+import { linkExclusive, writeTemp } from '../store/publish.js';
 
 export const AGENT_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 const KEY_SUFFIX = '.key';
@@ -29,84 +31,103 @@ export function agentOfKeyFile(file: string): string | null {
 
 function checkAgent(agent: string): void {
   if (!isAgentName(agent)) {
-    throw new RelayError('bad_request', `"${agent}" is not a usable agent name: it names a file, so it must be 1–64 characters of letters, digits, '.', '_' or '-', starting with a letter or digit.`);
+    throw new RelayError('bad_agent_name', `"${agent}" is not a usable agent name: it names a file, so it must be 1–64 characters of letters, digits, '.', '_' or '-', starting with a letter or digit.`);
   }
 }
 
-/**
- * The agent's key, trimmed, or null when there is none. An empty file is no
- * key at all: an empty HMAC key would let anyone sign.
- */
-export async function readKey(keysDir: string, agent: string): Promise<Buffer | null> {
-  if (!isAgentName(agent)) return null;
-  let text: string;
-  try {
-    text = await fs.readFile(keyPaths(keysDir).key(agent), 'utf8');
-  } catch {
-    return null;
-  }
-  const key = text.trim();
-  return key ? Buffer.from(key, 'utf8') : null;
-}
+/** What one key file holds, as read by the one reader below. */
+export type KeyFile =
+  | { kind: 'key'; key: Buffer; mode: number }
+  | { kind: 'missing' }
+  /** `problem` completes "the file …"; `cause` is an errno code, or `empty`, `not-utf8`, `not-regular`. */
+  | { kind: 'unusable'; problem: string; cause: string };
 
 const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
+/** O_NONBLOCK: a FIFO named like a key must not hang the hub or the bridge (for a regular file it changes nothing). */
+const KEY_FILE_FLAGS = constants.O_RDONLY | constants.O_NONBLOCK;
+
+/**
+ * The one place a key file is read (the hub's verifier, `sign`, the bridge):
+ * the key is the file's text, trimmed, as bytes. fstat on the open file says
+ * what was opened, so what is checked is what is read. An empty file is no
+ * key at all (an empty HMAC key would let anyone sign); the caller decides
+ * what a loose mode means.
+ */
+export async function readKeyFile(file: string): Promise<KeyFile> {
+  let handle: FileHandle;
+  try {
+    handle = await fs.open(file, KEY_FILE_FLAGS);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code ?? 'EIO';
+    if (code === 'ENOENT' || code === 'ENOTDIR') return { kind: 'missing' };
+    if (code === 'EACCES' || code === 'EPERM') return { kind: 'unusable', problem: 'cannot be read by this user (permission denied)', cause: code };
+    return { kind: 'unusable', problem: `cannot be read (${code})`, cause: code };
+  }
+  try {
+    const stat = await handle.stat();
+    if (!stat.isFile()) return { kind: 'unusable', problem: `is not a regular file${stat.isDirectory() ? ' but a directory' : ''}`, cause: stat.isDirectory() ? 'EISDIR' : 'not-regular' };
+    let bytes: Buffer;
+    try {
+      bytes = await handle.readFile();
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code ?? 'EIO';
+      return { kind: 'unusable', problem: `cannot be read (${code})`, cause: code };
+    }
+    let text: string;
+    try {
+      text = strictUtf8.decode(bytes);
+    } catch {
+      return { kind: 'unusable', problem: 'is not UTF-8 text', cause: 'not-utf8' };
+    }
+    const key = text.trim();
+    return key ? { kind: 'key', key: Buffer.from(key, 'utf8'), mode: stat.mode & 0o777 } : { kind: 'unusable', problem: 'is empty', cause: 'empty' };
+  } finally {
+    await handle.close();
+  }
+}
+
+/** The agent's key, or null when it has no usable one (for `sign` and tests: no policy on the mode). */
+export async function readKey(keysDir: string, agent: string): Promise<Buffer | null> {
+  if (!isAgentName(agent)) return null;
+  const found = await readKeyFile(keyPaths(keysDir).key(agent));
+  return found.kind === 'key' ? found.key : null;
+}
 
 /**
  * The hub's look at a key file: the key, null when there is no file (an
- * unknown agent), or what is wrong with the file. A key others can read is
- * not a secret any more, and an empty one would let anyone sign, so both are
- * refused, as are files that are not files or not text.
+ * unknown agent), or what is wrong with it. A key others can read is not a
+ * secret any more, so it is refused like a broken one.
  */
 export async function loadKey(keysDir: string, agent: string): Promise<{ key: Buffer } | { problem: string } | null> {
   if (!isAgentName(agent)) return null;
   const file = keyPaths(keysDir).key(agent);
-  let stat;
-  try {
-    stat = await fs.stat(file);
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    return code === 'ENOENT' || code === 'ENOTDIR' ? null : { problem: `it cannot be examined (${code})` };
-  }
-  if (!stat.isFile()) return { problem: 'it is not a regular file' };
-  if ((stat.mode & 0o077) !== 0) return { problem: `other users can read or write it (mode ${(stat.mode & 0o777).toString(8)}); run \`chmod 600 ${file}\`` };
-  let bytes: Buffer;
-  try {
-    bytes = await fs.readFile(file);
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    return code === 'ENOENT' ? null : { problem: `it cannot be read (${code})` };
-  }
-  let text: string;
-  try {
-    text = strictUtf8.decode(bytes);
-  } catch {
-    return { problem: 'it is not UTF-8 text' };
-  }
-  const key = text.trim();
-  return key ? { key: Buffer.from(key, 'utf8') } : { problem: 'it is empty' };
+  const found = await readKeyFile(file);
+  if (found.kind === 'missing') return null;
+  if (found.kind === 'unusable') return { problem: `it ${found.problem}` };
+  if ((found.mode & 0o077) !== 0) return { problem: `other users can read or write it (mode ${found.mode.toString(8)}); run \`chmod 600 ${file}\`` };
+  return { key: found.key };
 }
 
-/** Creates keys/<agent>.key (0600) holding 32 random bytes as hex; returns its path. Never prints or returns the key. */
+/**
+ * Creates keys/<agent>.key (0600) holding 32 random bytes as hex; returns its
+ * path. Never prints or returns the key. The file is written whole under a
+ * temp name and linked into place, as records are: a hub watching keys/ sees
+ * the key arrive complete (never an empty file that then changes, which it
+ * would take for a revocation), and link() refuses a name already taken, so
+ * a key someone holds is never overwritten.
+ */
 export async function addKey(keysDir: string, agent: string): Promise<string> {
   checkAgent(agent);
   const kp = keyPaths(keysDir);
   await fs.mkdir(kp.keys, { recursive: true, mode: 0o700 });
   const file = kp.key(agent);
-  let handle: fs.FileHandle;
+  const temp = await writeTemp(kp.keys, Buffer.from(`${randomBytes(32).toString('hex')}\n`), 0o600); // not named *.key: no watcher acts on it
   try {
-    // O_EXCL: never overwrite a key someone already holds.
-    handle = await fs.open(file, 'wx', 0o600);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'EEXIST') {
-      throw new RelayError('bad_request', `Agent ${agent} already has a key at ${file}. Revoke it first (\`p-e-relay keys revoke ${agent}\`) if you mean to replace it.`);
+    if (!(await linkExclusive(temp, file))) {
+      throw new RelayError('key_exists', `Agent ${agent} already has a key at ${file}. Revoke it first (\`p-e-relay keys revoke ${agent}\`) if you mean to replace it.`, { agent });
     }
-    throw err;
-  }
-  try {
-    await handle.writeFile(`${randomBytes(32).toString('hex')}\n`);
-    await handle.chmod(0o600); // the umask may have narrowed nothing, but never widen
   } finally {
-    await handle.close();
+    await fs.unlink(temp).catch(() => {});
   }
   return file;
 }
@@ -146,7 +167,7 @@ export async function revokeKey(keysDir: string, agent: string): Promise<string>
     await fs.unlink(file);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') {
-      throw new RelayError('bad_request', `Agent ${agent} has no key at ${file}, so there is nothing to revoke. \`p-e-relay keys list\` shows the agents that have one.`);
+      throw new RelayError('unknown_agent', `Agent ${agent} has no key at ${file}, so there is nothing to revoke. \`p-e-relay keys list\` shows the agents that have one.`);
     }
     throw err;
   }

@@ -22,7 +22,7 @@ import type { RelayError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { authorizationFor } from '../auth/sign.js';
 import { TOOLS } from '../mcp/tools/index.js';
-import type { KeySource } from './bridge-key.js';
+import type { SigningKey } from './bridge-key.js';
 import { hubRefusal, hubUnreachable, type HubSide } from './hub-answers.js';
 
 /** The tools the hub only runs when signed (SPEC §9), as the table of tools says. */
@@ -50,7 +50,7 @@ export function calledTool(body: string): string | null {
   return null;
 }
 
-export function hubFetch(key: KeySource, side: HubSide, log: Logger): typeof fetch {
+export function hubFetch(key: SigningKey, side: HubSide, log: Logger): typeof fetch {
   return async (input, init = {}) => {
     const scope = callScope.getStore();
     const headers = new Headers(init.headers);

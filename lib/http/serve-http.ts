@@ -26,8 +26,8 @@ export async function serveHttp(options: ServeHttpOptions): Promise<void> {
   } catch (err) {
     await store.close();
     const code = (err as NodeJS.ErrnoException).code;
-    if (code === 'EADDRINUSE') throw new RelayError('bad_request', `Port ${options.port} on ${options.host} is already in use. Pick another with --port N (0 takes any free port), or stop whatever holds it.`);
-    if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND') throw new RelayError('bad_request', `Cannot listen on ${options.host}: it is not an address of this machine. Use --host 127.0.0.1 (the default) or an address this machine has.`);
+    if (code === 'EADDRINUSE') throw new RelayError('port_in_use', `Port ${options.port} on ${options.host} is already in use. Pick another with --port N (0 takes any free port), or stop whatever holds it.`);
+    if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND') throw new RelayError('address_not_local', `Cannot listen on ${options.host}: it is not an address of this machine. Use --host 127.0.0.1 (the default) or an address this machine has.`);
     throw err;
   }
   say(`serving ${hub.url} (MCP: POST ${hub.url}/mcp · REST: ${hub.url}/relays · events: ${hub.url}/events)`);

@@ -13,7 +13,7 @@
  * with nothing but standard tools. Pure: no disk here.
  */
 import { createHash } from 'node:crypto';
-import { RelayError } from '../errors.js';
+import { damagedRecord } from '../errors.js';
 
 export type Provenance = 'as-received' | 'authored';
 export const PROVENANCES: readonly Provenance[] = ['as-received', 'authored'];
@@ -60,12 +60,12 @@ export function splitRecordFile(file: Buffer): SplitFile {
   const fields = new Map<string, string>();
   for (;;) {
     const end = file.indexOf(0x0a, start);
-    if (end === -1) throw damaged('it has no "---" line ending the deposit header');
+    if (end === -1) throw damagedRecord('it has no "---" line ending the deposit header');
     const line = file.toString('utf8', start, end);
     start = end + 1;
     if (line === '---') break;
     const colon = line.indexOf(': ');
-    if (colon <= 0) throw damaged(`its deposit header has a line that is not "key: value"`);
+    if (colon <= 0) throw damagedRecord(`its deposit header has a line that is not "key: value"`);
     const key = line.slice(0, colon);
     if (!fields.has(key)) fields.set(key, line.slice(colon + 2));
   }
@@ -74,13 +74,13 @@ export function splitRecordFile(file: Buffer): SplitFile {
   const depositedAt = fields.get('deposited-at');
   const digest = fields.get('digest');
   if (provenance === undefined || depositedBy === undefined || depositedAt === undefined || digest === undefined) {
-    throw damaged('its deposit header lacks one of provenance, deposited-by, deposited-at, digest');
+    throw damagedRecord('its deposit header lacks one of provenance, deposited-by, deposited-at, digest');
   }
   if (!(PROVENANCES as readonly string[]).includes(provenance)) {
-    throw damaged(`its provenance "${provenance}" is neither as-received nor authored`);
+    throw damagedRecord(`its provenance "${provenance}" is neither as-received nor authored`);
   }
   const record = file.subarray(start);
-  if (digestOf(record) !== digest) throw damaged('its bytes no longer match the digest in its header');
+  if (digestOf(record) !== digest) throw damagedRecord('its bytes no longer match the digest in its header');
   const deposit: Deposit = { provenance: provenance as Provenance, depositedBy, depositedAt, digest };
   // Any other key is one this version does not know, and is ignored.
   const idempotencyKey = fields.get('idempotency-key');
@@ -88,6 +88,3 @@ export function splitRecordFile(file: Buffer): SplitFile {
   return { deposit, record };
 }
 
-function damaged(why: string): RelayError {
-  return new RelayError('damaged', `The record file is damaged: ${why}. It is not served as if it were whole; run \`p-e-relay verify\` and restore it from a mirror or from git.`, { why });
-}

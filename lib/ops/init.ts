@@ -36,7 +36,7 @@ export async function initStore(options: { corpus: string; keys: string; idWidth
     const names = await fs.readdir(cp.corpus);
     const shape = idShape(existing.idWidth);
     if (names.some((name) => shape.parseRecordId(name) !== null) || hasSettingsFile) {
-      throw new RelayError('bad_request', `The store at ${cp.corpus} already has id width ${existing.idWidth}; the width is fixed when a store is created. Use a new, empty corpus directory for a store of width ${width}.`);
+      throw new RelayError('id_width_fixed', `The store at ${cp.corpus} already has id width ${existing.idWidth}; the width is fixed when a store is created. Use a new, empty corpus directory for a store of width ${width}.`);
     }
   }
   if (!hasSettingsFile && (options.idWidth !== undefined || !(await hasRecords(cp.corpus)))) {

@@ -82,7 +82,7 @@ export async function mirrorCorpus(options: MirrorOptions): Promise<MirrorResult
 async function checkLocalSource(source: string, corpus: string): Promise<void> {
   const real = await fs.realpath(source).catch(() => null);
   if (real === null || !(await fs.stat(real)).isDirectory()) {
-    throw new RelayError('bad_request', `There is no directory at ${source} to mirror from. Pass the primary's corpus directory, or host:path for one reached over ssh.`);
+    throw new RelayError('mirror_source_missing', `There is no directory at ${source} to mirror from. Pass the primary's corpus directory, or host:path for one reached over ssh.`);
   }
   const realCorpus = await fs.realpath(corpus).catch(() => null);
   if (realCorpus === real) {

@@ -11,6 +11,7 @@
  */
 import { readFileSync } from 'node:fs';
 import fs from 'node:fs/promises';
+import { isRelayError } from '../errors.js';
 import { splitRecordFile, type Deposit } from '../model/deposit.js';
 import { idempotencyScope, type IdempotencyKeys } from '../model/idempotency-keys.js';
 import type { IdShape } from '../model/ids.js';
@@ -213,7 +214,8 @@ export class CorpusIndexer {
       }
     }
     if (this.closed) return;
-    if (!this.damaged.has(n)) this.log.warn(`${id} is damaged and is held but not served: ${(lastError as Error).message}`);
+    const why = isRelayError(lastError) && lastError.details.why !== undefined ? String(lastError.details.why) : (lastError as Error).message;
+    if (!this.damaged.has(n)) this.log.warn(`${id} is damaged and is held but not served: ${why}`);
     this.damaged.add(n);
     this.index.add(n, null, null, this.shape.format);
   }

@@ -8,7 +8,7 @@
  */
 import { EventEmitter } from 'node:events';
 import fs from 'node:fs/promises';
-import { RelayError, asRelayError } from '../errors.js';
+import { RelayError, asRelayError, damagedRecord, isRelayError } from '../errors.js';
 import { buildRecordFile, digestOf, splitRecordFile, type Deposit, type Provenance } from '../model/deposit.js';
 import { AppendOnce } from './append-once.js';
 import { CorpusIndexer } from './corpus-indexer.js';
@@ -408,7 +408,7 @@ export class RelayStore extends EventEmitter<StoreEvents> implements RecordFeed 
     try {
       file = await readRecordFile(this.paths.record(id), this.maxRecordBytes);
     } catch (err) {
-      if (err instanceof NotARecordFile) throw this.damaged(id, err.why);
+      if (err instanceof NotARecordFile) throw damagedRecord(err.why, id);
       if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw asRelayError(err);
       this.indexer.dropVanished(n);
       throw this.notFound(id, this.index.state(n));
@@ -416,15 +416,12 @@ export class RelayStore extends EventEmitter<StoreEvents> implements RecordFeed 
     try {
       splitRecordFile(file);
     } catch (err) {
-      throw this.damaged(id, err instanceof RelayError ? String(err.details.why) : (err as Error).message);
+      throw isRelayError(err) && err.code === 'damaged' ? damagedRecord(String(err.details.why), id) : asRelayError(err);
     }
     if (!this.index.has(n)) void this.indexer.ingest(n);
     return file;
   }
 
-  private damaged(id: string, why: string): RelayError {
-    return new RelayError('damaged', `${id} is held but damaged (${why}), so it is not returned as if it were whole. Ask the operator to run \`p-e-relay verify\` and restore it from a mirror or from git.`, { id, state: 'PRESENT' });
-  }
 
   async list(after?: string): Promise<ListResult> {
     await this.opened();
