@@ -52,6 +52,14 @@ test('an unsigned append is refused as a tool result that names the header to se
   assert.match(await (await fetch(`${h.url}/metrics`)).text(), /^p_e_relay_refusals_total\{code="unsigned"\} 1$/m, 'tool refusals are counted by code');
 });
 
+test('arguments the input schema refuses are counted as invalid_arguments, once', async (t) => {
+  const h = await startTestHub(t);
+  const client = await httpClient(t, h.url);
+  const result = await client.callTool({ name: 'exists', arguments: { id: 33 } });
+  assert.equal(result.isError, true);
+  assert.match(await (await fetch(`${h.url}/metrics`)).text(), /^p_e_relay_refusals_total\{code="invalid_arguments"\} 1$/m);
+});
+
 test('an unsigned wait is refused as a tool result, without blocking', async (t) => {
   const h = await startTestHub(t);
   const client = await httpClient(t, h.url);

@@ -5,7 +5,7 @@
  */
 import http from 'node:http';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { stdioDoor } from '../../lib/mcp/door.js';
+import { Door } from '../../lib/mcp/door.js';
 import { createMcpServer } from '../../lib/mcp/server.js';
 import { RelayStore } from '../../lib/store/store.js';
 import { send } from './ipc.js';
@@ -15,7 +15,7 @@ const store = await RelayStore.prepare({ corpus });
 await store.open();
 
 const server = http.createServer(async (req, res) => {
-  const mcp = createMcpServer(store, { current: stdioDoor });
+  const mcp = createMcpServer(store, { current: new Door({ channel: 'mcp', agent: null }) });
   const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
   res.on('close', () => {
     void transport.close();

@@ -1,5 +1,4 @@
-/** What every route of one hub shares: the store, the verifier, the gate, the counters. */
-import type { Verifier } from '../auth/verify.js';
+/** What every route of one hub shares: the store, the gate (every credential check and budget goes through its doors), the counters. */
 import type { Logger } from '../log.js';
 import type { RelayStore } from '../store/store.js';
 import type { HttpGate } from './http-door.js';
@@ -7,7 +6,6 @@ import type { HubMetrics } from './metrics.js';
 
 export interface HubContext {
   store: RelayStore;
-  verifier: Verifier;
   gate: HttpGate;
   metrics: HubMetrics;
   log: Logger;

@@ -1,45 +1,35 @@
 /**
- * The HTTP door: what a request that arrived over HTTP may do, given the
- * agent its signature proved (or none). One HttpGate per hub holds the
- * shared budgets — the per-agent append rate (one budget across /mcp and
- * REST), the wait and stream slots — and the signals that end an agent's
- * held sockets when its key is revoked or the hub closes.
- *
- * The MCP tools ask it through the Door interface of lib/mcp/door.ts; REST
- * and SSE ask it directly.
+ * The HTTP hub's budget, shared by every route: the per-agent append rate
+ * (one budget across /mcp and REST), the wait and stream slots, and the
+ * signals that end an agent's held sockets when its key is revoked or the
+ * hub closes. One HttpGate per hub. Every route that runs a guarded call
+ * opens its request's Door here (`open`: the credential checked, the
+ * client's going away wired to the door), and the Door (lib/mcp/door.ts)
+ * decides; nothing else spends this budget.
  */
 import { setMaxListeners } from 'node:events';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { RelayError } from '../errors.js';
-import type { Admission, Door, Grant, Spend } from '../mcp/door.js';
+import type { Verifier } from '../auth/verify.js';
+import { Door, type Channel, type Hold, type Hub, type Spend } from '../mcp/door.js';
+import { authenticate } from './authenticate.js';
 import { RateLimiter, Slots, type Limits } from './limits.js';
+import type { HubMetrics } from './metrics.js';
 
-export type Channel = 'mcp' | 'http';
+export type { Channel, Hold };
 
-export interface Hold {
-  /** Aborts when the client goes away, the agent's key is revoked, or the hub closes. */
-  signal: AbortSignal;
-  release(): void;
-}
-
-const HOW_TO_SIGN = 'Send an `Authorization: PE-HMAC agent=<name>, ts=<unix seconds>, sig=<hex>` header, where sig is the HMAC-SHA256 with your key of the method, ts and the sha256 of the body (docs/http.md shows how; `p-e-relay sign` prints one). Reads (exists, get_relay, list_relays, list_replies and the GET routes) need none.';
-
-export function unsignedRefusal(spends: Spend | null): RelayError {
-  const what =
-    spends === 'append' ? 'Appending over HTTP must be signed, and this request carried no credential, so nothing was stored.'
-    : spends === 'wait' ? 'wait_for_relay over HTTP must be signed, because it holds a connection open, and this request carried no credential.'
-    : spends === 'stream' ? 'GET /events must be signed, because it holds a connection open, and this request carried no credential (a browser EventSource may send agent, ts and sig as query parameters).'
-    : 'This call over HTTP must be signed, and this request carried no credential.';
-  return new RelayError('unsigned', `${what} ${HOW_TO_SIGN}`);
-}
-
-export class HttpGate {
+export class HttpGate implements Hub {
   readonly waits: Slots;
   readonly streams: Slots;
   private readonly rate: RateLimiter;
   private readonly agents = new Map<string, AbortController>();
   private readonly hub = new AbortController();
 
-  constructor(private readonly limits: Limits) {
+  constructor(
+    private readonly limits: Limits,
+    private readonly verifier: Verifier,
+    private readonly metrics: HubMetrics,
+  ) {
     // Every held wait and stream listens on the hub's signal (and its agent's):
     // hundreds of listeners are the design, not a leak.
     setMaxListeners(0, this.hub.signal);
@@ -62,7 +52,7 @@ export class HttpGate {
   }
 
   /** Spends one append from the agent's budget, or throws rate_limited saying when to retry. */
-  spendAppend(agent: string): void {
+  private spendAppend(agent: string): void {
     const waitMs = this.rate.take(agent);
     if (waitMs === 0) return;
     const retryAfterS = Math.max(1, Math.ceil(waitMs / 1000));
@@ -73,36 +63,49 @@ export class HttpGate {
     );
   }
 
-  holdWait(agent: string, closed: AbortSignal): Hold {
+  private holdWait(agent: string, closed: AbortSignal): Hold {
     const slot = this.waits.acquire(agent);
     if (slot === 'agent') throw new RelayError('too_many_waits', `Agent ${agent} already has ${this.waits.perAgent} waits open on this hub, the most one agent may hold. Let one end (one wait with after covers many records) and call again.`);
     if (slot === 'total') throw new RelayError('too_many_waits', `This hub is holding as many waits as it allows (${this.waits.limit}); retry in a few seconds.`, { retryAfterS: 5 });
     return this.hold(agent, closed, slot);
   }
 
-  holdStream(agent: string, closed: AbortSignal): Hold {
+  private holdStream(agent: string, closed: AbortSignal): Hold {
     const slot = this.streams.acquire(agent);
     if (slot === 'agent') throw new RelayError('too_many_streams', `Agent ${agent} already has ${this.streams.perAgent} event streams open on this hub, the most one agent may hold. Close one (one stream carries every record) and open again.`);
     if (slot === 'total') throw new RelayError('too_many_streams', `This hub is serving as many event streams as it allows (${this.streams.limit}); retry in a few seconds.`, { retryAfterS: 5 });
     return this.hold(agent, closed, slot);
   }
 
-  /** The Door the MCP tools of one request see. `closed` aborts when that request's client goes away. */
-  door(agent: string | null, channel: Channel, closed: AbortSignal): Door {
-    return {
-      transport: 'http',
-      authorize: ({ signed, spends }: Admission): Grant => {
-        if (agent === null) {
-          if (signed) throw unsignedRefusal(spends);
-          return { depositedBy: channel, release() {} };
-        }
-        const depositedBy = `${channel}/${agent}`;
-        if (spends === 'append') this.spendAppend(agent);
-        if (spends !== 'wait' && spends !== 'stream') return { depositedBy, release() {} };
-        const hold = spends === 'wait' ? this.holdWait(agent, closed) : this.holdStream(agent, closed);
-        return { depositedBy, release: hold.release, signal: hold.signal };
-      },
-    };
+  /**
+   * The door of one request: its credential checked (a wrong one is a 401
+   * before anything runs; none is not an error, the door refuses what needs
+   * one), and its held calls ended when the client goes away. `allowQuery`
+   * takes agent/ts/sig from the query for browser EventSource; `spend` says
+   * whether a good signature is spent in the one-time guard (only a request
+   * that buys something spends it, so signed reads cannot fill the guard).
+   */
+  async open(req: IncomingMessage, res: ServerResponse, url: URL, body: Uint8Array, channel: Channel, { allowQuery = false, spend = true } = {}): Promise<Door> {
+    const agent = await authenticate(req, url, body, this.verifier, allowQuery, spend);
+    const gone = new AbortController();
+    res.once('close', () => gone.abort());
+    return new Door({ channel, agent, closed: gone.signal, hub: this });
+  }
+
+  spend(agent: string, spends: Spend, closed: AbortSignal): Hold | null {
+    if (spends === 'append') {
+      this.spendAppend(agent);
+      return null;
+    }
+    return spends === 'wait' ? this.holdWait(agent, closed) : this.holdStream(agent, closed);
+  }
+
+  appended(channel: Channel): void {
+    this.metrics.appended(channel);
+  }
+
+  refused(code: string): void {
+    this.metrics.refused(code);
   }
 
   private hold(agent: string, closed: AbortSignal, releaseSlot: () => void): Hold {

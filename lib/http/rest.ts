@@ -14,11 +14,10 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { RelayError } from '../errors.js';
 import { appendText, listText, repliesText } from '../model/render.js';
+import { appendRelay } from '../mcp/tools/append-relay.js';
 import { VERSION } from '../version.js';
-import { authenticate } from './authenticate.js';
 import { readBody } from './body.js';
 import type { HubContext } from './context.js';
-import { unsignedRefusal } from './http-door.js';
 import { sendJson, sendText, wantsJson } from './respond.js';
 
 export const STATE_HEADER = 'P-E-Relay-State';
@@ -43,7 +42,7 @@ export async function handleRest(req: IncomingMessage, res: ServerResponse, url:
   let m: RegExpExecArray | null;
   // Reads need no credential, but one that is sent is checked: a wrong one is
   // a 401, not ignored. A good one buys nothing here, so it is not spent.
-  if (read && req.headers.authorization !== undefined && isRestPath(path)) await authenticate(req, url, await readBody(req, ctx.bodyCap), ctx.verifier, false, false);
+  if (read && req.headers.authorization !== undefined && isRestPath(path)) await ctx.gate.open(req, res, url, await readBody(req, ctx.bodyCap), 'http', { spend: false });
 
   if (path === '/relays') {
     if (method === 'POST') return appendRoute(req, res, url, ctx).then(() => true);
@@ -102,15 +101,17 @@ async function getRecord(res: ServerResponse, id: string, ctx: HubContext): Prom
 
 async function appendRoute(req: IncomingMessage, res: ServerResponse, url: URL, ctx: HubContext): Promise<void> {
   const body = await readBody(req, ctx.bodyCap);
-  const agent = await authenticate(req, url, body, ctx.verifier);
-  if (agent === null) throw unsignedRefusal('append');
-  ctx.gate.spendAppend(agent);
+  const door = await ctx.gate.open(req, res, url, body, 'http');
   const id = url.searchParams.get('id') ?? undefined;
   // Node joins a repeated header with ", ", so two keys read as one key that no retry will send.
   const sent = req.headers['idempotency-key'];
   const idempotencyKey = Array.isArray(sent) ? sent.join(', ') : sent;
-  const result = await ctx.store.append(body, { id, depositedBy: `http/${agent}`, idempotencyKey });
-  if (!result.replayed) ctx.metrics.appended('http');
+  // The same door facts as append_relay: signed, one append from the agent's rate.
+  const result = await door.run(appendRelay.door, async (grant) => {
+    const result = await ctx.store.append(body, { id, depositedBy: grant.depositedBy, idempotencyKey });
+    if (!result.replayed) grant.stored();
+    return result;
+  });
   // A repeat created nothing: 200 with the first record's answer, as RFC 9110 would for a retried POST.
   const status = result.replayed ? 200 : 201;
   const headers = { Location: `/relays/${result.id}` };

@@ -15,7 +15,6 @@ import { silentLogger, type Logger } from '../log.js';
 import type { RelayStore } from '../store/store.js';
 import { KeyRing } from '../auth/key-ring.js';
 import { ReplayGuard } from '../auth/replay-guard.js';
-import { authenticate } from './authenticate.js';
 import { DEFAULT_BODY_CAP, readBody } from './body.js';
 import { DEFAULT_HOST, DEFAULT_PORT } from './defaults.js';
 import type { HubContext } from './context.js';
@@ -65,14 +64,14 @@ export async function startHub(options: HubOptions): Promise<Hub> {
   const { store } = options;
   const keys = await KeyRing.open(options.keys, { log });
   const guard = new ReplayGuard(store.paths.replay, { log });
-  const gate = new HttpGate({ ...DEFAULT_LIMITS, ...options.limits });
+  const metrics = new HubMetrics();
+  const gate = new HttpGate({ ...DEFAULT_LIMITS, ...options.limits }, { keys, guard }, metrics);
   keys.on('revoked', (agent) => gate.revoke(agent));
   let ready = false;
   const ctx: HubContext = {
     store,
-    verifier: { keys, guard },
     gate,
-    metrics: new HubMetrics(),
+    metrics,
     log,
     bodyCap: options.bodyCap ?? DEFAULT_BODY_CAP,
     sseKeepAliveMs: options.sseKeepAliveMs ?? 15_000,
@@ -132,7 +131,7 @@ export async function startHub(options: HubOptions): Promise<Hub> {
     if (await handleRest(req, res, url, ctx)) return;
     // The web view's files and no_route need no credential either, but one
     // that is sent is checked (docs/http.md), and not spent.
-    if (req.headers.authorization !== undefined) await authenticate(req, url, await readBody(req, ctx.bodyCap), ctx.verifier, false, false);
+    if (req.headers.authorization !== undefined) await ctx.gate.open(req, res, url, await readBody(req, ctx.bodyCap), 'http', { spend: false });
     if (handleWeb(req, res)) return; // GET / and /assets/*: the web view (lib/web/)
     req.resume();
     throw new RelayError('no_route', `There is nothing at ${url.pathname}. The hub serves the web view at GET /, POST /mcp, GET /events, /relays, /relays/ID, /relays/ID/replies, /healthz and /metrics (docs/http.md).`);

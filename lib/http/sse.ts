@@ -19,22 +19,27 @@ import { RelayError } from '../errors.js';
 import type { RecordMeta } from '../model/record-index.js';
 import type { Subscription } from '../store/subscription.js';
 import { appeared } from '../store/waiters.js';
-import { authenticate } from './authenticate.js';
+import type { Admission, Grant } from '../mcp/door.js';
 import { readBody } from './body.js';
 import type { HubContext } from './context.js';
-import { unsignedRefusal, type Hold } from './http-door.js';
+
+/** A stream holds a connection open: signed, and a stream slot while it lasts. */
+const EVENT_STREAM: Admission = { signed: true, spends: 'stream' };
 
 export async function handleEvents(req: IncomingMessage, res: ServerResponse, url: URL, ctx: HubContext): Promise<void> {
   if (req.method !== 'GET') throw new RelayError('method_not_allowed', '/events answers GET only: it is an event stream.', { allow: 'GET' });
   const body = await readBody(req, ctx.bodyCap);
-  const agent = await authenticate(req, url, body, ctx.verifier, true);
-  if (agent === null) throw unsignedRefusal('stream');
-  const markText = req.headers['last-event-id'] ?? url.searchParams.get('after') ?? undefined;
-  const mark = markText === undefined ? null : ctx.store.parseAfter(String(markText));
-  const gone = new AbortController();
-  res.once('close', () => gone.abort());
-  const hold = ctx.gate.holdStream(agent, gone.signal);
-  new EventStream(res, ctx, hold).start(mark);
+  const door = await ctx.gate.open(req, res, url, body, 'http', { allowQuery: true });
+  const grant = door.authorize(EVENT_STREAM);
+  let mark: number | null;
+  try {
+    const markText = req.headers['last-event-id'] ?? url.searchParams.get('after') ?? undefined;
+    mark = markText === undefined ? null : ctx.store.parseAfter(String(markText));
+  } catch (err) {
+    grant.release();
+    throw err;
+  }
+  new EventStream(res, ctx, grant).start(mark);
 }
 
 export function eventText(meta: RecordMeta): string {
@@ -53,7 +58,7 @@ class EventStream {
   constructor(
     private readonly res: ServerResponse,
     private readonly ctx: HubContext,
-    private readonly hold: Hold,
+    private readonly hold: Grant,
   ) {}
 
   start(mark: number | null): void {
@@ -68,7 +73,7 @@ class EventStream {
       this.hold.release(); // the store has closed: refused before the stream began
       throw err;
     }
-    this.hold.signal.addEventListener('abort', () => this.end(), { once: true });
+    this.hold.signal?.addEventListener('abort', () => this.end(), { once: true });
     res.writeHead(200, { 'Content-Type': 'text/event-stream; charset=utf-8', 'Cache-Control': 'no-cache, no-transform', 'X-Accel-Buffering': 'no', Connection: 'keep-alive' });
     res.write(': p-e-relay events\n\n');
     this.keepAlive = setInterval(() => this.tick(), ctx.sseKeepAliveMs);

@@ -1,12 +1,14 @@
 /**
- * What a call needs from the door it came through. Over stdio there is no
- * credential and nothing to check; over HTTP, a signed call must carry a
- * verified signature, and what it spends (an append from its agent's rate,
- * a wait or stream slot) is taken from the hub's budget. A tool states its
- * needs once, as door facts in its definition (lib/mcp/tools/), and the
- * registration asks the door with them; tools never look at transports.
+ * The door every call comes through: the MCP tools over stdio and over
+ * /mcp, REST's append and the SSE stream alike. A call states what it needs
+ * (its door facts: signed or not, what it spends); the door checks and takes
+ * that, labels what the call deposits (`mcp`, `mcp/<agent>`, `http/<agent>`),
+ * and counts appends stored and refusals given. Over stdio there is no hub:
+ * the caller is the process's own user, nothing is signed, spent or counted.
+ * Over HTTP the hub's budget (lib/http/http-door.ts) is shared by every
+ * route, so a rule written here holds on every door.
  */
-import type { RelayError } from '../errors.js';
+import { RelayError } from '../errors.js';
 
 /** What a call takes from a hub's budget: one append from its agent's rate, or a wait or stream slot held until it ends. */
 export type Spend = 'append' | 'wait' | 'stream';
@@ -18,29 +20,92 @@ export interface Admission {
   readonly spends: Spend | null;
 }
 
-export interface Grant {
-  /** The deposited-by label for an append: `mcp`, or `mcp/<agent>` when a signature was verified. */
-  depositedBy: string;
-  /** Gives back whatever the grant held (a wait slot). Safe to call twice. */
+/** A wait or stream slot held for a call. */
+export interface Hold {
+  /** Aborts when the client goes away, the agent's key is revoked, or the hub closes. */
+  signal: AbortSignal;
   release(): void;
-  /** Aborts when the door closes under the call (client gone, key revoked). */
+}
+
+export interface Grant {
+  /** The deposited-by label for an append: `<channel>`, or `<channel>/<agent>` when a signature was verified. */
+  depositedBy: string;
+  /** Gives back whatever the grant held (a wait or stream slot). Safe to call twice. */
+  release(): void;
+  /** For a call that holds a slot: aborts when the door closes under it (client gone, key revoked, session over). */
   signal?: AbortSignal;
+  /** Counts a record this call stored (not one an idempotency key answered from an earlier call). */
+  stored(): void;
 }
 
-export interface Door {
-  readonly transport: 'stdio' | 'http';
+/** `mcp` for both MCP doors, `http` for REST and SSE: the first part of the deposited-by label and the metrics' door. */
+export type Channel = 'mcp' | 'http';
+
+/** The HTTP hub's side of a door: its budget, shared by every route, and its counters. */
+export interface Hub {
+  /** Takes what `spends` costs from the agent's budget, holding a slot for a wait or stream, or throws a RelayError. */
+  spend(agent: string, spends: Spend, closed: AbortSignal): Hold | null;
+  appended(channel: Channel): void;
+  refused(code: string): void;
+}
+
+export interface DoorOptions {
+  channel: Channel;
+  /** The agent whose signature was verified, or null. */
+  agent: string | null;
+  /** Aborts when the caller goes away or its session ends; every held call ends with it. */
+  closed?: AbortSignal;
+  /** The hub whose budget calls spend; absent over stdio. */
+  hub?: Hub;
+}
+
+const HOW_TO_SIGN = 'Send an `Authorization: PE-HMAC agent=<name>, ts=<unix seconds>, sig=<hex>` header, where sig is the HMAC-SHA256 with your key of the method, ts and the sha256 of the body (docs/http.md shows how; `p-e-relay sign` prints one). Reads (exists, get_relay, list_relays, list_replies and the GET routes) need none.';
+
+export function unsignedRefusal(spends: Spend | null): RelayError {
+  const what =
+    spends === 'append' ? 'Appending over HTTP must be signed, and this request carried no credential, so nothing was stored.'
+    : spends === 'wait' ? 'wait_for_relay over HTTP must be signed, because it holds a connection open, and this request carried no credential.'
+    : spends === 'stream' ? 'GET /events must be signed, because it holds a connection open, and this request carried no credential (a browser EventSource may send agent, ts and sig as query parameters).'
+    : 'This call over HTTP must be signed, and this request carried no credential.';
+  return new RelayError('unsigned', `${what} ${HOW_TO_SIGN}`);
+}
+
+const never = new AbortController().signal;
+
+export class Door {
+  constructor(private readonly options: DoorOptions) {}
+
   /** Grants a call with these needs, or throws a RelayError saying what to send instead. */
-  authorize(needs: Admission): Grant;
+  authorize({ signed, spends }: Admission): Grant {
+    const { channel, agent, closed = never, hub } = this.options;
+    const depositedBy = agent === null ? channel : `${channel}/${agent}`;
+    const stored = () => hub?.appended(channel);
+    if (!hub) return { depositedBy, release() {}, stored, signal: spends === 'wait' || spends === 'stream' ? closed : undefined };
+    if (agent === null) {
+      if (signed) throw unsignedRefusal(spends);
+      return { depositedBy, release() {}, stored };
+    }
+    const hold = spends === null ? null : hub.spend(agent, spends, closed);
+    return hold ? { depositedBy, release: hold.release, signal: hold.signal, stored } : { depositedBy, release() {}, stored };
+  }
+
+  /** Runs one call through the door: authorizes it, runs `body` with the grant, and gives back what it held. */
+  async run<T>(needs: Admission, body: (grant: Grant) => Promise<T>): Promise<T> {
+    const grant = this.authorize(needs);
+    try {
+      return await body(grant);
+    } finally {
+      grant.release();
+    }
+  }
+
+  /** Counts a refusal answered as a tool result. */
+  refused(code: string): void {
+    this.options.hub?.refused(code);
+  }
 }
 
-/** Pooled servers serve one request at a time; the HTTP door swaps `current` per request. */
+/** Pooled servers serve one request at a time; the HTTP door swaps `current` per request (null between requests). */
 export interface DoorRef {
-  current: Door;
+  current: Door | null;
 }
-
-export const stdioDoor: Door = {
-  transport: 'stdio',
-  authorize: () => ({ depositedBy: 'mcp', release() {} }),
-};
-
-export type { RelayError };

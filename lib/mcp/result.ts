@@ -19,12 +19,3 @@ export function refusal(err: unknown): CallToolResult {
   const e = asRelayError(err);
   return { isError: true, content: [{ type: 'text', text: e.message }], _meta: { [ERROR_META_KEY]: { code: e.code, ...e.details } } };
 }
-
-/** Runs a tool body, turning anything it throws into a refusal. */
-export async function guarded(body: () => Promise<CallToolResult>): Promise<CallToolResult> {
-  try {
-    return await body();
-  } catch (err) {
-    return refusal(err);
-  }
-}

@@ -7,14 +7,15 @@
  * transports/streamable-http.ts); each builds its server with this factory
  * and tells the tools which door they serve.
  */
+import { z } from 'zod';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import type { CallToolResult, ServerNotification, ServerRequest } from '@modelcontextprotocol/sdk/types.js';
-import { RelayError } from '../errors.js';
+import { asRelayError, RelayError } from '../errors.js';
 import type { RelayStore } from '../store/store.js';
 import { VERSION } from '../version.js';
 import type { DoorRef } from './door.js';
-import { answer, guarded } from './result.js';
+import { answer, refusal } from './result.js';
 import { TOOLS, type ToolDefinition, type ToolFacts } from './tools/index.js';
 
 export const SERVER_NAME = 'p-e-relay';
@@ -57,34 +58,55 @@ function registerTools(server: McpServer, facts: ToolFacts, serving: Serving | n
       {
         title: tool.title,
         description,
-        inputSchema: input,
+        inputSchema: countingRefusals(z.object(input), () => serving?.door.current?.refused('invalid_arguments')),
         ...(output ? { outputSchema: output } : {}),
         annotations: { title: tool.title, ...tool.hints },
       },
-      (args: Record<string, unknown>, extra: Extra) => guarded(() => (serving ? call(tool, args, extra, serving) : notServing(tool))),
+      (args: Record<string, unknown>, extra: Extra) => call(tool, args, extra, serving),
     );
   }
 }
 
-async function call(tool: ToolDefinition, args: Record<string, unknown>, extra: Extra, { store, door }: Serving): Promise<CallToolResult> {
-  const grant = door.current.authorize(tool.door);
-  try {
-    const signal = grant.signal ? AbortSignal.any([extra.signal, grant.signal]) : extra.signal;
-    const progressToken = extra._meta?.progressToken;
-    const progress =
-      tool.door.progress && progressToken !== undefined
-        ? (progress: number, message: string) =>
-            void extra.sendNotification({ method: 'notifications/progress', params: { progressToken, progress, message } }).catch(() => {})
-        : undefined;
-    const result = await tool.run(store, args, { grant, signal, progress });
-    // A door that ended the call for a reason of its own (a revoked key) says so.
-    if (grant.signal?.aborted && grant.signal.reason instanceof RelayError) throw grant.signal.reason;
-    return answer(result.text, result.structured);
-  } finally {
-    grant.release();
-  }
+/**
+ * The SDK checks a call's arguments against the input schema and answers a
+ * failure itself, before any handler (so before any door) sees the call. A
+ * check that never fails but is told when the object's own parse did lets
+ * the door count that refusal too (as invalid_arguments); it adds nothing to
+ * the JSON Schema tools/list shows.
+ */
+function countingRefusals<T extends z.ZodObject>(schema: T, refused: () => void): T {
+  return schema.check(
+    z.refine(() => true, {
+      when: (payload) => {
+        if (payload.issues.length > 0) refused();
+        return false;
+      },
+    }),
+  );
 }
 
-async function notServing(tool: ToolDefinition): Promise<CallToolResult> {
-  throw new RelayError('internal', `${tool.name} cannot run here: this server only lists the tools. Call it through a server that has a store.`);
+/** Runs one call through its door; a refusal is answered as a tool result, never thrown, and the door counts it. */
+async function call(tool: ToolDefinition, args: Record<string, unknown>, extra: Extra, serving: Serving | null): Promise<CallToolResult> {
+  const door = serving?.door.current;
+  try {
+    if (!serving) throw new RelayError('internal', `${tool.name} cannot run here: this server only lists the tools. Call it through a server that has a store.`);
+    if (!door) throw new RelayError('internal', 'This call reached a server that is not serving a request. Send it again.');
+    return await door.run(tool.door, async (grant) => {
+      const signal = grant.signal ? AbortSignal.any([extra.signal, grant.signal]) : extra.signal;
+      const progressToken = extra._meta?.progressToken;
+      const progress =
+        tool.door.progress && progressToken !== undefined
+          ? (progress: number, message: string) =>
+              void extra.sendNotification({ method: 'notifications/progress', params: { progressToken, progress, message } }).catch(() => {})
+          : undefined;
+      const result = await tool.run(serving.store, args, { grant, signal, progress });
+      // A door that ended the call for a reason of its own (a revoked key) says so.
+      if (grant.signal?.aborted && grant.signal.reason instanceof RelayError) throw grant.signal.reason;
+      return answer(result.text, result.structured);
+    });
+  } catch (err) {
+    const refused = asRelayError(err);
+    door?.refused(refused.code);
+    return refusal(refused);
+  }
 }

@@ -34,6 +34,7 @@ export const appendRelay = defineTool({
   }),
   async run(store, { id, bytes, idempotency_key }, { grant }) {
     const result = await store.append(encodeRecordText(bytes), { id, depositedBy: grant.depositedBy, idempotencyKey: idempotency_key });
+    if (!result.replayed) grant.stored();
     return { text: appendText(result), structured: { ...result } };
   },
 });

@@ -16,7 +16,7 @@ import { STDIO_DEFAULT_MAX_BUFFER_SIZE } from '@modelcontextprotocol/sdk/shared/
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import type { Logger } from '../../log.js';
 import { RelayStore, type StoreOptions } from '../../store/store.js';
-import type { Door } from '../door.js';
+import { Door } from '../door.js';
 import { createMcpServer } from '../server.js';
 
 /** How long answers to calls in flight may take after stdin ends (an append is milliseconds). */
@@ -25,8 +25,8 @@ const DRAIN_MS = 10_000;
 export async function serveStdio(options: StoreOptions & { log: Logger }): Promise<void> {
   const store = await RelayStore.prepare(options);
   const ending = new AbortController();
-  // A call holding a wait slot blocks, and nothing will wake it once the client has left.
-  const door: Door = { transport: 'stdio', authorize: (needs) => ({ depositedBy: 'mcp', release() {}, signal: needs.spends === 'wait' ? ending.signal : undefined }) };
+  // No hub: nothing is signed or spent. A wait ends with the session, since nothing will wake it once the client has left.
+  const door = new Door({ channel: 'mcp', agent: null, closed: ending.signal });
   const server = createMcpServer(store, { current: door });
   const transport = new StdioServerTransport(process.stdin, process.stdout, { maxBufferSize: maxLineBytes(store.maxRecordBytes) });
   // A line that is not JSON-RPC, or too long to be one of ours, is the SDK's to

@@ -17,31 +17,19 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
-import { RelayError, asRelayError } from '../../errors.js';
-import type { Door, DoorRef } from '../door.js';
-import { ERROR_META_KEY } from '../result.js';
+import { asRelayError, type RelayError } from '../../errors.js';
+import type { DoorRef } from '../door.js';
 import { createMcpServer } from '../server.js';
 import { toolNamed } from '../tools/index.js';
 import type { RelayStore } from '../../store/store.js';
-import { authenticate } from '../../http/authenticate.js';
 import { JSONRPC_PARSE_ERROR, parseJsonRpcBody, readBody } from '../../http/body.js';
 import type { HubContext } from '../../http/context.js';
-import type { HubMetrics } from '../../http/metrics.js';
 import { sendJson } from '../../http/respond.js';
 
 interface Lease {
   server: McpServer;
   door: DoorRef;
 }
-
-/** Between requests a pooled server belongs to nobody; a call that somehow reached it is refused. */
-const idleDoor: Door = {
-  transport: 'http',
-  authorize: () => {
-    throw new RelayError('internal', 'This call reached a server that is not serving a request. Send it again.');
-  },
-};
 
 export class McpServerPool {
   private readonly idle: Lease[] = [];
@@ -53,12 +41,13 @@ export class McpServerPool {
   acquire(): Lease {
     const pooled = this.idle.pop();
     if (pooled) return pooled;
-    const door: DoorRef = { current: idleDoor };
+    // Between requests a pooled server belongs to nobody: no door, and a call that somehow reached it is refused.
+    const door: DoorRef = { current: null };
     return { server: createMcpServer(this.store, door), door };
   }
 
   release(lease: Lease): void {
-    lease.door.current = idleDoor;
+    lease.door.current = null;
     if (this.idle.length < this.keepIdle) this.idle.push(lease);
   }
 }
@@ -81,7 +70,7 @@ function spendsSignature(message: unknown): boolean {
 export async function handleMcp(req: IncomingMessage, res: ServerResponse, url: URL, ctx: HubContext, pool: McpServerPool): Promise<void> {
   if (req.method !== 'POST') {
     // A credential sent along is still checked (a wrong one is a 401), never spent.
-    if (req.headers.authorization !== undefined) await authenticate(req, url, await readBody(req, ctx.bodyCap), ctx.verifier, false, false);
+    if (req.headers.authorization !== undefined) await ctx.gate.open(req, res, url, await readBody(req, ctx.bodyCap), 'mcp', { spend: false });
     ctx.metrics.refused('method_not_allowed');
     req.resume();
     return jsonRpcError(res, 405, -32000, `Method not allowed: /mcp is stateless Streamable HTTP and answers POST only (there is no session to stream from or to delete).`, { Allow: 'POST' });
@@ -97,18 +86,15 @@ export async function handleMcp(req: IncomingMessage, res: ServerResponse, url: 
   } catch (err) {
     refusal = asRelayError(err);
   }
-  const agent = await authenticate(req, url, body, ctx.verifier, false, refusal === null && spendsSignature(message));
+  const door = await ctx.gate.open(req, res, url, body, 'mcp', { spend: refusal === null && spendsSignature(message) });
   if (refusal !== null) {
     ctx.metrics.refused(refusal.code);
     return jsonRpcError(res, 400, Number(refusal.details.jsonRpcCode ?? JSONRPC_PARSE_ERROR), refusal.message, {}, { code: refusal.code });
   }
 
-  const gone = new AbortController();
-  res.once('close', () => gone.abort());
   const lease = pool.acquire();
-  lease.door.current = ctx.gate.door(agent, 'mcp', gone.signal);
+  lease.door.current = door;
   const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: !wantsProgressStream(message, req.headers.accept) });
-  countResults(transport, message, ctx.metrics);
   res.once('close', () => {
     void lease.server.close().catch(() => {}).finally(() => pool.release(lease));
   });
@@ -126,21 +112,4 @@ function messages(parsed: unknown): Message[] {
 export function wantsProgressStream(parsed: unknown, accept: string | undefined): boolean {
   if (!accept?.includes('text/event-stream')) return false;
   return messages(parsed).some((m) => m.method === 'tools/call' && toolNamed(m.params?.name)?.door.progress === true && m.params?._meta?.progressToken !== undefined);
-}
-
-/** Counts appends and tool refusals from what the server actually answers. */
-function countResults(transport: StreamableHTTPServerTransport, parsed: unknown, metrics: HubMetrics): void {
-  const tools = new Map<string | number, string>();
-  for (const m of messages(parsed)) if (m.method === 'tools/call' && m.id !== undefined && typeof m.params?.name === 'string') tools.set(m.id, m.params.name);
-  if (tools.size === 0) return;
-  const send = transport.send.bind(transport);
-  transport.send = (out: JSONRPCMessage, options) => {
-    const response = out as { id?: string | number; result?: { isError?: boolean; _meta?: Record<string, { code?: string }> } };
-    const tool = response.id !== undefined ? tools.get(response.id) : undefined;
-    if (tool && response.result) {
-      if (response.result.isError) metrics.refused(response.result._meta?.[ERROR_META_KEY]?.code ?? 'invalid_arguments');
-      else if (tool === 'append_relay') metrics.appended('mcp');
-    }
-    return send(out, options);
-  };
 }
