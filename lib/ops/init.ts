@@ -3,6 +3,7 @@
  * commit and mirror, and the keys directory. Idempotent: running it on an
  * existing store fills in what is missing and changes nothing else.
  */
+import { listRecordIds, listRecordNames } from '../store/record-names.js';
 import fs from 'node:fs/promises';
 import { RelayError } from '../errors.js';
 import { DEFAULT_ID_WIDTH, idShape } from '../model/ids.js';
@@ -33,9 +34,7 @@ export async function initStore(options: { corpus: string; keys: string; idWidth
   const width = options.idWidth ?? existing.idWidth;
   idShape(width); // throws RangeError for a width out of range
   if (width !== existing.idWidth) {
-    const names = await fs.readdir(cp.corpus);
-    const shape = idShape(existing.idWidth);
-    if (names.some((name) => shape.parseRecordId(name) !== null) || hasSettingsFile) {
+    if ((await listRecordIds(cp.corpus, idShape(existing.idWidth))).length > 0 || hasSettingsFile) {
       throw new RelayError('id_width_fixed', `The store at ${cp.corpus} already has id width ${existing.idWidth}; the width is fixed when a store is created. Use a new, empty corpus directory for a store of width ${width}.`);
     }
   }
@@ -61,5 +60,5 @@ async function exists(file: string): Promise<boolean> {
 }
 
 async function hasRecords(dir: string): Promise<boolean> {
-  return (await fs.readdir(dir)).some((name) => /^relay-\d+$/.test(name));
+  return (await listRecordNames(dir)).length > 0;
 }

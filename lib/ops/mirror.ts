@@ -4,6 +4,7 @@
  * in its `.state/`, so every store opened on it refuses appends: a record
  * written here would shadow the primary's record of the same id forever.
  */
+import { isRecordNameOfAnyWidth, listRecordNames } from '../store/record-names.js';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { RelayError } from '../errors.js';
@@ -13,9 +14,6 @@ import { silentLogger } from '../log.js';
 import { corpusPaths } from '../store/paths.js';
 import { RSYNC_VANISHED, isRemote, parseItemized, rsyncArgs, rsyncFailure, runRsync } from './rsync.js';
 import { readSettings } from '../store/settings.js';
-
-/** Record names of any width: the mirror's width is known only once the source's settings arrive. */
-const RECORD_NAME = /^relay-\d+$/;
 
 export interface MirrorOptions {
   /** The primary's corpus: a local directory, `host:path` (ssh) or an rsync:// URL. */
@@ -65,7 +63,8 @@ export async function mirrorCorpus(options: MirrorOptions): Promise<MirrorResult
         return;
       }
       if (item.type !== 'f' || !item.created) return;
-      if (RECORD_NAME.test(item.name)) {
+      // Any width: the mirror's is known only once the source's settings arrive.
+      if (isRecordNameOfAnyWidth(item.name)) {
         arrived.push(item.name);
         options.onArrived?.(item.name);
       } else otherFiles.push(item.name);
@@ -104,7 +103,7 @@ async function checkLocalSource(source: string, corpus: string): Promise<void> {
 async function claimAsMirror(paths: ReturnType<typeof corpusPaths>, source: string, log: Logger): Promise<void> {
   const previous = await fs.readFile(paths.mirrorMark, 'utf8').then((t) => t.trim(), () => null);
   if (previous === null) {
-    const own = (await fs.readdir(paths.corpus)).filter((name) => RECORD_NAME.test(name));
+    const own = await listRecordNames(paths.corpus);
     if (own.length > 0) {
       throw new RelayError('mirror_conflict', `${paths.corpus} holds ${own.length} record(s) of its own and is not a mirror; filling it from ${source} would mix two stores under one set of ids. Mirror into a new or empty directory (--corpus DIR).`);
     }
@@ -122,7 +121,7 @@ async function claimAsMirror(paths: ReturnType<typeof corpusPaths>, source: stri
  */
 async function checkWidth(corpus: string, source: string): Promise<number> {
   const shape = idShape((await readSettings(corpus)).idWidth);
-  const records = (await fs.readdir(corpus)).filter((name) => RECORD_NAME.test(name));
+  const records = await listRecordNames(corpus);
   const foreign = records.filter((name) => shape.parseRecordId(name) === null);
   if (foreign.length > 0) {
     throw new RelayError('mirror_conflict', `Records from ${source} such as ${foreign[0]} do not have this corpus's id width (${shape.width} digits, from its .p-e-relay file), so no server here would see them. Mirror into a new, empty directory so the source's settings arrive with its records.`);

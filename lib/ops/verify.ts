@@ -4,6 +4,7 @@
  */
 import fs from 'node:fs/promises';
 import path from 'node:path';
+import { listRecordIds } from '../store/record-names.js';
 import { splitRecordFile } from '../model/deposit.js';
 import { RelayError } from '../errors.js';
 import { idShape } from '../model/ids.js';
@@ -30,14 +31,14 @@ export interface VerifyReport {
 
 export async function verifyCorpus(corpusDir: string, options: { clean?: boolean; onProgress?: (done: number, total: number) => void } = {}): Promise<VerifyReport> {
   const paths = corpusPaths(corpusDir);
-  let names: string[];
+  const shape = idShape((await readSettings(paths.corpus)).idWidth);
+  let numbers: number[];
   try {
-    names = await fs.readdir(paths.corpus);
+    numbers = await listRecordIds(paths.corpus, shape);
   } catch {
     throw new RelayError('store_unavailable', `There is no corpus directory at ${paths.corpus}. Pass --corpus with the path of one.`);
   }
-  const shape = idShape((await readSettings(paths.corpus)).idWidth);
-  const ids = names.filter((name) => shape.parseRecordId(name) !== null).sort();
+  const ids = numbers.sort((a, b) => a - b).map(shape.format);
   const report: VerifyReport = { checked: 0, damaged: [], stray: [], live: [], foreign: [], removed: [] };
   for (const id of ids) {
     try {

@@ -18,6 +18,7 @@ import type { IdShape } from '../model/ids.js';
 import type { Logger } from '../log.js';
 import type { CorpusPaths } from './paths.js';
 import { parseRecord, type RecordClaims } from '../model/record.js';
+import { listRecordIds } from './record-names.js';
 import { readRecordFileSync } from './record-file.js';
 import type { RecordIndex, RecordMeta } from '../model/record-index.js';
 
@@ -81,9 +82,8 @@ export class CorpusIndexer {
   }
 
   /** The ids of every file named like a record in the corpus directory now (a readdir; nothing is read). */
-  async idsOnDisk(): Promise<number[]> {
-    const names = await fs.readdir(this.paths.corpus);
-    return names.map((name) => this.shape.parseRecordId(name)).filter((n): n is number => n !== null);
+  idsOnDisk(): Promise<number[]> {
+    return listRecordIds(this.paths.corpus, this.shape);
   }
 
   /** Indexes the file for `n` (a record another writer published), once it is whole. */
