@@ -14,6 +14,7 @@ import { isRelayError } from '../lib/errors.js';
 import { buildRecordFile, digestOf } from '../lib/model/deposit.js';
 import { RelayStore } from '../lib/store/store.js';
 import { record, tempStore } from './helpers.js';
+import { eventually } from './support/poll.js';
 
 /** Timers (unref'd ones included, which getActiveResourcesInfo leaves out) created since the hook was enabled and not yet ended. */
 const liveTimers = new Set<number>();
@@ -75,14 +76,8 @@ async function corpusWith(t: Parameters<typeof tempStore>[0], count: number): Pr
 
 const closedRefusal = (err: unknown) => isRelayError(err) && err.code === 'store_unavailable' && err.details.reason === 'closed';
 
-/** Turns until `predicate` holds (bounded: a store that never gets there fails the test). */
-async function until(predicate: () => boolean, what: string): Promise<void> {
-  const deadline = Date.now() + 10_000;
-  while (!predicate()) {
-    if (Date.now() > deadline) throw new Error(`never: ${what}`);
-    await new Promise((r) => setImmediate(r));
-  }
-}
+/** On the next turns of the event loop: the states looked for here pass quickly. */
+const until = (check: () => boolean, what: string) => eventually(check, what, { everyMs: 0 });
 
 test('a store closed while it opens leaves no timer, watcher or descriptor behind', async (t) => {
   const corpus = await corpusWith(t, 2000);
