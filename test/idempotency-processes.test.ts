@@ -9,7 +9,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { test } from 'node:test';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { errorCode, record, stdioClient, tempStore, textOf } from './helpers.js';
+import { errorCode, record, runCli, stdioClient, tempStore, textOf } from './helpers.js';
 import { sign, startTestHub } from './http-helpers.js';
 
 interface Appended {
@@ -116,4 +116,21 @@ test('REST: an Idempotency-Key over 200 characters is refused 400 bad_idempotenc
   const response = await fetch(`${h.url}/relays`, { method: 'POST', headers: { Authorization: sign('scout-7', key, 'POST', body), 'Idempotency-Key': 'k'.repeat(201) }, body });
   assert.equal(response.status, 400);
   assert.equal(((await response.json()) as { error: string }).error, 'bad_idempotency_key');
+});
+
+test('CLI: append --idempotency-key run twice prints the same id and stores one record; other bytes exit 1 naming it', async (t) => {
+  const { corpus } = await tempStore(t);
+  const args = ['append', '--corpus', corpus, '--idempotency-key', 'cli-1'];
+  const env = { USER: 'alice' };
+  const first = await runCli(args, { input: record({ kind: 'note' }, 'from a script'), env });
+  assert.equal(first.code, 0, first.stderr);
+  const again = await runCli(args, { input: record({ kind: 'note' }, 'from a script'), env });
+  assert.equal(again.code, 0, again.stderr);
+  assert.equal(again.stdout, first.stdout);
+  assert.match(again.stderr, /already stored as relay-0001/);
+  const other = await runCli(args, { input: record({ kind: 'note' }, 'something else'), env });
+  assert.equal(other.code, 1);
+  assert.match(other.stderr, /idempotency key "cli-1" was already used on this channel \(cli\/alice\) for relay-0001/);
+  assert.deepEqual(await recordFiles(corpus), ['relay-0001']);
+  assert.match((await readFile(path.join(corpus, 'relay-0001'), 'utf8')).split('\n---\n')[0]!, /\nidempotency-key: cli-1$/);
 });

@@ -35,7 +35,7 @@ async function withStore(ctx: CommandContext, body: (store: RelayStore) => Promi
 }
 
 export const appendCommand: Command = {
-  help: `Usage: p-e-relay append [--id ID] [--authored] [FILE]
+  help: `Usage: p-e-relay append [--id ID] [--authored] [--idempotency-key KEY] [FILE]
 
 Deposits the record in FILE (or read from stdin) and prints its id once it is
 durable. It is stored as deposited-by cli/<your user name> with provenance
@@ -44,8 +44,13 @@ these bytes yourself.
 
   --id ID       store it under this id (a gap below the next free id, such as a
                 lost record's, or the next free id itself)
-  --authored    declare that you, the operator, wrote the bytes`,
-  options: { id: { type: 'string' }, authored: { type: 'boolean' } },
+  --authored    declare that you, the operator, wrote the bytes
+  --idempotency-key KEY
+                1-200 printable ASCII, fresh per record: run the same command
+                again (a script's retry) and it prints the id stored the first
+                time instead of storing a second record; other bytes with the
+                same key are refused (idempotency_conflict)`,
+  options: { id: { type: 'string' }, authored: { type: 'boolean' }, 'idempotency-key': { type: 'string' } },
   allowPositionals: true,
   async run(ctx) {
     if (ctx.positionals.length > 1) throw new UsageError('append takes at most one FILE; pass the record on stdin otherwise.');
@@ -53,7 +58,12 @@ these bytes yourself.
     const bytes = file && file !== '-' ? await fs.readFile(file) : await readAll(ctx.stdin);
     const store = await RelayStore.prepare({ corpus: ctx.corpus, watch: 'none', log: ctx.log, readOnly: false });
     try {
-      const result = await store.append(bytes, { id: stringOption(ctx, 'id'), depositedBy: `cli/${localUser(ctx.env)}`, provenance: ctx.values.authored ? 'authored' : 'as-received' });
+      const result = await store.append(bytes, {
+        id: stringOption(ctx, 'id'),
+        depositedBy: `cli/${localUser(ctx.env)}`,
+        provenance: ctx.values.authored ? 'authored' : 'as-received',
+        idempotencyKey: stringOption(ctx, 'idempotency-key'),
+      });
       writeLine(ctx.stdout, result.id);
       ctx.log.info(appendText(result));
       return EXIT_OK;
