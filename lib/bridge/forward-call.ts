@@ -16,6 +16,7 @@ import { asRelayError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { refusal } from '../mcp/result.js';
 import { toolNamed } from '../mcp/tools/index.js';
+import { hubTakesKey, KEYED_TOOL, RETRY_PAUSES_MS, withIdempotencyKey, worthRetrying } from './append-retry.js';
 import type { HubClient } from './hub-client.js';
 import { ProgressRelay } from './progress-relay.js';
 import type { ToolList } from './tool-list.js';
@@ -42,23 +43,35 @@ type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;
 
 export function forwardCall({ hub, tools, log, progressEveryMs }: Forwarder) {
   return async (request: CallToolRequest, extra: Extra): Promise<CallToolResult> => {
-    const { name, arguments: args } = request.params;
+    const { name } = request.params;
+    // Every append goes out with an idempotency key, so that a retry — ours
+    // below, or the agent's — can never store it twice (append-retry.ts).
+    const args = withIdempotencyKey(name, request.params.arguments);
+    const retries = name === KEYED_TOOL && hubTakesKey(tools.hubList) ? RETRY_PAUSES_MS : [];
     const timeoutMs = callTimeoutMs(name, args);
     const progress = new ProgressRelay(request.params._meta?.progressToken, extra.sendNotification, progressEveryMs);
     const started = Date.now();
     try {
-      const result = await hub.run({ signal: extra.signal }, timeoutMs, (client) =>
-        client.callTool({ name, arguments: args }, undefined, {
-          signal: extra.signal,
-          timeout: timeoutMs,
-          // Asking for progress is also what makes the hub answer a wait as
-          // an event stream, which keeps bytes moving on a long wait.
-          onprogress: (p) => progress.relay(p),
-        }),
-      );
-      tools.hubAnswered();
-      log.debug(`${name}: the hub answered in ${Date.now() - started} ms${result.isError ? ' (a refusal)' : ''}`);
-      return result as CallToolResult;
+      for (let attempt = 0; ; attempt++) {
+        try {
+          const result = await hub.run({ signal: extra.signal }, timeoutMs, (client) =>
+            client.callTool({ name, arguments: args }, undefined, {
+              signal: extra.signal,
+              timeout: timeoutMs,
+              // Asking for progress is also what makes the hub answer a wait as
+              // an event stream, which keeps bytes moving on a long wait.
+              onprogress: (p) => progress.relay(p),
+            }),
+          );
+          tools.hubAnswered();
+          log.debug(`${name}: the hub answered in ${Date.now() - started} ms${result.isError ? ' (a refusal)' : ''}`);
+          return result as CallToolResult;
+        } catch (err) {
+          if (extra.signal.aborted || err instanceof McpError || attempt >= retries.length || !worthRetrying(asRelayError(err))) throw err;
+          log.info(`${name}: the hub did not answer (${asRelayError(err).code}); sending it again with the same idempotency key`);
+          await new Promise((r) => setTimeout(r, retries[attempt]));
+        }
+      }
     } catch (err) {
       if (extra.signal.aborted) {
         // The client cancelled: the hub's request is closed (which ends a

@@ -51,6 +51,11 @@ export class ToolList {
     }
   }
 
+  /** The hub's own list as last fetched (null before the first answer). */
+  get hubList(): readonly Tool[] | null {
+    return this.fromHub;
+  }
+
   /** The hub just answered a call: if the client may hold a stale list, check and tell it. */
   hubAnswered(): void {
     if (!this.stale) return;

@@ -1,0 +1,38 @@
+/**
+ * The bridge's own retry of an append, made safe by an idempotency key
+ * (SPEC §8b). Every append_relay it forwards carries a key — the client's,
+ * or a fresh one the bridge adds — so when the connection breaks after the
+ * request went out (the answer was lost, the hub restarted), sending the
+ * same call again answers the record the first try stored (`replayed: true`)
+ * instead of storing a second one.
+ *
+ * The bridge retries only when the hub's own tool list takes the key: an
+ * older hub would drop an argument it does not know, and a blind retry there
+ * could store the record twice.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { RelayError } from '../errors.js';
+
+export const KEYED_TOOL = 'append_relay';
+export const KEY_PARAM = 'idempotency_key';
+/** Pauses before each retry: the hub a moment to come back, well inside a client's 60 s. */
+export const RETRY_PAUSES_MS = [250, 1000];
+
+/** The call's arguments, with an idempotency key on an append that has none. */
+export function withIdempotencyKey(name: string, args: Record<string, unknown> | undefined): Record<string, unknown> | undefined {
+  if (name !== KEYED_TOOL || (args && args[KEY_PARAM] !== undefined)) return args;
+  return { ...args, [KEY_PARAM]: `bridge-${randomUUID()}` };
+}
+
+/** Whether the hub's listed append_relay takes an idempotency key. */
+export function hubTakesKey(tools: readonly Tool[] | null): boolean {
+  const append = tools?.find((tool) => tool.name === KEYED_TOOL);
+  return Boolean(append && KEY_PARAM in ((append.inputSchema.properties as Record<string, unknown> | undefined) ?? {}));
+}
+
+/** A failure after which sending the same keyed call again is right: the hub never answered it. */
+export function worthRetrying(failure: RelayError): boolean {
+  // hub_timeout is not retried: another 30 s would outlast the client's own timeout.
+  return failure.code === 'hub_unreachable';
+}
