@@ -9,9 +9,12 @@ import path from 'node:path';
 import { test } from 'node:test';
 import { promisify } from 'node:util';
 import { RelayStore } from '../lib/store/store.js';
+import { ROUTES } from '../lib/http/routes.js';
 import { startHub } from '../lib/http/server.js';
+import { WEB_CSP } from '../lib/http/web-view.js';
 import { ROOT, record } from './helpers.js';
 import { hubStore, sign, startTestHub, type TestHub } from './http-helpers.js';
+import { refusedHttp } from './support/refusal.js';
 
 const run = promisify(execFile);
 
@@ -149,4 +152,23 @@ test('a method a route does not answer is 405 with Allow; an unknown path is 404
   assert.deepEqual([events.status, events.headers.get('allow')], [405, 'GET']);
   const nowhere = await fetch(`${h.url}/nowhere`);
   assert.deepEqual([nowhere.status, await errorOf(nowhere)], [404, 'no_route']);
+});
+
+test('no_route names every route of the table', async (t) => {
+  const h = await startTestHub(t);
+  const { message } = (await (await fetch(`${h.url}/nowhere`)).json()) as { message: string };
+  for (const route of Object.values(ROUTES)) assert.ok(message.includes(route.shown), `${route.shown} in: ${message}`);
+});
+
+test('the web view\'s refusals are counted like every other and keep its security headers', async (t) => {
+  const h = await startTestHub(t);
+  const missing = await fetch(`${h.url}/assets/nothing.js`);
+  assert.equal(missing.headers.get('content-security-policy'), WEB_CSP);
+  await refusedHttp(missing, 'not_found');
+  const post = await fetch(`${h.url}/`, { method: 'POST', body: 'x' });
+  assert.equal(post.headers.get('allow'), 'GET, HEAD');
+  await refusedHttp(post, 'method_not_allowed');
+  const text = await (await fetch(`${h.url}/metrics`)).text();
+  assert.match(text, /^p_e_relay_refusals_total\{code="not_found"\} 1$/m);
+  assert.match(text, /^p_e_relay_refusals_total\{code="method_not_allowed"\} 1$/m);
 });

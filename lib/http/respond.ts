@@ -39,8 +39,12 @@ export function refusalHeaders(e: RelayError): Record<string, string> {
   return headers;
 }
 
-/** Answers a refusal (or anything thrown) as JSON; logs the cause of an internal error, never a credential. */
-export function sendError(res: ServerResponse, err: unknown, log: Logger, metrics?: Refusals): void {
+/**
+ * The one refusal writer at the HTTP edge: answers a refusal (or anything
+ * thrown) as JSON, counts it, and logs the cause of an internal error, never
+ * a credential. `headers` are added to the ones its status calls for.
+ */
+export function sendError(res: ServerResponse, err: unknown, log: Logger, metrics?: Refusals, headers: Record<string, string> = {}): void {
   const e = asRelayError(err);
   if (e.code === 'internal' && err !== e) log.error(`internal error: ${(err as Error)?.stack ?? String(err)}`);
   metrics?.refused(e.code);
@@ -48,7 +52,7 @@ export function sendError(res: ServerResponse, err: unknown, log: Logger, metric
     res.destroy();
     return;
   }
-  sendJson(res, e.status, e.toJSON(), refusalHeaders(e));
+  sendJson(res, e.status, e.toJSON(), { ...headers, ...refusalHeaders(e) });
 }
 
 /** Whether the client asked for JSON rather than text. */

@@ -2,14 +2,7 @@
  * REST for curl and scripts: the same store functions the tools call, the
  * same text the tools and the CLI print (or their JSON with
  * `Accept: application/json`), the same refusal sentences as JSON errors.
- *
- *   GET  /relays[?after=ID]     list (text: the two lines of list_relays)
- *   GET  /relays/ID             the exact stored bytes, or 404 naming the state
- *   HEAD /relays/ID             the state in P-E-Relay-State, no body
- *   GET  /relays/ID/replies     list_replies
- *   POST /relays[?id=ID]        signed append; 201 with the id (200 when an
- *                               Idempotency-Key repeats: the earlier record)
- *   GET  /healthz, GET /metrics
+ * The routes themselves are listed in routes.ts.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { RelayError } from '../errors.js';
@@ -19,6 +12,7 @@ import { VERSION } from '../version.js';
 import { readBody } from './body.js';
 import type { HubContext } from './context.js';
 import { sendJson, sendText, wantsJson } from './respond.js';
+import { isRestPath, ROUTES } from './routes.js';
 
 export const STATE_HEADER = 'P-E-Relay-State';
 
@@ -44,7 +38,7 @@ export async function handleRest(req: IncomingMessage, res: ServerResponse, url:
   // a 401, not ignored. A good one buys nothing here, so it is not spent.
   if (read && req.headers.authorization !== undefined && isRestPath(path)) await ctx.gate.open(req, res, url, await readBody(req, ctx.bodyCap), 'http', { spend: false });
 
-  if (path === '/relays') {
+  if (ROUTES.relays.rest.test(path)) {
     if (method === 'POST') return appendRoute(req, res, url, ctx).then(() => true);
     if (!read) throw methodNotAllowed(path, 'GET, HEAD, POST');
     const after = url.searchParams.get('after') ?? undefined;
@@ -52,13 +46,13 @@ export async function handleRest(req: IncomingMessage, res: ServerResponse, url:
     wantsJson(req.headers.accept) ? sendJson(res, 200, list) : sendText(res, 200, listText(list));
     return true;
   }
-  if ((m = /^\/relays\/([^/]+)\/replies$/.exec(path))) {
+  if ((m = ROUTES.replies.rest.exec(path))) {
     if (!read) throw methodNotAllowed(path, 'GET, HEAD');
     const replies = await ctx.store.replies(decodeSegment(m[1]!));
     wantsJson(req.headers.accept) ? sendJson(res, 200, replies) : sendText(res, 200, repliesText(replies));
     return true;
   }
-  if ((m = /^\/relays\/([^/]+)$/.exec(path))) {
+  if ((m = ROUTES.record.rest.exec(path))) {
     if (!read) throw methodNotAllowed(path, 'GET, HEAD');
     const id = decodeSegment(m[1]!);
     if (method === 'HEAD') {
@@ -69,22 +63,18 @@ export async function handleRest(req: IncomingMessage, res: ServerResponse, url:
     await getRecord(res, id, ctx);
     return true;
   }
-  if (path === '/healthz') {
+  if (ROUTES.healthz.rest.test(path)) {
     if (!read) throw methodNotAllowed(path, 'GET, HEAD');
     sendJson(res, 200, { status: 'ok', version: VERSION, ready: ctx.ready(), records: ctx.store.size, readOnly: ctx.store.readOnly });
     return true;
   }
-  if (path === '/metrics') {
+  if (ROUTES.metrics.rest.test(path)) {
     if (!read) throw methodNotAllowed(path, 'GET, HEAD');
     const text = ctx.metrics.render({ records: ctx.store.size, waits: ctx.gate.waits.active, streams: ctx.gate.streams.active, ready: ctx.ready() });
     res.writeHead(200, { 'Content-Type': 'text/plain; version=0.0.4; charset=utf-8', 'Content-Length': Buffer.byteLength(text) }).end(text);
     return true;
   }
   return false;
-}
-
-function isRestPath(path: string): boolean {
-  return path === '/relays' || path === '/healthz' || path === '/metrics' || path.startsWith('/relays/');
 }
 
 async function getRecord(res: ServerResponse, id: string, ctx: HubContext): Promise<void> {

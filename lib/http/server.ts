@@ -10,7 +10,6 @@
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { RelayError } from '../errors.js';
 import { silentLogger, type Logger } from '../log.js';
 import type { RelayStore } from '../store/store.js';
 import { KeyRing } from '../auth/key-ring.js';
@@ -25,6 +24,7 @@ import { HubMetrics } from './metrics.js';
 import { rebindingGuard } from './rebinding.js';
 import { sendError } from './respond.js';
 import { handleRest } from './rest.js';
+import { noRoute } from './routes.js';
 import { handleEvents } from './sse.js';
 import { handleWeb } from './web-view.js';
 
@@ -132,9 +132,9 @@ export async function startHub(options: HubOptions): Promise<Hub> {
     // The web view's files and no_route need no credential either, but one
     // that is sent is checked (docs/http.md), and not spent.
     if (req.headers.authorization !== undefined) await ctx.gate.open(req, res, url, await readBody(req, ctx.bodyCap), 'http', { spend: false });
-    if (handleWeb(req, res)) return; // GET / and /assets/*: the web view (lib/web/)
+    if (handleWeb(req, res, log, ctx.metrics)) return; // GET / and /assets/*: the web view (lib/web/)
     req.resume();
-    throw new RelayError('no_route', `There is nothing at ${url.pathname}. The hub serves the web view at GET /, POST /mcp, GET /events, /relays, /relays/ID, /relays/ID/replies, /healthz and /metrics (docs/http.md).`);
+    throw noRoute(url.pathname);
   }
 
   guard.start();

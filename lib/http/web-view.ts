@@ -22,6 +22,8 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { extname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { RelayError } from '../errors.js';
+import type { Logger } from '../log.js';
+import { sendError, type Refusals } from './respond.js';
 
 /** Content types by extension. Only files of these kinds in lib/web/ are served. */
 const TYPES: Record<string, string> = {
@@ -102,24 +104,29 @@ function assetName(pathname: string): string | null {
 /**
  * Answers `GET|HEAD /` and `/assets/*`. Returns false, having written
  * nothing, when the request is for another route, so a router can try this
- * first or last.
+ * first or last. Refusals go out as every route's do (respond.ts: counted,
+ * the cause of an internal one logged), with the page's security headers.
  */
-export function handleWeb(req: IncomingMessage, res: ServerResponse): boolean {
+export function handleWeb(req: IncomingMessage, res: ServerResponse, log: Logger, metrics: Refusals): boolean {
   const pathname = new URL(req.url ?? '/', 'http://localhost').pathname;
   const name = assetName(pathname);
   if (name === null) return false;
+  const refuse = (err: unknown) => sendError(res, err, log, metrics, SECURITY_HEADERS);
   if (req.method !== 'GET' && req.method !== 'HEAD') {
     req.resume(); // a body we will not read must not hold the connection
-    refuse(res, new RelayError('method_not_allowed', `${pathname} is the web view; it answers GET and HEAD only.`), { Allow: 'GET, HEAD' });
+    refuse(new RelayError('method_not_allowed', `${pathname} is the web view; it answers GET and HEAD only.`, { allow: 'GET, HEAD' }));
     return true;
   }
   assets().then(
     (all) => {
       const asset = all.get(name);
       if (asset) return send(req, res, asset);
-      refuse(res, new RelayError('not_found', `There is no web asset at ${pathname}. Open / for the web view.`));
+      refuse(new RelayError('not_found', `There is no web asset at ${pathname}. Open / for the web view.`));
     },
-    (err: unknown) => refuse(res, err instanceof RelayError ? err : new RelayError('internal', 'The web view\'s files could not be read; the server log has the cause.')),
+    (err: unknown) => {
+      if (!(err instanceof RelayError)) log.error(`the web view's files could not be read: ${(err as Error)?.stack ?? String(err)}`);
+      refuse(err instanceof RelayError ? err : new RelayError('internal', 'The web view\'s files could not be read; the server log has the cause.'));
+    },
   );
   return true;
 }
@@ -132,11 +139,4 @@ function send(req: IncomingMessage, res: ServerResponse, asset: Asset): void {
   }
   res.writeHead(200, { ...headers, 'Content-Length': asset.body.length });
   res.end(req.method === 'HEAD' ? undefined : asset.body);
-}
-
-function refuse(res: ServerResponse, err: RelayError, extra: Record<string, string> = {}): void {
-  if (res.headersSent) return void res.destroy();
-  const body = JSON.stringify(err.toJSON());
-  res.writeHead(err.status, { ...SECURITY_HEADERS, ...extra, 'Content-Type': 'application/json; charset=utf-8' });
-  res.end(body);
 }
