@@ -39,9 +39,13 @@ export async function connectStdio(command: string, args: string[], env: Record<
   };
 }
 
-/** `bin/p-e-relay serve` over stdio on a corpus (the built bundle). */
+/**
+ * `bin/p-e-relay serve` over stdio on a corpus, spawned the way the README
+ * tells an MCP client to: the launcher itself, so that its shebang's node
+ * flags (the small young generation) apply, as they do for users.
+ */
 export function relayServer(corpus: string, extraArgs: string[] = []): Promise<StdioPeer> {
-  return connectStdio(process.execPath, [BIN, 'serve', '--corpus', corpus, ...extraArgs], { P_E_RELAY_LOG: 'warn' });
+  return connectStdio(BIN, ['serve', '--corpus', corpus, ...extraArgs], { P_E_RELAY_LOG: 'warn' });
 }
 
 export interface Worker {

@@ -1,19 +1,29 @@
 /**
  * Start and footprint: a stdio server spawned the way an MCP client spawns
- * it, timed to its first tools/list answer (which must not wait for the
- * scan) and to its first answered exists (which does), then its resident
- * memory; and twenty servers on one 9,999-record corpus at once, counting
- * the inotify watches, memory and fds they hold together.
+ * it (the launcher, bin/p-e-relay), timed to its first tools/list answer
+ * (which must not wait for the index) and to its first answered exists
+ * (which does), then its resident memory: with the index snapshot a store
+ * that has run leaves, and on the first start after `rm -rf .state` (every
+ * record read). Then twenty servers on one 9,999-record corpus at once,
+ * counting what they hold together, beside twenty bare servers.
  *
- * Reference: a do-nothing MCP server bundled the same way, spawned the same
- * way (what node and the SDK cost before any store work).
+ * Reference: a do-nothing MCP server bundled the same way and spawned with
+ * the launcher's node flags (what node and the SDK cost before any store work).
  */
+import { execFile } from 'node:child_process';
+import path from 'node:path';
+import { promisify } from 'node:util';
 import { bareServerBundle } from '../lib/build.js';
-import { sizeLabel, type Section } from '../lib/context.js';
-import { cachedCorpus } from '../lib/corpus.js';
+import { sizeLabel, type BenchContext, type Section } from '../lib/context.js';
+import { cachedCorpus, dropSnapshot, ensureSnapshot } from '../lib/corpus.js';
+import { WORKERS } from '../lib/paths.js';
 import { connectStdio, footprint, relayServer, textOf, type StdioPeer } from '../lib/procs.js';
 import { nowMs } from '../lib/stats.js';
 import { idShape } from '../../lib/model/ids.js';
+
+const run = promisify(execFile);
+/** The launcher's node flags (bin/p-e-relay's shebang), for the bare server too. */
+const NODE_FLAGS = ['--max-semi-space-size=1'];
 
 interface Start {
   listMs: number;
@@ -35,14 +45,26 @@ async function startOnce(corpus: string, size: number, width: number): Promise<S
   return { listMs, existsMs, rssMb };
 }
 
-async function bareStart(bundle: string): Promise<number> {
+const bareServer = (bundle: string) => connectStdio(process.execPath, [...NODE_FLAGS, bundle]);
+
+async function bareStart(bundle: string): Promise<{ ms: number; rssMb: number }> {
   const t0 = nowMs();
-  const server = await connectStdio(process.execPath, [bundle]);
+  const server = await bareServer(bundle);
   await server.client.listTools();
   const ms = nowMs() - t0;
+  const { rssMb } = await footprint(server.pid);
   await server.close();
-  return ms;
+  return { ms, rssMb };
 }
+
+/** Bytes of heap and typed arrays one store's index holds per record (bench/workers/index-bytes.ts). */
+async function indexBytes(corpus: string): Promise<number> {
+  const { stdout } = await run(process.execPath, ['--import', 'tsx', '--expose-gc', path.join(WORKERS, 'index-bytes.ts'), corpus], { maxBuffer: 1 << 20 });
+  return (JSON.parse(stdout) as { bytesPerRecord: number }).bytesPerRecord;
+}
+
+/** Goals of issue 14, by corpus size. */
+const GOALS: Record<number, { existsMs: number; rssMb: number }> = { 100_000: { existsMs: 400, rssMb: 100 }, 1_000_000: { existsMs: 2000, rssMb: 300 } };
 
 export const startSection: Section = {
   name: 'start',
@@ -54,37 +76,56 @@ export const startSection: Section = {
     const sizes = [{ size: 100, width: 4 }, { size: 9999, width: 4 }, ...ctx.sizes];
     for (const { size, width } of sizes) {
       const { corpus } = await cachedCorpus(size, width, ctx.log);
+      if (await ensureSnapshot(corpus)) ctx.log(`wrote the index snapshot of the ${sizeLabel(size)} corpus (a full scan, once)`);
       await startOnce(corpus, size, width); // and for this corpus's files
-      const v = { bare: [] as number[], list: [] as number[], exists: [] as number[], rss: [] as number[] };
+      const v = { bare: [] as number[], bareRss: [] as number[], list: [] as number[], exists: [] as number[], rss: [] as number[], cold: [] as number[], coldRss: [] as number[] };
+      // A first start after rm -rf .state reads every record: a minute at 1M, so once there.
+      const coldReps = size >= 1_000_000 ? 1 : reps;
       for (let r = 0; r < reps; r++) {
-        v.bare.push(await bareStart(bundle));
+        const bare = await bareStart(bundle);
+        v.bare.push(bare.ms);
+        v.bareRss.push(bare.rssMb);
         const s = await startOnce(corpus, size, width);
         v.list.push(s.listMs);
         v.exists.push(s.existsMs);
         v.rss.push(s.rssMb);
+        if (r < coldReps) {
+          await dropSnapshot(corpus);
+          const c = await startOnce(corpus, size, width);
+          v.cold.push(c.existsMs);
+          v.coldRss.push(c.rssMb);
+          await ensureSnapshot(corpus); // the cold server wrote it; make sure
+        }
       }
       const goalSize = size === 9999;
-      const scaling = width === 6 ? size : undefined;
-      const label = `${sizeLabel(size)} records${width === 6 ? ', width 6' : ''}`;
+      const goal = GOALS[size];
+      const scaling = width >= 6 ? size : undefined;
+      const label = `${sizeLabel(size)} records${width !== 4 ? `, width ${width}` : ''}`;
       results.add({ section: 'Ceilings', name: `bare bundled MCP server: spawn → tools/list (beside ${label})`, unit: 'ms', values: v.bare });
+      results.add({ section: 'Ceilings', name: `bare bundled MCP server: RSS (beside ${label})`, unit: 'MB', values: v.bareRss });
       results.add({ section: 'Start', name: `spawn → first tools/list, ${label}`, unit: 'ms', values: v.list, reference: { name: 'bare server', values: v.bare }, ...(goalSize ? { goal: { on: 'value', op: '<=', target: 300, source: 'issue 2' } } : {}) });
-      results.add({ section: 'Start', name: `spawn → first exists answered (scan done), ${label}`, unit: 'ms', values: v.exists });
-      results.add({ section: 'Start', name: `RSS after the scan, ${label}`, unit: 'MB', values: v.rss, ...(goalSize ? { goal: { on: 'value', op: '<=', target: 80, source: 'issue 2' } } : {}) });
+      results.add({ section: 'Start', name: `spawn → first exists answered (index snapshot there), ${label}`, unit: 'ms', values: v.exists, reference: { name: 'bare server', values: v.bare }, ...(goal ? { goal: { on: 'value', op: '<=', target: goal.existsMs, source: 'issue 14' } } : {}) });
+      results.add({ section: 'Start', name: `RSS after the first exists, ${label}`, unit: 'MB', values: v.rss, reference: { name: 'bare server', values: v.bareRss }, ...(goalSize ? { goal: { on: 'value', op: '<=', target: 80, source: 'issue 2' } } : goal ? { goal: { on: 'value', op: '<=', target: goal.rssMb, source: 'issue 14' } } : {}) });
+      results.add({ section: 'Start', name: `first start after rm -rf .state (reads every record): spawn → first exists, ${label}`, unit: 'ms', values: v.cold });
+      results.add({ section: 'Start', name: `first start after rm -rf .state: RSS, ${label}`, unit: 'MB', values: v.coldRss });
       if (scaling) {
         results.add({ section: 'Scaling', name: 'start: spawn → tools/list', unit: 'ms', values: v.list, size });
-        results.add({ section: 'Scaling', name: 'start: spawn → first exists (scan)', unit: 'ms', values: v.exists, size });
-        results.add({ section: 'Scaling', name: 'RSS after the scan', unit: 'MB', values: v.rss, size });
+        results.add({ section: 'Scaling', name: 'start: spawn → first exists', unit: 'ms', values: v.exists, size });
+        results.add({ section: 'Scaling', name: 'RSS after the first exists', unit: 'MB', values: v.rss, size });
+        const bytes = await indexBytes(corpus);
+        results.add({ section: 'Start', name: `index memory per record (heap + typed arrays, after GC), ${label}`, unit: 'bytes', values: [bytes] });
       }
     }
     if (ctx.quick) ctx.results.note('quick run: the 20-server swarm is left out (it takes ~15 s); run without --quick for it');
-    else await swarm(ctx);
+    else await swarm(ctx, bundle);
   },
 };
 
-/** Twenty stdio servers on one 9,999-record corpus, as a swarm of twenty agents would run them. */
-async function swarm(ctx: Parameters<Section['run']>[0]): Promise<void> {
+/** Twenty stdio servers on one 9,999-record corpus, as a swarm of twenty agents would run them; then twenty bare servers. */
+async function swarm(ctx: BenchContext, bundle: string): Promise<void> {
   const { corpus } = await cachedCorpus(9999, 4, ctx.log);
-  const v = { watches: [] as number[], rss: [] as number[], pss: [] as number[], fds: [] as number[], ready: [] as number[], cpu: [] as number[], idle: [] as number[] };
+  await ensureSnapshot(corpus);
+  const v = { watches: [] as number[], rss: [] as number[], pss: [] as number[], barePss: [] as number[], above: [] as number[], fds: [] as number[], ready: [] as number[], cpu: [] as number[], idle: [] as number[] };
   for (let r = 0; r < Math.min(ctx.reps, 2); r++) {
     const t0 = nowMs();
     const servers: StdioPeer[] = await Promise.all(Array.from({ length: 20 }, () => relayServer(corpus)));
@@ -102,15 +143,23 @@ async function swarm(ctx: Parameters<Section['run']>[0]): Promise<void> {
     const later = await Promise.all(servers.map((s) => footprint(s.pid)));
     v.idle.push(((later.reduce((a, p) => a + p.cpuS, 0) - v.cpu.at(-1)!) * 100_000) / idleMs);
     await Promise.all(servers.map((s) => s.close()));
+    // The floor: twenty bare SDK servers, each having answered one call.
+    const bare: StdioPeer[] = await Promise.all(Array.from({ length: 20 }, () => bareServer(bundle)));
+    await Promise.all(bare.map((s) => s.call('noop', {})));
+    const barePrints = await Promise.all(bare.map((s) => footprint(s.pid)));
+    v.barePss.push(barePrints.reduce((a, p) => a + p.pssMb, 0));
+    v.above.push((v.pss.at(-1)! - v.barePss.at(-1)!) / 20);
+    await Promise.all(bare.map((s) => s.close()));
   }
   const section = 'Start';
-  results(ctx).add({ section, name: '20 stdio servers on 9,999 records: inotify watches held in all', unit: 'watches', values: v.watches, goal: { on: 'value', op: '<=', target: 20, source: 'issue 2' } });
-  results(ctx).add({ section, name: '20 stdio servers: total RSS', unit: 'MB', values: v.rss });
-  results(ctx).add({ section, name: '20 stdio servers: total PSS (shared pages counted once)', unit: 'MB', values: v.pss });
-  results(ctx).add({ section, name: '20 stdio servers: total open fds', unit: 'fds', values: v.fds });
-  results(ctx).add({ section, name: '20 stdio servers: spawn → all 20 answered exists', unit: 'ms', values: v.ready });
-  results(ctx).add({ section, name: '20 stdio servers: CPU time they used until then, in all', unit: 'CPU s', values: v.cpu });
-  results(ctx).add({ section, name: '20 stdio servers, idle: CPU they use in all', unit: '% of a core', values: v.idle });
+  const results = ctx.results;
+  results.add({ section, name: '20 stdio servers on 9,999 records: inotify watches held in all', unit: 'watches', values: v.watches, goal: { on: 'value', op: '<=', target: 20, source: 'issue 2' } });
+  results.add({ section, name: '20 stdio servers: total RSS', unit: 'MB', values: v.rss });
+  results.add({ section: 'Ceilings', name: '20 bare bundled MCP servers: total PSS', unit: 'MB', values: v.barePss });
+  results.add({ section, name: '20 stdio servers (the launcher): total PSS (shared pages counted once)', unit: 'MB', values: v.pss, reference: { name: '20 bare servers', values: v.barePss }, goal: { on: 'value', op: '<=', target: 500, source: 'issue 14' } });
+  results.add({ section, name: '20 stdio servers: PSS per server above the bare server\'s', unit: 'MB', values: v.above });
+  results.add({ section, name: '20 stdio servers: total open fds', unit: 'fds', values: v.fds });
+  results.add({ section, name: '20 stdio servers: spawn → all 20 answered exists', unit: 'ms', values: v.ready, goal: { on: 'value', op: '<=', target: 1500, source: 'issue 14' } });
+  results.add({ section, name: '20 stdio servers: CPU time they used until then, in all', unit: 'CPU s', values: v.cpu, goal: { on: 'value', op: '<=', target: 3, source: 'issue 14' } });
+  results.add({ section, name: '20 stdio servers, idle: CPU they use in all', unit: '% of a core', values: v.idle });
 }
-
-const results = (ctx: Parameters<Section['run']>[0]) => ctx.results;

@@ -2,13 +2,21 @@
  * What one server process knows about the corpus, held in memory: which ids
  * are held, what each held record claims, who names whom. It answers exists,
  * list_relays and list_replies without touching the disk. Pure: the store
- * feeds it from its scan, its own appends and the watcher.
+ * feeds it from its snapshot, its scan, its own appends and the watcher.
  *
  * KNOWN_MISSING is derived, never stored by hand: an id named in parent:/ref:
  * of a held record and not held itself.
+ *
+ * Compact, because every process of a swarm holds one and a corpus only
+ * grows: no object per record. Each record has a slot, and a slot is a row
+ * of typed-array columns (ids as numbers, names as numbers into one
+ * StringTable, the digest as 32 bytes). RecordMeta objects are made only when
+ * asked for. `docs/PERFORMANCE.md` has the bytes per record, measured.
  */
 import type { Deposit, Provenance } from './deposit.js';
-import type { RecordClaims } from './record.js';
+import { idShape } from './ids.js';
+import { MAX_NAMED_IDS, type RecordClaims } from './record.js';
+import { StringTable } from './string-table.js';
 
 export type IdState = 'PRESENT' | 'KNOWN_MISSING' | 'UNKNOWN';
 
@@ -27,26 +35,93 @@ export interface IndexEntry {
   n: number;
   /** null when the file is held but damaged: its claims cannot be trusted. */
   meta: RecordMeta | null;
+  /** The id in parent:, or null. */
+  parent: number | null;
+  /** Every id named in parent:/ref:, distinct, the parent first. */
   named: number[];
 }
 
+/** A slot's flags. */
+const WHOLE = 1;
+const AUTHORED = 2;
+/** The first named id is the parent. */
+const HAS_PARENT = 4;
+const DIGEST_BYTES = 32;
+const CANONICAL_DIGEST = /^sha256:[0-9a-f]{64}$/;
+
+/**
+ * The whole index as flat columns in id order: what a snapshot stores, and
+ * what an index is rebuilt from. Position i describes ids[i].
+ */
+export interface IndexImage {
+  highWater: number;
+  ids: Int32Array;
+  flags: Uint8Array;
+  kind: Uint32Array;
+  from: Uint32Array;
+  to: Uint32Array;
+  depositedBy: Uint32Array;
+  /** deposited-at as epoch milliseconds; NaN when its text is not one toISOString() gives back (see odd). */
+  depositedAt: Float64Array;
+  /** 32 bytes per record; zeros when the digest text is not canonical (see odd). */
+  digest: Uint8Array;
+  namedCount: Uint8Array;
+  /** Every record's named ids, concatenated in id order. */
+  named: Int32Array;
+  /** The string table after null (string n is strings[n - 1]). */
+  strings: string[];
+  /** Records whose deposited-at or digest text is kept as text: [position, depositedAt or null, digest or null]. */
+  odd: [number, string | null, string | null][];
+}
+
 export class RecordIndex {
-  private readonly held = new Map<number, IndexEntry>();
-  /** Held ids in ascending order; appends almost always land at the end. */
-  private readonly order: number[] = [];
-  /** id → held records that name it. */
-  private readonly namedBy = new Map<number, Set<number>>();
+  private strings: StringTable;
+  /** Held ids ascending, and the slot of each; `count` of them are in use. */
+  private ids = new Int32Array(256);
+  private slotAt = new Int32Array(256);
+  private count = 0;
+  /** Slots handed out so far (a removed record's slot is not reused). */
+  private slots = 0;
+  private flags = new Uint8Array(256);
+  private kind = new Uint32Array(256);
+  private from = new Uint32Array(256);
+  private to = new Uint32Array(256);
+  private depositedBy = new Uint32Array(256);
+  private depositedAt = new Float64Array(256);
+  private digest = new Uint8Array(256 * DIGEST_BYTES);
+  /** A slot's named ids are named[namedStart[slot] …+namedCount[slot]]. */
+  private namedStart = new Uint32Array(256);
+  private namedCount = new Uint8Array(256);
+  /**
+   * Named ids, and for each the id of the record naming it and the next
+   * entry naming the same id (-1 ends the chain): `firstNaming` maps an id to
+   * the head of the chain of records that name it.
+   */
+  private named = new Int32Array(1024);
+  private namer = new Int32Array(1024);
+  private nextNaming = new Int32Array(1024);
+  private namedUsed = 0;
+  private readonly firstNaming = new Map<number, number>();
+  /** Texts that do not fit their column, by slot. */
+  private readonly oddText = new Map<number, { depositedAt: string | null; digest: string | null }>();
   /**
    * The KNOWN_MISSING ids (named, not held), kept as records come and go, so
-   * that listing them costs what they number rather than every id ever named
-   * (a list_relays poll on a 100k-record store walked ~55k names).
+   * that listing them costs what they number rather than every id ever named.
    */
   private readonly missing = new Set<number>();
   /** The highest id ever held or issued, even if its file has since vanished. */
   private highWater = 0;
 
+  /** `format` writes an id of the store's width (RecordMeta carries ids as text). */
+  constructor(
+    private readonly format: (n: number) => string = idShape().format,
+    strings: StringTable = new StringTable(),
+  ) {
+    this.strings = strings;
+  }
+
   get size(): number {
-    return this.held.size;
+    return this.count;
   }
 
   get highest(): number {
@@ -59,56 +134,61 @@ export class RecordIndex {
   }
 
   has(n: number): boolean {
-    return this.held.has(n);
+    const at = this.position(n);
+    return at < this.count && this.ids[at] === n;
   }
 
   get(n: number): IndexEntry | undefined {
-    return this.held.get(n);
+    const at = this.position(n);
+    if (at >= this.count || this.ids[at] !== n) return undefined;
+    return this.entryOf(n, this.slotAt[at]!);
   }
 
-  /** Adds a held record. Returns false when it was already held (nothing changes). */
-  add(n: number, deposit: Deposit | null, claims: RecordClaims | null, format: (n: number) => string): boolean {
-    if (this.held.has(n)) return false;
-    const named = claims?.named ?? [];
-    const meta: RecordMeta | null =
-      deposit && claims
-        ? { id: format(n), kind: claims.kind, from: claims.from, to: claims.to, depositedBy: deposit.depositedBy, provenance: deposit.provenance, depositedAt: deposit.depositedAt, digest: deposit.digest }
-        : null;
-    this.held.set(n, { n, meta, named });
-    this.missing.delete(n);
-    insertSorted(this.order, n);
-    for (const m of named) {
-      let set = this.namedBy.get(m);
-      if (!set) this.namedBy.set(m, (set = new Set()));
-      set.add(n);
-      if (!this.held.has(m)) this.missing.add(m);
+  /** Adds a held record (ids are written with the format given to the constructor). Returns false when it was already held (nothing changes). */
+  add(n: number, deposit: Deposit | null, claims: RecordClaims | null, _format?: (n: number) => string): boolean {
+    const at = this.position(n);
+    if (at < this.count && this.ids[at] === n) return false;
+    const whole = deposit !== null && claims !== null;
+    const named = whole ? distinctNamed(claims) : [];
+    const slot = this.newSlot(named.length);
+    this.insertAt(at, n, slot);
+    let flags = whole ? WHOLE : 0;
+    if (whole) {
+      if (deposit.provenance === 'authored') flags |= AUTHORED;
+      if (claims.parent !== null) flags |= HAS_PARENT;
+      this.kind[slot] = this.strings.intern(claims.kind);
+      this.from[slot] = this.strings.intern(claims.from);
+      this.to[slot] = this.strings.intern(claims.to);
+      this.depositedBy[slot] = this.strings.intern(deposit.depositedBy);
+      this.setTexts(slot, deposit.depositedAt, deposit.digest);
     }
+    this.flags[slot] = flags;
+    this.missing.delete(n);
+    const start = this.namedStart[slot]!;
+    for (let i = 0; i < named.length; i++) this.link(start + i, named[i]!, n);
     this.noteIssued(n);
     return true;
   }
 
   /** Drops a record whose file is gone. The high-water mark stays: ids are never reused. */
   remove(n: number): boolean {
-    const entry = this.held.get(n);
-    if (!entry) return false;
-    this.held.delete(n);
-    const at = bisect(this.order, n);
-    if (this.order[at] === n) this.order.splice(at, 1);
-    for (const m of entry.named) {
-      const set = this.namedBy.get(m);
-      set?.delete(n);
-      if (set?.size === 0) {
-        this.namedBy.delete(m);
-        this.missing.delete(m);
-      }
-    }
-    if (this.namedBy.has(n)) this.missing.add(n);
+    const at = this.position(n);
+    if (at >= this.count || this.ids[at] !== n) return false;
+    const slot = this.slotAt[at]!;
+    this.ids.copyWithin(at, at + 1, this.count);
+    this.slotAt.copyWithin(at, at + 1, this.count);
+    this.count--;
+    const start = this.namedStart[slot]!;
+    for (let i = 0; i < this.namedCount[slot]!; i++) this.unlink(start + i);
+    this.namedCount[slot] = 0;
+    this.oddText.delete(slot);
+    if (this.firstNaming.has(n)) this.missing.add(n);
     return true;
   }
 
   state(n: number | null): IdState {
     if (n === null) return 'UNKNOWN';
-    if (this.held.has(n)) return 'PRESENT';
+    if (this.has(n)) return 'PRESENT';
     return this.missing.has(n) ? 'KNOWN_MISSING' : 'UNKNOWN';
   }
 
@@ -118,7 +198,7 @@ export class RecordIndex {
 
   /** Held ids greater than `after`, ascending. */
   presentAfter(after: number): number[] {
-    return this.order.slice(bisect(this.order, after + 1));
+    return Array.from(this.ids.subarray(this.position(after + 1), this.count));
   }
 
   /** KNOWN_MISSING ids greater than `after`, ascending. */
@@ -130,28 +210,247 @@ export class RecordIndex {
 
   /** Held records naming `n` in parent:/ref:, ascending. */
   repliesTo(n: number): number[] {
-    const set = this.namedBy.get(n);
-    return set ? [...set].sort((a, b) => a - b) : [];
+    const out: number[] = [];
+    for (let e = this.firstNaming.get(n) ?? -1; e !== -1; e = this.nextNaming[e]!) out.push(this.namer[e]!);
+    return out.sort((a, b) => a - b);
   }
 
-  heldIds(): IterableIterator<number> {
-    return this.held.keys();
+  /** Every held id, ascending (a copy: the index may change while the caller walks it). */
+  heldIds(): Int32Array {
+    return this.ids.slice(0, this.count);
+  }
+
+  /** The whole records as flat columns in id order, for a snapshot (a damaged record is left out: it is read again). */
+  toImage(): IndexImage {
+    const positions: number[] = [];
+    let namedTotal = 0;
+    for (let i = 0; i < this.count; i++) {
+      const slot = this.slotAt[i]!;
+      if (!(this.flags[slot]! & WHOLE)) continue;
+      positions.push(i);
+      namedTotal += this.namedCount[slot]!;
+    }
+    const count = positions.length;
+    const image: IndexImage = {
+      highWater: this.highWater,
+      ids: new Int32Array(count),
+      flags: new Uint8Array(count),
+      kind: new Uint32Array(count),
+      from: new Uint32Array(count),
+      to: new Uint32Array(count),
+      depositedBy: new Uint32Array(count),
+      depositedAt: new Float64Array(count),
+      digest: new Uint8Array(count * DIGEST_BYTES),
+      namedCount: new Uint8Array(count),
+      named: new Int32Array(namedTotal),
+      strings: this.strings.toArray(),
+      odd: [],
+    };
+    let k = 0;
+    for (let i = 0; i < count; i++) {
+      const slot = this.slotAt[positions[i]!]!;
+      image.ids[i] = this.ids[positions[i]!]!;
+      image.flags[i] = this.flags[slot]!;
+      image.kind[i] = this.kind[slot]!;
+      image.from[i] = this.from[slot]!;
+      image.to[i] = this.to[slot]!;
+      image.depositedBy[i] = this.depositedBy[slot]!;
+      image.depositedAt[i] = this.depositedAt[slot]!;
+      image.digest.set(this.digest.subarray(slot * DIGEST_BYTES, (slot + 1) * DIGEST_BYTES), i * DIGEST_BYTES);
+      const c = this.namedCount[slot]!;
+      image.namedCount[i] = c;
+      image.named.set(this.named.subarray(this.namedStart[slot]!, this.namedStart[slot]! + c), k);
+      k += c;
+      const odd = this.oddText.get(slot);
+      if (odd) image.odd.push([i, odd.depositedAt, odd.digest]);
+    }
+    return image;
+  }
+
+  /**
+   * Fills an empty index from an image. Throws, changing nothing, when the
+   * image does not hold together (a snapshot is then not used).
+   */
+  load(image: IndexImage): void {
+    if (this.count !== 0 || this.slots !== 0) throw new Error('an index is loaded from an image only while it is empty');
+    const count = image.ids.length;
+    const columns = [image.flags, image.kind, image.from, image.to, image.depositedBy, image.depositedAt, image.namedCount];
+    if (columns.some((c) => c.length !== count) || image.digest.length !== count * DIGEST_BYTES) throw new Error('columns of different lengths');
+    const table = StringTable.fromArray(image.strings);
+    const strings = image.strings.length;
+    let namedTotal = 0;
+    for (let i = 0; i < count; i++) {
+      if (image.ids[i]! <= (i === 0 ? 0 : image.ids[i - 1]!)) throw new Error('ids not ascending');
+      const whole = (image.flags[i]! & WHOLE) !== 0;
+      if (!whole || image.namedCount[i]! > MAX_NAMED_IDS) throw new Error('a record that is not whole, or names too many ids');
+      if (image.kind[i]! > strings || image.from[i]! > strings || image.to[i]! > strings || image.depositedBy[i]! === 0 || image.depositedBy[i]! > strings) throw new Error('a string number out of range');
+      namedTotal += image.namedCount[i]!;
+    }
+    if (namedTotal !== image.named.length) throw new Error('named ids do not add up');
+    for (const m of image.named) if (m <= 0) throw new Error('a named id out of range');
+    for (const [i] of image.odd) if (!(i >= 0 && i < count)) throw new Error('an odd text out of range');
+    const index = this;
+    index.strings = table;
+    index.reserve(count, namedTotal);
+    index.ids.set(image.ids);
+    for (let i = 0; i < count; i++) index.slotAt[i] = i;
+    index.count = index.slots = count;
+    index.flags.set(image.flags);
+    index.kind.set(image.kind);
+    index.from.set(image.from);
+    index.to.set(image.to);
+    index.depositedBy.set(image.depositedBy);
+    index.depositedAt.set(image.depositedAt);
+    index.digest.set(image.digest);
+    index.namedCount.set(image.namedCount);
+    for (const [i, depositedAt, digest] of image.odd) index.oddText.set(i, { depositedAt, digest });
+    let k = 0;
+    for (let i = 0; i < count; i++) {
+      index.namedStart[i] = k;
+      const n = image.ids[i]!;
+      for (let c = image.namedCount[i]!; c > 0; c--, k++) index.link(k, image.named[k]!, n);
+    }
+    index.namedUsed = k;
+    for (const m of index.firstNaming.keys()) if (!index.has(m)) index.missing.add(m);
+    index.highWater = Math.max(index.highWater, image.highWater, count ? image.ids[count - 1]! : 0);
+  }
+
+  // ---- the columns ----------------------------------------------------------
+
+  /** First position whose id is >= n. */
+  private position(n: number): number {
+    const ids = this.ids;
+    let lo = 0;
+    let hi = this.count;
+    if (hi > 0 && ids[hi - 1]! < n) return hi; // appends land at the end
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (ids[mid]! < n) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  }
+
+  private insertAt(at: number, n: number, slot: number): void {
+    if (this.count === this.ids.length) {
+      this.ids = grown(this.ids, this.count + 1);
+      this.slotAt = grown(this.slotAt, this.count + 1);
+    }
+    if (at < this.count) {
+      this.ids.copyWithin(at + 1, at, this.count);
+      this.slotAt.copyWithin(at + 1, at, this.count);
+    }
+    this.ids[at] = n;
+    this.slotAt[at] = slot;
+    this.count++;
+  }
+
+  private newSlot(namedCount: number): number {
+    this.reserve(this.slots + 1, this.namedUsed + namedCount);
+    const slot = this.slots++;
+    this.namedStart[slot] = this.namedUsed;
+    this.namedCount[slot] = namedCount;
+    this.namedUsed += namedCount;
+    return slot;
+  }
+
+  private reserve(slots: number, named: number): void {
+    if (slots > this.flags.length) {
+      this.flags = grown(this.flags, slots);
+      this.kind = grown(this.kind, slots);
+      this.from = grown(this.from, slots);
+      this.to = grown(this.to, slots);
+      this.depositedBy = grown(this.depositedBy, slots);
+      this.depositedAt = grown(this.depositedAt, slots);
+      this.namedStart = grown(this.namedStart, slots);
+      this.namedCount = grown(this.namedCount, slots);
+      this.digest = grown(this.digest, this.flags.length * DIGEST_BYTES);
+    }
+    if (slots > this.ids.length) {
+      this.ids = grown(this.ids, slots);
+      this.slotAt = grown(this.slotAt, slots);
+    }
+    if (named > this.named.length) {
+      this.named = grown(this.named, named);
+      this.namer = grown(this.namer, named);
+      this.nextNaming = grown(this.nextNaming, named);
+    }
+  }
+
+  private setTexts(slot: number, depositedAt: string, digest: string): void {
+    const ms = Date.parse(depositedAt);
+    const atFits = !Number.isNaN(ms) && new Date(ms).toISOString() === depositedAt;
+    this.depositedAt[slot] = atFits ? ms : NaN;
+    const digestFits = CANONICAL_DIGEST.test(digest);
+    if (digestFits) this.digest.set(Buffer.from(digest.slice(7), 'hex'), slot * DIGEST_BYTES);
+    else this.digest.fill(0, slot * DIGEST_BYTES, (slot + 1) * DIGEST_BYTES);
+    if (!atFits || !digestFits) this.oddText.set(slot, { depositedAt: atFits ? null : depositedAt, digest: digestFits ? null : digest });
+    else this.oddText.delete(slot);
+  }
+
+  /** Entry `e` says: record `by` names `m`. */
+  private link(e: number, m: number, by: number): void {
+    this.named[e] = m;
+    this.namer[e] = by;
+    this.nextNaming[e] = this.firstNaming.get(m) ?? -1;
+    this.firstNaming.set(m, e);
+    if (!this.has(m)) this.missing.add(m);
+  }
+
+  private unlink(e: number): void {
+    const m = this.named[e]!;
+    let previous = -1;
+    let at = this.firstNaming.get(m) ?? -1;
+    while (at !== -1 && at !== e) {
+      previous = at;
+      at = this.nextNaming[at]!;
+    }
+    if (at === -1) return;
+    const next = this.nextNaming[e]!;
+    if (previous !== -1) this.nextNaming[previous] = next;
+    else if (next !== -1) this.firstNaming.set(m, next);
+    else {
+      this.firstNaming.delete(m);
+      this.missing.delete(m); // named by nothing held any more
+    }
+  }
+
+  private entryOf(n: number, slot: number): IndexEntry {
+    const flags = this.flags[slot]!;
+    const start = this.namedStart[slot]!;
+    const named = Array.from(this.named.subarray(start, start + this.namedCount[slot]!));
+    const parent = flags & HAS_PARENT ? named[0]! : null;
+    if (!(flags & WHOLE)) return { n, meta: null, parent: null, named };
+    const odd = this.oddText.get(slot);
+    const at = odd?.depositedAt ?? new Date(this.depositedAt[slot]!).toISOString();
+    const digest = odd?.digest ?? 'sha256:' + Buffer.from(this.digest.buffer, this.digest.byteOffset + slot * DIGEST_BYTES, DIGEST_BYTES).toString('hex');
+    const meta: RecordMeta = {
+      id: this.format(n),
+      kind: this.strings.at(this.kind[slot]!),
+      from: this.strings.at(this.from[slot]!),
+      to: this.strings.at(this.to[slot]!),
+      depositedBy: this.strings.at(this.depositedBy[slot]!)!,
+      provenance: flags & AUTHORED ? 'authored' : 'as-received',
+      depositedAt: at,
+      digest,
+    };
+    return { n, meta, parent, named };
   }
 }
 
-/** First index whose value is >= n. */
-function bisect(sorted: number[], n: number): number {
-  let lo = 0;
-  let hi = sorted.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (sorted[mid]! < n) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
+/** The ids a record names, distinct, its parent first (as parseRecord gives them; checked again here). */
+function distinctNamed(claims: RecordClaims): number[] {
+  const out: number[] = claims.parent !== null ? [claims.parent] : [];
+  for (const m of claims.named) if (!out.includes(m)) out.push(m);
+  return out;
 }
 
-function insertSorted(sorted: number[], n: number): void {
-  if (sorted.length === 0 || sorted[sorted.length - 1]! < n) sorted.push(n);
-  else sorted.splice(bisect(sorted, n), 0, n);
+type Column = Int32Array | Uint32Array | Uint8Array | Float64Array;
+
+/** A column with room for at least `need` entries, its contents kept (growing by half, so appends stay cheap). */
+function grown<T extends Column>(column: T, need: number): T {
+  if (need <= column.length) return column;
+  const next = new (column.constructor as new (length: number) => T)(Math.max(need, Math.ceil(column.length * 1.5) + 16));
+  next.set(column);
+  return next;
 }

@@ -66,19 +66,34 @@ export class CorpusIndexer {
   }
 
   /**
-   * Reads every record file in the corpus. Reads are synchronous (see
-   * readAndIndex), so the scan hands the event loop back every SCAN_BATCH
-   * files: tools/list and calls are answered while a large corpus is read.
+   * Brings the index to what the disk holds at start. When the index was
+   * loaded from a snapshot, only the difference is worked through: records
+   * the listing has and the snapshot lacks are read, records the snapshot
+   * names and the disk lost are dropped. Otherwise every record is read.
+   *
+   * Reads are synchronous (see readAndIndex), so the scan hands the event
+   * loop back every SCAN_BATCH files: tools/list and calls are answered
+   * while a large corpus is read.
    */
-  async scan(): Promise<void> {
-    const ids = await this.idsOnDisk();
+  async scan(fromSnapshot = false): Promise<{ fromSnapshot: boolean; read: number; dropped: number }> {
+    const onDisk = Int32Array.from(await this.idsOnDisk()).sort();
+    let toRead: ArrayLike<number> = onDisk;
+    let dropped = 0;
+    if (fromSnapshot) {
+      const { missing, extra } = difference(onDisk, this.index.heldIds());
+      toRead = missing;
+      if (extra.length > 8) this.log.warn(`${extra.length} records in the index snapshot are no longer on disk; dropping them from the index (their ids are never reused)`);
+      for (const n of extra) this.dropVanished(n, extra.length <= 8);
+      dropped = extra.length;
+    }
     const reads: Promise<void>[] = [];
-    for (let i = 0; i < ids.length && !this.closed; i++) {
-      reads.push(this.ingest(ids[i]!, 'scan'));
+    for (let i = 0; i < toRead.length && !this.closed; i++) {
+      reads.push(this.ingest(toRead[i]!, 'scan'));
       if (i % SCAN_BATCH === SCAN_BATCH - 1) await new Promise((r) => setImmediate(r));
     }
     await Promise.all(reads); // including any file a watcher event was already reading
     this.scanned = true;
+    return { fromSnapshot, read: toRead.length, dropped };
   }
 
   /** The ids of every file named like a record in the corpus directory now (a readdir; nothing is read). */
@@ -146,12 +161,12 @@ export class CorpusIndexer {
   }
 
   /** The file for `n` is gone: the index reports what the disk holds (the id stays issued). */
-  dropVanished(n: number): void {
+  dropVanished(n: number, logIt = true): void {
     if (!this.index.remove(n)) return;
     this.options.keys?.forget(n);
     this.damaged.delete(n);
     const id = this.shape.format(n);
-    this.log.warn(`${id} vanished from disk; dropped from the index (its id is never reused)`);
+    if (logIt) this.log.warn(`${id} vanished from disk; dropped from the index (its id is never reused)`);
     this.options.onRemoved(id);
   }
 
@@ -175,7 +190,7 @@ export class CorpusIndexer {
 
   /** Adds a whole record; its metadata, or null when it was already held. */
   add(n: number, deposit: Deposit, claims: RecordClaims): RecordMeta | null {
-    if (!this.index.add(n, deposit, claims, this.shape.format)) return null;
+    if (!this.index.add(n, deposit, claims)) return null;
     if (deposit.idempotencyKey !== undefined) this.options.keys?.note(idempotencyScope(deposit.depositedBy, deposit.idempotencyKey), n);
     return this.index.get(n)!.meta;
   }
@@ -217,7 +232,7 @@ export class CorpusIndexer {
     const why = isRelayError(lastError) && lastError.details.why !== undefined ? String(lastError.details.why) : (lastError as Error).message;
     if (!this.damaged.has(n)) this.log.warn(`${id} is damaged and is held but not served: ${why}`);
     this.damaged.add(n);
-    this.index.add(n, null, null, this.shape.format);
+    this.index.add(n, null, null);
   }
 }
 
@@ -228,4 +243,21 @@ function claimsOf(record: Buffer, shape: IdShape): RecordClaims {
   } catch {
     return { kind: null, from: null, to: null, parent: null, named: [] };
   }
+}
+
+/** Two ascending id lists compared: what only `disk` has (missing from the index), what only `held` has (extra). */
+export function difference(disk: ArrayLike<number>, held: ArrayLike<number>): { missing: number[]; extra: number[] } {
+  const missing: number[] = [];
+  const extra: number[] = [];
+  let i = 0;
+  let j = 0;
+  while (i < disk.length || j < held.length) {
+    if (j >= held.length || (i < disk.length && disk[i]! < held[j]!)) missing.push(disk[i++]!);
+    else if (i >= disk.length || held[j]! < disk[i]!) extra.push(held[j++]!);
+    else {
+      i++;
+      j++;
+    }
+  }
+  return { missing, extra };
 }

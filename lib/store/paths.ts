@@ -9,6 +9,7 @@
  *     .state/               this machine's working state; never mirrored or committed
  *       tmp/                records being written (same filesystem, for link())
  *       issued              high-water log: one id per line, append-only
+ *       index               the index snapshot: a cache of what the records say, checked before use
  *       replay/<minute>/<sha256 of a signature>   the one-time signature guard, shared by every process
  *       mirror              present when rsync fills this corpus (appends refused)
  *       idempotency/<sha256 of channel and key>.<n>     a claim on a key while its record is stored (SPEC §8b)
@@ -29,6 +30,7 @@ export interface CorpusPaths {
   readonly state: string;
   readonly tmp: string;
   readonly issued: string;
+  readonly snapshot: string;
   readonly replay: string;
   readonly mirrorMark: string;
   readonly idempotency: string;
@@ -47,6 +49,7 @@ export function corpusPaths(corpusDir: string): CorpusPaths {
     state,
     tmp: path.join(state, 'tmp'),
     issued: path.join(state, 'issued'),
+    snapshot: path.join(state, 'index'),
     replay: path.join(state, 'replay'),
     mirrorMark: path.join(state, 'mirror'),
     idempotency: path.join(state, 'idempotency'),

@@ -25,6 +25,7 @@ import { DEFAULT_MAX_RECORD_BYTES, parseRecord, type RecordClaims } from '../mod
 import { NotARecordFile, readRecordFile } from './record-file.js';
 import { RecordIndex, type IdState, type RecordMeta } from '../model/record-index.js';
 import { readSettings } from './settings.js';
+import { SnapshotKeeper } from './snapshot-keeper.js';
 import { subscribe, type HeldRecord, type OnRecord, type RecordFeed, type StoreEvents, type SubscribeOptions, type Subscription } from './subscription.js';
 import { clampWait, Waiters, type WaitResult } from './waiters.js';
 import { CorpusWatcher, type WatchMode } from './watch.js';
@@ -88,13 +89,14 @@ export class RelayStore extends EventEmitter<StoreEvents> implements RecordFeed 
   readonly shape: IdShape;
   readonly waiters = new Waiters(this);
 
-  private readonly index = new RecordIndex();
+  private readonly index: RecordIndex;
   private readonly log: Logger;
   private readonly dirSync: DirectorySync;
   private readonly watcher: CorpusWatcher;
   private readonly indexer: CorpusIndexer;
   private readonly ids: IdAllocator;
   private readonly issued: IssuedLog;
+  private readonly snapshots: SnapshotKeeper;
   private lifecycle: StoreState = 'prepared';
   private readonly keys = new IdempotencyKeys();
   private readonly keyed: AppendOnce;
@@ -116,6 +118,7 @@ export class RelayStore extends EventEmitter<StoreEvents> implements RecordFeed 
     // Every blocked wait and open stream listens for 'record'.
     this.setMaxListeners(0);
     this.shape = shape;
+    this.index = new RecordIndex(shape.format);
     this.paths = corpusPaths(options.corpus);
     this.maxRecordBytes = options.maxRecordBytes ?? DEFAULT_MAX_RECORD_BYTES;
     this.readOnly = options.readOnly ?? false;
@@ -131,8 +134,12 @@ export class RelayStore extends EventEmitter<StoreEvents> implements RecordFeed 
       keys: this.keys,
       maxRecordBytes: this.maxRecordBytes,
       onNews: (n, meta) => this.announce(n, meta),
-      onRemoved: (id) => this.emit('removed', id),
+      onRemoved: (id) => {
+        this.snapshots.noteChange();
+        this.emit('removed', id);
+      },
     });
+    this.snapshots = new SnapshotKeeper(this.index, shape.width, this.paths, () => this.issued.highest, this.log);
     this.watcher = new CorpusWatcher({
       dir: this.paths.corpus,
       mode: options.watch ?? 'events',
@@ -234,6 +241,7 @@ export class RelayStore extends EventEmitter<StoreEvents> implements RecordFeed 
     await Promise.allSettled([...this.appending]);
     this.watcher.close();
     await this.indexer.settled();
+    await this.snapshots.close();
     await this.dirSync.close();
     await this.issued.close();
     this.lifecycle = 'closed';
@@ -272,15 +280,20 @@ export class RelayStore extends EventEmitter<StoreEvents> implements RecordFeed 
     const issuedBefore = await this.issued.read();
     this.index.noteIssued(issuedBefore);
     this.refuseIfClosed();
+    // What a process before this one read, if it left a snapshot that holds
+    // together; the scan then reads only what the snapshot lacks.
+    const fromSnapshot = await this.snapshots.load();
+    this.refuseIfClosed();
     // Start watching before the scan so that nothing landing during it is missed;
     // whatever both see is indexed once.
     this.watcher.start(facts.shared);
-    await this.indexer.scan();
+    const scan = await this.indexer.scan(fromSnapshot);
     this.refuseIfClosed();
     // Records brought by rsync or git are in no process's issued log; note the
     // highest now, so that if it vanishes later its id is still never reused.
     if (!this.readOnly && this.index.highest > issuedBefore) await this.issued.note(this.index.highest);
-    this.log.debug(`indexed ${this.index.size} records from ${this.paths.corpus}`);
+    this.snapshots.afterScan(scan);
+    this.log.debug(`indexed ${this.index.size} records from ${this.paths.corpus} (${fromSnapshot ? `snapshot, then ${scan.read} read and ${scan.dropped} dropped` : `${scan.read} read`})`);
   }
 
   /**
@@ -491,6 +504,7 @@ export class RelayStore extends EventEmitter<StoreEvents> implements RecordFeed 
 
   /** A record landed (here or by another writer): every subscription hears of it. */
   private announce(n: number, meta: RecordMeta): void {
+    this.snapshots.noteChange();
     this.emit('record', meta, n);
   }
 

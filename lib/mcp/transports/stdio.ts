@@ -3,8 +3,11 @@
  * client, sharing the corpus with every other process. stdout belongs to the
  * protocol; everything else goes to stderr.
  *
- * The server answers tools/list before the start-up scan is done; tool calls
- * that need the index wait for it inside the store.
+ * Nothing costly happens before a call needs the index: tools/list is
+ * answered from the store's settings alone, and the first call that needs the
+ * index opens the store (loads the snapshot, checks it against the disk).
+ * Some clients spawn a server only to probe it and then spawn the real one;
+ * the probe then costs node's start and nothing more.
  *
  * The session ends when stdin ends (the client is done or gone). Calls in
  * flight are still answered (a script may pipe requests in and close its
@@ -34,10 +37,6 @@ export async function serveStdio(options: StoreOptions & { log: Logger }): Promi
   server.server.onerror = (err) => options.log.warn(`stdio: ${err.message}`);
   await server.connect(transport);
   const inFlight = trackInFlight(transport);
-  const opened = store.open().then(
-    () => options.log.debug(`serving ${store.size} records from ${store.paths.corpus} over stdio`),
-    (err) => options.log.error(`cannot open the corpus: ${(err as Error).message}`),
-  );
 
   // A client that is gone cannot read its answers: writing to it fails with EPIPE.
   const stdoutBroken = new Promise<void>((resolve) => process.stdout.on('error', () => resolve()));
@@ -58,7 +57,6 @@ export async function serveStdio(options: StoreOptions & { log: Logger }): Promi
   });
   ending.abort();
   await Promise.race([inFlight.drained(DRAIN_MS), stdoutBroken]);
-  await opened;
   await server.close().catch(() => {});
   await store.close();
 }

@@ -1,0 +1,117 @@
+/**
+ * When to load and when to write the index snapshot (`.state/index`, see
+ * index-snapshot.ts), for one store.
+ *
+ * - At open: load it if it is whole, of this format and width, and not ahead
+ *   of the issued log (a log that is behind it means `.state/` came from
+ *   somewhere else, or lost its log). The store then checks it against the
+ *   directory listing.
+ * - After a full scan, after a check that found the disk had lost records,
+ *   or once this process has seen enough records the snapshot lacks (so that
+ *   the next process to start does not read them all again): write it, off
+ *   the path of any answer. Every process of a swarm sees the same records,
+ *   so a process first looks at the snapshot's header and does not write
+ *   when another has already written one as complete as its own.
+ */
+import type { Logger } from '../log.js';
+import type { RecordIndex } from '../model/record-index.js';
+import { readSnapshot, snapshotHeader, writeSnapshot } from './index-snapshot.js';
+import type { CorpusPaths } from './paths.js';
+
+/**
+ * Below this many records reading them all costs a few milliseconds, less
+ * than writing the snapshot would; such a store writes none.
+ */
+export const SNAPSHOT_MIN_RECORDS = 500;
+
+/** Records a snapshot may lack before it is rewritten: enough to amortise writing it, few enough to read quickly at start. */
+export function rewriteThreshold(size: number): number {
+  return Math.max(1000, Math.floor(size / 100));
+}
+
+export class SnapshotKeeper {
+  /** Records added or removed since the snapshot this process loaded or wrote. */
+  private changes = 0;
+  private timer: NodeJS.Timeout | null = null;
+  private writing: Promise<void> | null = null;
+  private closed = false;
+
+  constructor(
+    private readonly index: RecordIndex,
+    private readonly width: number,
+    private readonly paths: CorpusPaths,
+    private readonly issuedHighest: () => number,
+    private readonly log: Logger,
+  ) {}
+
+  /** Fills the (empty) index from the snapshot if there is a usable one; says whether it did. */
+  async load(): Promise<boolean> {
+    const read = await readSnapshot(this.paths.snapshot, this.width);
+    if ('refused' in read) {
+      this.log.debug(`not using the index snapshot ${this.paths.snapshot}: ${read.refused}; reading every record`);
+      return false;
+    }
+    const { snapshot } = read;
+    if (snapshot.issued > this.issuedHighest()) {
+      this.log.info(`not using the index snapshot: it knows ids up to ${snapshot.issued} were issued and ${this.paths.issued} does not (copied from elsewhere, or the log was cut); reading every record`);
+      return false;
+    }
+    try {
+      this.index.load(snapshot.image);
+    } catch (err) {
+      this.log.info(`not using the index snapshot: ${(err as Error).message}; reading every record`);
+      return false;
+    }
+    return true;
+  }
+
+  /** What the start-up check or scan did: write a snapshot now if it was worth it. */
+  afterScan(result: { fromSnapshot: boolean; read: number; dropped: number }): void {
+    this.changes = result.read + result.dropped;
+    if (!result.fromSnapshot || result.dropped > 0 || this.changes >= rewriteThreshold(this.index.size)) this.schedule(0);
+  }
+
+  /** A record was added to or removed from the index after start. */
+  noteChange(): void {
+    if (++this.changes >= rewriteThreshold(this.index.size) && !this.timer && !this.writing) {
+      // Spread out: twenty processes see the same records at once, and the first to write spares the rest.
+      this.schedule(1000 + Math.floor(Math.random() * 2000));
+    }
+  }
+
+  /** Finishes a write under way, and makes one that was due (a short-lived CLI process leaves its scan behind). */
+  async close(): Promise<void> {
+    this.closed = true;
+    const due = this.timer !== null;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    if (due && !this.writing) this.writing = this.write();
+    await this.writing;
+  }
+
+  private schedule(delayMs: number): void {
+    if (this.timer || this.closed || this.index.size < SNAPSHOT_MIN_RECORDS) return;
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      this.writing ??= this.write().finally(() => (this.writing = null));
+    }, delayMs);
+    this.timer.unref();
+  }
+
+  private async write(): Promise<void> {
+    const changes = this.changes;
+    try {
+      const there = await snapshotHeader(this.paths.snapshot, this.width);
+      if (there && there.records >= this.index.size && there.highWater >= this.index.highest) {
+        this.changes -= changes; // another process wrote one as complete as ours
+        return;
+      }
+      await writeSnapshot(this.paths.snapshot, this.paths.tmp, { image: this.index.toImage(), width: this.width, issued: this.issuedHighest() });
+      this.changes -= changes;
+      this.log.debug(`wrote the index snapshot (${this.index.size} records) to ${this.paths.snapshot}`);
+    } catch (err) {
+      // A read-only mirror without .state/tmp, a full disk: the next start reads the records instead.
+      this.log.debug(`could not write the index snapshot ${this.paths.snapshot}: ${(err as Error).message}`);
+    }
+  }
+}
