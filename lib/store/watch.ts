@@ -62,6 +62,15 @@ interface Listed {
  */
 const RACY_MS = 1000;
 
+/**
+ * In events mode the periodic listing is only a safety net, and what it costs
+ * grows with the corpus (a readdir of a million names and the comparison
+ * with the index take ~0.5 s of CPU). So a periodic listing waits until
+ * LISTING_BUDGET times the last one's cost has passed: at most ~2% of a core
+ * on listings, whatever the corpus size. Poll mode lists at the interval asked.
+ */
+const LISTING_BUDGET = 50;
+
 export class CorpusWatcher {
   private watcher: FSWatcher | null = null;
   private timer: NodeJS.Timeout | null = null;
@@ -69,6 +78,7 @@ export class CorpusWatcher {
   private missingLogged = false;
   private identity: Identity = null;
   private listed: Listed | null = null;
+  private lastListing = { at: 0, costMs: 0 };
   private closed = false;
   private shared = false;
 
@@ -88,7 +98,11 @@ export class CorpusWatcher {
     this.shared = shared;
     this.identity = identityOf(this.options.dir);
     if (mode === 'events') this.watchEvents();
-    this.timer = setInterval(() => void this.reconcile(), this.intervalMs);
+    this.timer = setInterval(() => {
+      // Shared: the listing is how other hosts are heard, so it is never put off.
+      if (mode === 'events' && !this.shared && performance.now() - this.lastListing.at < this.lastListing.costMs * LISTING_BUDGET) return;
+      void this.reconcile();
+    }, this.intervalMs);
     this.timer.unref();
   }
 
@@ -116,6 +130,7 @@ export class CorpusWatcher {
     try {
       const look = this.options.mode === 'events' && !this.shared ? lookAt(this.options.dir) : null;
       if (look && this.listed && unchanged(look, this.listed, this.options.racyMs ?? RACY_MS) && !this.options.mustList?.()) return;
+      const started = performance.now();
       const names = await fs.readdir(this.options.dir);
       const identity = identityOf(this.options.dir);
       const replaced = identity !== null && this.identity !== null && identity !== this.identity;
@@ -134,6 +149,7 @@ export class CorpusWatcher {
       this.identity ??= identity; // the directory was missing when watching began
       await this.options.onListing(names);
       this.listed = look;
+      this.lastListing = { at: performance.now(), costMs: performance.now() - started };
     } catch (err) {
       if (!this.missingLogged) {
         this.options.log.error(`cannot read the corpus directory ${this.options.dir}: ${(err as Error).message}; serving what is already indexed`);
