@@ -9,7 +9,8 @@
  *                                      no 8-writer group, no 20-server swarm
  *   npm run bench -- --only wake,start a subset of sections
  *   npm run bench -- --reps 5          more repetitions
- *   npm run bench -- --sizes 1000,10000 the corpus sizes of the scaling figures (default 1k, 10k, 100k)
+ *   npm run bench -- --sizes 1000,10000 the corpus sizes of the scaling figures (default 1k, 10k, 100k, 1M;
+ *                                      ids of width 6, 7 from a million up)
  *
  * Writes bench/out/last-run.{json,md} (last-quick.* for --quick, last-partial.*
  * for --only) and, on a full run, the scaling plot docs/bench-scaling.svg.
@@ -66,7 +67,8 @@ const ctx: BenchContext = {
   reps: values.reps ? Number(values.reps) : quick ? 2 : 3,
   results,
   tmp,
-  sizes: (values.sizes ? values.sizes.split(',').map(Number) : quick ? [1000] : [1000, 10_000, 100_000]).map((size) => ({ size, width: 6 })),
+  // A million records need ids of 7 digits (init --id-width 7).
+  sizes: (values.sizes ? values.sizes.split(',').map(Number) : quick ? [1000] : [1000, 10_000, 100_000, 1_000_000]).map((size) => ({ size, width: size >= 1_000_000 ? 7 : 6 })),
   log,
   window: (full, short) => (quick ? short : full),
 };

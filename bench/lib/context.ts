@@ -21,4 +21,4 @@ export interface Section {
   run(ctx: BenchContext): Promise<void>;
 }
 
-export const sizeLabel = (n: number) => (n >= 1000 && n % 1000 === 0 ? `${n / 1000}k` : n.toLocaleString('en-US'));
+export const sizeLabel = (n: number) => (n >= 1_000_000 && n % 1_000_000 === 0 ? `${n / 1_000_000}M` : n >= 1000 && n % 1000 === 0 ? `${n / 1000}k` : n.toLocaleString("en-US"));
