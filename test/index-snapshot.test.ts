@@ -198,3 +198,19 @@ test('a stdio server that is only probed (initialize, tools/list) reads nothing 
   const read = decodeSnapshot(await fs.readFile(corpusPaths(corpus).snapshot), 4);
   assert.ok('snapshot' in read, 'the real server left a snapshot of its scan');
 });
+
+test('idempotency keys of records read from the snapshot still answer: a retried append is replayed, not stored twice', async (t) => {
+  const { corpus } = await tempStore(t);
+  await conversation(corpus);
+  const bytes = Buffer.from('@p-e/x0\nkind: note\n\nonce only\n');
+  const deposit = { provenance: 'as-received' as const, depositedBy: 'mcp', depositedAt: new Date(0).toISOString(), digest: digestOf(bytes), idempotencyKey: 'k-601' };
+  await fs.writeFile(path.join(corpus, 'relay-0601'), buildRecordFile(deposit, bytes));
+  await leaveSnapshot(corpus);
+  let log = '';
+  const store = await openStore({ corpus, log: createLogger('debug', (line) => (log += line)) });
+  t.after(() => store.close());
+  const again = await store.append(bytes, { depositedBy: 'mcp', idempotencyKey: 'k-601' });
+  assert.match(log, /snapshot, then 0 read/);
+  assert.equal(again.id, 'relay-0601');
+  assert.equal(again.replayed, true);
+});

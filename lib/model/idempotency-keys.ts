@@ -49,6 +49,11 @@ export class IdempotencyKeys {
     this.byId.set(n, scope);
   }
 
+  /** Every record noted and its scope (for the index snapshot, which carries them to the next process). */
+  entries(): [number, string][] {
+    return [...this.byId];
+  }
+
   lookup(scope: string): number | undefined {
     return this.byScope.get(scope);
   }

@@ -24,10 +24,11 @@
  *   32  u32          bytes of the string table (JSON)
  *   36  u32          bytes of the odd texts (JSON)
  *   40  u32          CRC-32 of everything after the header
- *   44  …64          zero
+ *   44  u32          bytes of the idempotency keys (JSON: [id, scope] pairs)
+ *   48  …64          zero
  *   64  f64[records] deposited-at; then i32 ids, u32 kind, from, to, deposited-by,
  *       i32 named; then u8 flags, u8 named counts, 32 bytes of digest per record;
- *       then the string table and the odd texts
+ *       then the string table, the odd texts and the idempotency keys
  */
 import { crc32 } from 'node:zlib';
 import fs from 'node:fs/promises';
@@ -46,6 +47,8 @@ export interface Snapshot {
   width: number;
   /** The issued log's highest id when the snapshot was written. */
   issued: number;
+  /** The idempotency keys of held records (SPEC §8b): [id, scope] (see idempotency-keys.ts). */
+  keys: [number, string][];
 }
 
 /** Why a snapshot file was not used (for the log), or the snapshot. */
@@ -56,9 +59,10 @@ export function encodeSnapshot(snapshot: Snapshot): Buffer {
   const count = image.ids.length;
   const strings = Buffer.from(JSON.stringify(image.strings), 'utf8');
   const odd = Buffer.from(JSON.stringify(image.odd), 'utf8');
+  const keys = Buffer.from(JSON.stringify(snapshot.keys), 'utf8');
   const sections: Uint8Array[] = [
     view(image.depositedAt), view(image.ids), view(image.kind), view(image.from), view(image.to), view(image.depositedBy), view(image.named),
-    image.flags, image.namedCount, image.digest, strings, odd,
+    image.flags, image.namedCount, image.digest, strings, odd, keys,
   ];
   const body = Buffer.concat(sections);
   const header = Buffer.alloc(HEADER);
@@ -72,6 +76,7 @@ export function encodeSnapshot(snapshot: Snapshot): Buffer {
   header.writeUInt32LE(strings.length, 32);
   header.writeUInt32LE(odd.length, 36);
   header.writeUInt32LE(crc32(body), 40);
+  header.writeUInt32LE(keys.length, 44);
   return Buffer.concat([header, body]);
 }
 
@@ -85,7 +90,8 @@ export function decodeSnapshot(file: Buffer, width: number): SnapshotRead {
   const namedTotal = file.readUInt32LE(20);
   const stringBytes = file.readUInt32LE(32);
   const oddBytes = file.readUInt32LE(36);
-  const expected = HEADER + count * (8 + 4 * 5 + 1 + 1 + DIGEST_BYTES) + namedTotal * 4 + stringBytes + oddBytes;
+  const keyBytes = file.readUInt32LE(44);
+  const expected = HEADER + count * (8 + 4 * 5 + 1 + 1 + DIGEST_BYTES) + namedTotal * 4 + stringBytes + oddBytes + keyBytes;
   if (file.length !== expected) return { refused: `it is ${file.length} bytes where its header promises ${expected} (torn, or cut short)` };
   if (crc32(file.subarray(HEADER)) !== file.readUInt32LE(40)) return { refused: 'its checksum does not match (torn or damaged)' };
   // Typed arrays need aligned offsets; a Buffer may start anywhere in its memory.
@@ -108,15 +114,18 @@ export function decodeSnapshot(file: Buffer, width: number): SnapshotRead {
   const digest = take((b, o, l) => new Uint8Array(b, o, l), count * DIGEST_BYTES, 1);
   let strings: unknown;
   let odd: unknown;
+  let keys: unknown;
   try {
-    strings = JSON.parse(bytes.toString('utf8', at, at + stringBytes));
-    odd = JSON.parse(bytes.toString('utf8', at + stringBytes, at + stringBytes + oddBytes));
+    strings = JSON.parse(bytes.toString('utf8', at, (at += stringBytes)));
+    odd = JSON.parse(bytes.toString('utf8', at, (at += oddBytes)));
+    keys = JSON.parse(bytes.toString('utf8', at, (at += keyBytes)));
   } catch {
     return { refused: 'its string table does not parse' };
   }
-  if (!Array.isArray(strings) || !Array.isArray(odd)) return { refused: 'its string table does not parse' };
+  if (!Array.isArray(strings) || !Array.isArray(odd) || !Array.isArray(keys)) return { refused: 'its string table does not parse' };
+  if (!keys.every((k) => Array.isArray(k) && Number.isInteger(k[0]) && typeof k[1] === 'string')) return { refused: 'its idempotency keys do not parse' };
   const image: IndexImage = { highWater: file.readUInt32LE(24), ids, flags, kind, from, to, depositedBy, depositedAt, digest, namedCount, named, strings: strings as string[], odd: odd as IndexImage['odd'] };
-  return { snapshot: { image, width, issued: file.readUInt32LE(28) } };
+  return { snapshot: { image, width, issued: file.readUInt32LE(28), keys: keys as [number, string][] } };
 }
 
 /** Reads the snapshot file; a missing one is simply refused. */

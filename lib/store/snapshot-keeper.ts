@@ -14,6 +14,7 @@
  *   when another has already written one as complete as its own.
  */
 import type { Logger } from '../log.js';
+import type { IdempotencyKeys } from '../model/idempotency-keys.js';
 import type { RecordIndex } from '../model/record-index.js';
 import { readSnapshot, snapshotHeader, writeSnapshot } from './index-snapshot.js';
 import type { CorpusPaths } from './paths.js';
@@ -38,6 +39,8 @@ export class SnapshotKeeper {
 
   constructor(
     private readonly index: RecordIndex,
+    /** The idempotency keys of held records travel in the snapshot too (SPEC §8b: the scan reads them back). */
+    private readonly keys: IdempotencyKeys,
     private readonly width: number,
     private readonly paths: CorpusPaths,
     private readonly issuedHighest: () => number,
@@ -62,6 +65,7 @@ export class SnapshotKeeper {
       this.log.info(`not using the index snapshot: ${(err as Error).message}; reading every record`);
       return false;
     }
+    for (const [n, scope] of snapshot.keys) if (this.index.has(n)) this.keys.note(scope, n);
     return true;
   }
 
@@ -106,7 +110,7 @@ export class SnapshotKeeper {
         this.changes -= changes; // another process wrote one as complete as ours
         return;
       }
-      await writeSnapshot(this.paths.snapshot, this.paths.tmp, { image: this.index.toImage(), width: this.width, issued: this.issuedHighest() });
+      await writeSnapshot(this.paths.snapshot, this.paths.tmp, { image: this.index.toImage(), width: this.width, issued: this.issuedHighest(), keys: this.keys.entries() });
       this.changes -= changes;
       this.log.debug(`wrote the index snapshot (${this.index.size} records) to ${this.paths.snapshot}`);
     } catch (err) {

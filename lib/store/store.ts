@@ -139,7 +139,7 @@ export class RelayStore extends EventEmitter<StoreEvents> implements RecordFeed 
         this.emit('removed', id);
       },
     });
-    this.snapshots = new SnapshotKeeper(this.index, shape.width, this.paths, () => this.issued.highest, this.log);
+    this.snapshots = new SnapshotKeeper(this.index, this.keys, shape.width, this.paths, () => this.issued.highest, this.log);
     this.watcher = new CorpusWatcher({
       dir: this.paths.corpus,
       mode: options.watch ?? 'events',
