@@ -14,6 +14,7 @@
  *       mirror              present when rsync fills this corpus (appends refused)
  *       idempotency/<sha256 of channel and key>.<n>     a claim on a key while its record is stored (SPEC §8b)
  *       idempotency/<sha256 of channel and key>.done    the id stored under that key, kept a day
+ *       marks/<agent>       `inbox`'s default mark: the last id it delivered to that agent
  *   keys/
  *     <agent>.key           HMAC key, mode 0600
  *     .gitignore            ignores *.key
@@ -34,6 +35,7 @@ export interface CorpusPaths {
   readonly replay: string;
   readonly mirrorMark: string;
   readonly idempotency: string;
+  readonly marks: string;
   record(id: string): string;
 }
 
@@ -53,6 +55,7 @@ export function corpusPaths(corpusDir: string): CorpusPaths {
     replay: path.join(state, 'replay'),
     mirrorMark: path.join(state, 'mirror'),
     idempotency: path.join(state, 'idempotency'),
+    marks: path.join(state, 'marks'),
     // Callers pass only ids that parsed against the store's shape, so a name
     // like `../x` can never reach this join.
     record: (id: string) => path.join(corpus, id),

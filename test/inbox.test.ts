@@ -1,0 +1,198 @@
+/**
+ * `p-e-relay inbox` run the way each host runs it: Claude Code's and Codex's
+ * command hooks (the event JSON on stdin, the answer JSON on stdout), Codex's
+ * notify program (the event JSON as the last argument), a person at a
+ * terminal. Checked for the shape each host reads, and for the mark moving
+ * only once the output is out. The real CLI as a child process, real files.
+ */
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { readFile, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { test } from 'node:test';
+import { openStore } from '../lib/store/store.js';
+import { BIN, record, runCli, tempStore } from './helpers.js';
+
+/** What Claude Code sends a PostToolUse command hook on stdin. */
+const CLAUDE_POST_TOOL_USE = {
+  session_id: 'abc123',
+  transcript_path: '/home/u/.claude/projects/p/abc123.jsonl',
+  cwd: '/work/project',
+  permission_mode: 'default',
+  hook_event_name: 'PostToolUse',
+  tool_name: 'Bash',
+  tool_input: { command: 'npm test', description: 'Run the tests' },
+  tool_response: { stdout: 'ok', stderr: '', interrupted: false },
+  tool_use_id: 'toolu_01',
+};
+/** What Claude Code sends a Stop hook. */
+const CLAUDE_STOP = { session_id: 'abc123', transcript_path: '/home/u/.claude/projects/p/abc123.jsonl', cwd: '/work/project', permission_mode: 'default', hook_event_name: 'Stop', stop_hook_active: false };
+/** What Codex sends a Stop hook (hooks.json). */
+const CODEX_STOP = { session_id: 'th_1', turn_id: 'turn_7', transcript_path: null, cwd: '/work/project', hook_event_name: 'Stop', model: 'gpt-5-codex', stop_hook_active: false, last_assistant_message: 'Done.' };
+/** What Codex passes its notify program, as the last argument. */
+const CODEX_NOTIFY = { type: 'agent-turn-complete', 'thread-id': 'th_1', 'turn-id': 'turn_7', cwd: '/work/project', 'input-messages': ['fix the tests'], 'last-assistant-message': 'Done.' };
+
+async function seed(corpus: string, records: string[]): Promise<string[]> {
+  const store = await openStore({ corpus, watch: 'none' });
+  try {
+    const ids: string[] = [];
+    for (const text of records) ids.push((await store.append(Buffer.from(text), { depositedBy: 'mcp' })).id);
+    return ids;
+  } finally {
+    await store.close();
+  }
+}
+
+function inbox(corpus: string, args: string[], stdin?: object) {
+  return runCli(['inbox', '--corpus', corpus, ...args], { input: stdin === undefined ? '' : JSON.stringify(stdin) });
+}
+
+const markOf = (corpus: string, name: string) => readFile(path.join(corpus, '.state', 'marks', name), 'utf8').then((t) => t.trim(), () => null);
+
+const question = (to: string, body: string) => record({ kind: 'question', from: 'planner', to }, body);
+
+test('Claude Code PostToolUse hook: additionalContext carries the records addressed to me, and the mark moves past them', async (t) => {
+  const { corpus } = await tempStore(t);
+  const [q1, , q3] = await seed(corpus, [question('scout-7', 'Which route is open?'), question('scout-8', 'not for me'), question('scout-8, scout-7', 'Both of us?')]);
+  const first = await inbox(corpus, ['--to', 'scout-7', '--format', 'hook'], CLAUDE_POST_TOOL_USE);
+  assert.equal(first.code, 0, first.stderr);
+  const answer = JSON.parse(first.stdout) as { hookSpecificOutput: { hookEventName: string; additionalContext: string } };
+  assert.deepEqual(Object.keys(answer), ['hookSpecificOutput']);
+  assert.equal(answer.hookSpecificOutput.hookEventName, 'PostToolUse');
+  const context = answer.hookSpecificOutput.additionalContext;
+  assert.match(context, /2 new records addressed to scout-7/);
+  assert.match(context, new RegExp(`--- ${q1}, kind: question, from: planner, to: scout-7 ---\\n@p-e/x0\\n[^]*Which route is open\\?`));
+  assert.match(context, new RegExp(`--- ${q3}, `));
+  assert.doesNotMatch(context, /not for me/);
+  assert.match(context, /parent: <its id>/, 'it says how to answer');
+  assert.equal(await markOf(corpus, 'scout-7'), 'relay-0003', 'the mark covers every record considered');
+
+  const again = await inbox(corpus, ['--to', 'scout-7', '--format', 'hook'], CLAUDE_POST_TOOL_USE);
+  assert.equal(again.code, 0, again.stderr);
+  assert.equal(again.stdout, '', 'nothing new: no output, the host carries on');
+});
+
+test('Claude Code Stop hook: new records block the stop with a reason; nothing new lets it stop', async (t) => {
+  const { corpus } = await tempStore(t);
+  await seed(corpus, [question('all', 'Everyone: status?')]);
+  const blocked = await inbox(corpus, ['--to', 'scout-7', '--to', 'all', '--format', 'hook'], CLAUDE_STOP);
+  assert.equal(blocked.code, 0, blocked.stderr);
+  const answer = JSON.parse(blocked.stdout) as { decision: string; reason: string };
+  assert.deepEqual(Object.keys(answer).sort(), ['decision', 'reason']);
+  assert.equal(answer.decision, 'block');
+  assert.match(answer.reason, /Everyone: status\?/);
+
+  const allowed = await inbox(corpus, ['--to', 'scout-7', '--to', 'all', '--format', 'hook'], { ...CLAUDE_STOP, stop_hook_active: true });
+  assert.equal(allowed.code, 0);
+  assert.equal(allowed.stdout, '', 'the second stop in a row goes through: the mark moved');
+});
+
+test('Codex Stop hook: the same decision: block answer, from the event Codex sends', async (t) => {
+  const { corpus } = await tempStore(t);
+  const [id] = await seed(corpus, [question('codex-1', 'Can you take the parser?')]);
+  const result = await inbox(corpus, ['--to', 'codex-1', '--format', 'hook'], CODEX_STOP);
+  assert.equal(result.code, 0, result.stderr);
+  const answer = JSON.parse(result.stdout) as { decision: string; reason: string };
+  assert.equal(answer.decision, 'block');
+  assert.match(answer.reason, new RegExp(`${id}[^]*Can you take the parser\\?`));
+  assert.equal(await markOf(corpus, 'codex-1'), id);
+});
+
+test('UserPromptSubmit and SessionStart hooks get additionalContext under their own event name', async (t) => {
+  const { corpus } = await tempStore(t);
+  await seed(corpus, [question('scout-7', 'one'), question('scout-7', 'two')]);
+  for (const event of ['SessionStart', 'UserPromptSubmit']) {
+    const result = await inbox(corpus, ['--to', 'scout-7', '--format', 'hook', '--peek'], { ...CLAUDE_STOP, hook_event_name: event, stop_hook_active: undefined });
+    assert.equal((JSON.parse(result.stdout) as { hookSpecificOutput: { hookEventName: string } }).hookSpecificOutput.hookEventName, event);
+  }
+});
+
+test('a hook event that cannot show the model anything prints nothing and leaves the mark', async (t) => {
+  const { corpus } = await tempStore(t);
+  await seed(corpus, [question('scout-7', 'hello')]);
+  const result = await inbox(corpus, ['--to', 'scout-7', '--format', 'hook'], { ...CLAUDE_POST_TOOL_USE, hook_event_name: 'PreCompact' });
+  assert.equal(result.code, 0);
+  assert.equal(result.stdout, '');
+  assert.match(result.stderr, /PreCompact/);
+  assert.equal(await markOf(corpus, 'scout-7'), null);
+});
+
+test('--format hook without the event JSON on stdin is a usage error (exit 2), and the mark stays', async (t) => {
+  const { corpus } = await tempStore(t);
+  await seed(corpus, [question('scout-7', 'hello')]);
+  const result = await inbox(corpus, ['--to', 'scout-7', '--format', 'hook']);
+  assert.equal(result.code, 2);
+  assert.match(result.stderr, /hook_event_name/);
+  assert.equal(await markOf(corpus, 'scout-7'), null);
+});
+
+test('Codex notify: the event is the last argument; one line per record on agent-turn-complete, nothing otherwise; --peek keeps the mark', async (t) => {
+  const { corpus } = await tempStore(t);
+  const [id] = await seed(corpus, [question('codex-1', 'Can you take the parser?\nSecond line.')]);
+  const result = await runCli(['inbox', '--corpus', corpus, '--to', 'codex-1', '--peek', '--format', 'codex-notify', JSON.stringify(CODEX_NOTIFY)]);
+  assert.equal(result.code, 0, result.stderr);
+  assert.equal(result.stdout, `${id} question from planner: Can you take the parser?\n`);
+  assert.equal(await markOf(corpus, 'codex-1'), null, '--peek never moves the mark');
+  const other = await runCli(['inbox', '--corpus', corpus, '--to', 'codex-1', '--format', 'codex-notify', JSON.stringify({ ...CODEX_NOTIFY, type: 'approval-requested' })]);
+  assert.equal(other.code, 0);
+  assert.equal(other.stdout, '');
+  assert.equal(await markOf(corpus, 'codex-1'), null);
+});
+
+test('matching is literal: Scout-7 is not scout-7, and a record with no to: reaches no one', async (t) => {
+  const { corpus } = await tempStore(t);
+  await seed(corpus, [question('Scout-7', 'capital'), record({ kind: 'note', from: 'planner' }, 'to nobody'), question('scout-70', 'prefix')]);
+  const result = await inbox(corpus, ['--to', 'scout-7', '--format', 'json']);
+  const delivered = JSON.parse(result.stdout) as { items: unknown[]; mark: string };
+  assert.deepEqual(delivered.items, []);
+  assert.equal(delivered.mark, 'relay-0003', 'records that match nobody still move the mark: they are never looked at again');
+});
+
+test('text for a person; --mark FILE keeps the mark where asked; a second run starts after it', async (t) => {
+  const { corpus, dir } = await tempStore(t);
+  await seed(corpus, [question('scout-7', 'first')]);
+  const mark = path.join(dir, 'my-mark');
+  const first = await inbox(corpus, ['--to', 'scout-7', '--mark', mark]);
+  assert.match(first.stdout, /^p-e-relay: 1 new record addressed to scout-7\./);
+  assert.equal((await readFile(mark, 'utf8')).trim(), 'relay-0001');
+  await seed(corpus, [question('scout-7', 'second')]);
+  const second = await inbox(corpus, ['--to', 'scout-7', '--mark', mark]);
+  assert.match(second.stdout, /second/);
+  assert.doesNotMatch(second.stdout, /first/);
+  assert.equal((await inbox(corpus, ['--to', 'scout-7', '--mark', mark])).stdout, 'p-e-relay: nothing new for scout-7\n');
+});
+
+test('one delivery carries at most 20 records; the mark stops after the last one carried, and the next run brings the rest', async (t) => {
+  const { corpus } = await tempStore(t);
+  await seed(corpus, Array.from({ length: 25 }, (_, i) => question('scout-7', `q${i + 1}`)));
+  const first = JSON.parse((await inbox(corpus, ['--to', 'scout-7', '--format', 'json'])).stdout) as { items: { id: string }[]; more: boolean; mark: string };
+  assert.equal(first.items.length, 20);
+  assert.equal(first.more, true);
+  assert.equal(first.mark, 'relay-0020');
+  const rest = JSON.parse((await inbox(corpus, ['--to', 'scout-7', '--format', 'json'])).stdout) as { items: { id: string }[]; more: boolean };
+  assert.deepEqual(rest.items.map((i) => i.id), ['relay-0021', 'relay-0022', 'relay-0023', 'relay-0024', 'relay-0025']);
+  assert.equal(rest.more, false);
+});
+
+test('the mark moves only after the output is out: a hook whose stdout is gone delivers again next time', async (t) => {
+  const { corpus } = await tempStore(t);
+  await seed(corpus, [question('scout-7', 'do not lose me')]);
+  // The host went away: our stdout's reader is closed before we write.
+  const child = spawn(process.execPath, [BIN, 'inbox', '--corpus', corpus, '--to', 'scout-7', '--format', 'hook'], { stdio: ['pipe', 'pipe', 'pipe'] });
+  child.stdout.destroy();
+  child.stdin.end(JSON.stringify(CLAUDE_POST_TOOL_USE));
+  const code = await new Promise<number | null>((resolve) => child.once('close', resolve));
+  assert.notEqual(code, 0);
+  assert.equal(await markOf(corpus, 'scout-7'), null, 'nothing was delivered, so nothing is marked');
+  const retry = await inbox(corpus, ['--to', 'scout-7', '--format', 'hook'], CLAUDE_POST_TOOL_USE);
+  assert.match(retry.stdout, /do not lose me/);
+});
+
+test('a mark file that holds no id is refused with a sentence (exit 1), not read as the start', async (t) => {
+  const { corpus, dir } = await tempStore(t);
+  const mark = path.join(dir, 'bad-mark');
+  await writeFile(mark, 'yesterday\n');
+  const result = await inbox(corpus, ['--to', 'scout-7', '--mark', mark]);
+  assert.equal(result.code, 1);
+  assert.match(result.stderr, /bad-mark holds "yesterday"/);
+});
