@@ -25,7 +25,7 @@ test('each record that lands is one event: id, event: relay, and the appeared me
   const event = await events.next();
   assert.equal(event.id, 'relay-0001');
   assert.equal(event.event, 'relay');
-  assert.deepEqual(JSON.parse(event.data), { id: 'relay-0001', kind: 'note', from: 'a', to: 'b', depositedBy: 'cli/test', provenance: 'as-received' });
+  assert.deepEqual(JSON.parse(event.data), { id: 'relay-0001', kind: 'note', from: 'a', to: 'b', parent: null, refs: [], depositedBy: 'cli/test', provenance: 'as-received' });
   await append(h);
   assert.equal((await events.next()).id, 'relay-0002');
 });

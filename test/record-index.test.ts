@@ -115,7 +115,7 @@ test('a damaged record is held (PRESENT) with no metadata and names nothing', ()
 test('metadata carries the claims and the deposit of a whole record', () => {
   const index = new RecordIndex();
   index.add(6, DEPOSIT, claims([], { kind: 'note', from: 'a', to: 'b' }), format);
-  assert.deepEqual(index.get(6)?.meta, { id: 'relay-0006', kind: 'note', from: 'a', to: 'b', depositedBy: 'mcp', provenance: 'as-received', depositedAt: DEPOSIT.depositedAt, digest: DEPOSIT.digest });
+  assert.deepEqual(index.get(6)?.meta, { id: 'relay-0006', kind: 'note', from: 'a', to: 'b', parent: null, refs: [], depositedBy: 'mcp', provenance: 'as-received', depositedAt: DEPOSIT.depositedAt, digest: DEPOSIT.digest });
 });
 
 test('heldIds lists every held id', () => {

@@ -304,7 +304,7 @@ test('wait with after returns at once with what is held after the mark', async (
   const result = await store.wait({ after: 'relay-0001', timeoutMs: 60_000 });
   assert.deepEqual(result.appeared.map((r) => r.id), ['relay-0002', 'relay-0003']);
   assert.equal(result.timedOut, false);
-  assert.deepEqual(result.appeared[0], { id: 'relay-0002', kind: null, from: null, to: null, depositedBy: 'cli/test', provenance: 'as-received' });
+  assert.deepEqual(result.appeared[0], { id: 'relay-0002', kind: null, from: null, to: null, parent: null, refs: [], depositedBy: 'cli/test', provenance: 'as-received' });
 });
 
 test('wait with after blocks until an append lands', async (t) => {
@@ -329,7 +329,7 @@ test('wait without after ignores held records and wakes on the next append', asy
 test('wait times out with nothing', async (t) => {
   const { store } = await fresh(t);
   const result = await store.wait({ after: 'relay-0000', timeoutMs: 50 });
-  assert.deepEqual(result, { appeared: [], timedOut: true, waitedMs: result.waitedMs });
+  assert.deepEqual(result, { appeared: [], timedOut: true, waitedMs: result.waitedMs, cursor: 'relay-0000' });
   assert.ok(result.waitedMs >= 45);
 });
 

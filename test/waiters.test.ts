@@ -1,12 +1,14 @@
 import assert from 'node:assert/strict';
 import { EventEmitter } from 'node:events';
 import { test } from 'node:test';
+import { matches, parseFilter, parseRecipients, type RecordFilter } from '../lib/model/filter.js';
+import { idShape } from '../lib/model/ids.js';
 import type { RecordMeta } from '../lib/model/record-index.js';
 import { subscribe, type HeldRecord, type RecordFeed, type StoreEvents } from '../lib/store/subscription.js';
 import { DEFAULT_WAIT_MS, MAX_WAIT_MS, Waiters, appeared, clampWait } from '../lib/store/waiters.js';
 
-function meta(n: number): RecordMeta {
-  return { id: `relay-${String(n).padStart(4, '0')}`, kind: 'note', from: 'a', to: null, depositedBy: 'mcp', provenance: 'as-received', depositedAt: '2026-11-30T00:00:00.000Z', digest: 'sha256:00' };
+function meta(n: number, to: string | null = null): RecordMeta {
+  return { id: `relay-${String(n).padStart(4, '0')}`, kind: 'note', from: 'a', to, parent: null, refs: [], depositedBy: 'mcp', provenance: 'as-received', depositedAt: '2026-11-30T00:00:00.000Z', digest: 'sha256:00' };
 }
 
 /** A tiny stand-in for the store: its held records and its 'record' events, fed by `land`. */
@@ -20,13 +22,18 @@ class World extends EventEmitter<StoreEvents> implements RecordFeed {
     this.held = initial.map((n) => ({ n, meta: meta(n) }));
   }
 
-  heldAfter(after: number): HeldRecord[] {
-    return this.held.filter((r) => r.n > after).sort((a, b) => a.n - b.n);
+  heldAfter(after: number, filter: RecordFilter | null = null): HeldRecord[] {
+    return this.held.filter((r) => r.n > after && this.matches(r.n, filter)).sort((a, b) => a.n - b.n);
   }
 
-  land(n: number): void {
-    this.held.push({ n, meta: meta(n) });
-    this.emit('record', meta(n), n);
+  matches(n: number, filter: RecordFilter | null): boolean {
+    const m = this.held.find((r) => r.n === n)?.meta;
+    return m !== undefined && matches(filter, { kind: m.kind, from: m.from, recipients: parseRecipients(m.to), named: [] });
+  }
+
+  land(n: number, to: string | null = null): void {
+    this.held.push({ n, meta: meta(n, to) });
+    this.emit('record', meta(n, to), n);
   }
 }
 
@@ -50,7 +57,7 @@ test('clampWait: default 30000, capped at 90000, never negative', () => {
 });
 
 test('appeared keeps the fields a wait reports', () => {
-  assert.deepEqual(appeared(meta(3)), { id: 'relay-0003', kind: 'note', from: 'a', to: null, depositedBy: 'mcp', provenance: 'as-received' });
+  assert.deepEqual(appeared(meta(3)), { id: 'relay-0003', kind: 'note', from: 'a', to: null, parent: null, refs: [], depositedBy: 'mcp', provenance: 'as-received' });
 });
 
 test('with after, held records after the mark return at once', async () => {
@@ -265,4 +272,32 @@ test('the store closing ends a subscription with its refusal, and a blocked wait
   assert.deepEqual(reasons, ['store_unavailable']);
   assert.equal(w.waiters.count, 0);
   assert.equal(w.listenerCount('record'), 0);
+});
+
+test('a filtered wait is not woken by a record its filter rejects, and answers the one it accepts', async () => {
+  const w = new World();
+  const filter = parseFilter({ to: 'me' }, idShape());
+  let seen = 0;
+  const waiting = w.waiters.wait({ after: 0, timeoutMs: 5000, filter, cursor: () => `cursor after ${seen}` });
+  w.land(1, 'someone-else');
+  seen = 1;
+  await new Promise((r) => setImmediate(r));
+  assert.equal(w.waiters.count, 1, 'still blocked');
+  w.land(2, 'you, me');
+  seen = 2;
+  const result = await waiting;
+  assert.deepEqual([result.appeared.map((a) => a.id), result.cursor], [['relay-0002'], 'cursor after 2']);
+});
+
+test('a filtered subscription catches up and follows only what the filter accepts', async () => {
+  const w = new World();
+  w.land(1, 'me');
+  w.land(2, 'x');
+  const got: string[] = [];
+  const sub = subscribe(w, { after: 0, filter: parseFilter({ to: ['me', 'all'] }, idShape()) }, (m) => void got.push(m.id));
+  await sub.caughtUp;
+  w.land(3, 'all');
+  w.land(4, null);
+  sub.close();
+  assert.deepEqual(got, ['relay-0001', 'relay-0003']);
 });

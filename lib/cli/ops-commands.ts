@@ -7,6 +7,7 @@ import { verifyCorpus } from '../ops/verify.js';
 import { EXIT_OK, EXIT_REFUSED, UsageError, numberOption, writeLine, type Command } from './command.js';
 import { POLL_HELP } from './poll-option.js';
 import { openForCommand } from './store-commands.js';
+import { FILTER_HELP, FILTER_OPTIONS, filterOption } from './filter-options.js';
 
 export const initCommand: Command = {
   help: `Usage: p-e-relay init [--corpus DIR] [--keys DIR] [--id-width N]
@@ -54,28 +55,38 @@ crash are reported as a warning (they never hold a published record).
 };
 
 export const tailCommand: Command = {
-  help: `Usage: p-e-relay tail [-n N] [-f]
+  help: `Usage: p-e-relay tail [-n N] [-f] [filters]
 
-Prints a line of metadata per record (id, kind, from, to, deposited-by,
-provenance) for the newest N records, then with -f one line per record as it
-lands, until interrupted.
+Prints a line of metadata per record (id, kind, from, to, parent, refs,
+deposited-by, provenance) for the newest N matching records, then with -f
+one line per matching record as it lands, until interrupted. For a host that
+watches a command's output: \`p-e-relay tail -n 0 -f --to NAME\` prints one
+line for each record addressed to NAME.
 
-  -n, --lines N   how many of the newest records to print first (default 10)
-  -f, --follow    keep printing new records as they land
-${POLL_HELP}`,
-  options: { lines: { type: 'string', short: 'n' }, follow: { type: 'boolean', short: 'f' }, poll: { type: 'string' } },
+  -n, --lines N   how many of the newest matching records to print first (default 10)
+  -f, --follow    keep printing new matching records as they land
+${POLL_HELP}
+${FILTER_HELP}`,
+  options: { lines: { type: 'string', short: 'n' }, follow: { type: 'boolean', short: 'f' }, poll: { type: 'string' }, ...FILTER_OPTIONS },
   async run(ctx) {
     const lines = numberOption(ctx, 'lines') ?? 10;
     const follow = ctx.values.follow === true;
     if (!follow && ctx.values.poll !== undefined) throw new UsageError('--poll applies to tail -f (following new records); add -f.');
     const store = await openForCommand(ctx, follow);
-    const held = store.heldAfter(0);
+    let filter;
+    try {
+      filter = filterOption(ctx, store.shape);
+    } catch (err) {
+      await store.close();
+      throw err;
+    }
+    const held = store.heldAfter(0, filter);
     for (const { meta } of held.slice(Math.max(0, held.length - lines))) writeLine(ctx.stdout, appearedLine(appeared(meta)));
     if (!follow) {
       await store.close();
       return EXIT_OK;
     }
-    store.subscribe({ after: null }, (meta) => writeLine(ctx.stdout, appearedLine(appeared(meta))));
+    store.subscribe({ after: null, filter }, (meta) => writeLine(ctx.stdout, appearedLine(appeared(meta))));
     // The watcher does not hold the process open by itself (a server's transport does); here we must.
     const keepAlive = setInterval(() => {}, 1 << 30);
     await new Promise<void>((resolve) => {

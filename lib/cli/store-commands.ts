@@ -7,6 +7,7 @@ import { appendText, existsText, listText, repliesText, waitText } from '../mode
 import { EXIT_OK, EXIT_REFUSED, UsageError, localUser, numberOption, readAll, stringOption, writeLine, type Command, type CommandContext } from './command.js';
 import fs from 'node:fs/promises';
 import { POLL_HELP, pollOption } from './poll-option.js';
+import { FILTER_HELP, FILTER_OPTIONS, filterOption } from './filter-options.js';
 
 /**
  * Opens the store for a command: a one-shot one has no watcher and no
@@ -101,15 +102,18 @@ a malformed id is UNKNOWN.`,
 };
 
 export const lsCommand: Command = {
-  help: `Usage: p-e-relay ls [--after ID]
+  help: `Usage: p-e-relay ls [--after ID] [--to NAME] [--from NAME] [--kind KIND] [--replies-to ID]
 
-Prints two lines, "present (N): …" and "known missing (M): …".
+Prints two lines, "present (N): …" and "known missing (M): …". With a
+filter, only the held records that match are listed (known missing is empty:
+a missing id has no headers to match).
 
-  --after ID    only ids after this one (relay-0000 means from the start)`,
-  options: { after: { type: 'string' } },
+  --after ID        only ids after this one (relay-0000 means from the start)
+${FILTER_HELP}`,
+  options: { after: { type: 'string' }, ...FILTER_OPTIONS },
   run: (ctx) =>
     withStore(ctx, async (store) => {
-      writeLine(ctx.stdout, listText(await store.list(stringOption(ctx, 'after'))));
+      writeLine(ctx.stdout, listText(await store.list(stringOption(ctx, 'after'), filterOption(ctx, store.shape))));
       return EXIT_OK;
     }),
 };
@@ -127,21 +131,25 @@ Prints "replies to ID (N):" and a line per reply, in id order.`,
 };
 
 export const waitCommand: Command = {
-  help: `Usage: p-e-relay wait [--after ID] [--timeout MS]
+  help: `Usage: p-e-relay wait [--after ID] [--timeout MS] [filters] [--include-bytes]
 
-With --after, returns at once if a newer record is held, else blocks. Without
-it, waits for the next record to land. Exit 0 when something appeared, 1 when
-the time ran out.
+With --after, returns at once if a newer matching record is held, else
+blocks. Without it, waits for the next matching record to land. The last
+line is "cursor: ID": pass it as --after next time to miss nothing and see
+nothing twice. Exit 0 when something appeared, 1 when the time ran out.
 
-  --after ID      the newest id you have seen
-  --timeout MS    how long to wait (default 30000, at most 90000)
-${POLL_HELP}`,
-  options: { after: { type: 'string' }, timeout: { type: 'string' }, poll: { type: 'string' } },
+  --after ID        the newest id you have seen (or the last cursor)
+  --timeout MS      how long to wait (default 30000, at most 90000)
+  --include-bytes   print each record's bytes too (up to 64 KiB in all)
+${POLL_HELP}
+${FILTER_HELP}`,
+  options: { after: { type: 'string' }, timeout: { type: 'string' }, poll: { type: 'string' }, 'include-bytes': { type: 'boolean' }, ...FILTER_OPTIONS },
   run: (ctx) =>
     withStore(
       ctx,
       async (store) => {
-        const result = await store.wait({ after: stringOption(ctx, 'after'), timeoutMs: numberOption(ctx, 'timeout') });
+        const filter = filterOption(ctx, store.shape);
+        const result = await store.wait({ after: stringOption(ctx, 'after'), timeoutMs: numberOption(ctx, 'timeout'), filter, includeBytes: ctx.values['include-bytes'] === true });
         writeLine(ctx.stdout, waitText(result));
         return result.appeared.length > 0 ? EXIT_OK : EXIT_REFUSED;
       },

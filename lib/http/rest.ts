@@ -9,6 +9,7 @@ import { RelayError } from '../errors.js';
 import { appendText, listText, repliesText } from '../model/render.js';
 import { appendRelay } from '../mcp/tools/append-relay.js';
 import { VERSION } from '../version.js';
+import { filterFromQuery } from './filter-query.js';
 import { readBody } from './body.js';
 import type { HubContext } from './context.js';
 import { sendJson, sendText, wantsJson } from './respond.js';
@@ -42,7 +43,7 @@ export async function handleRest(req: IncomingMessage, res: ServerResponse, url:
     if (method === 'POST') return appendRoute(req, res, url, ctx).then(() => true);
     if (!read) throw methodNotAllowed(path, 'GET, HEAD, POST');
     const after = url.searchParams.get('after') ?? undefined;
-    const list = await ctx.store.list(after);
+    const list = await ctx.store.list(after, filterFromQuery(url.searchParams, ctx.store.shape));
     wantsJson(req.headers.accept) ? sendJson(res, 200, list) : sendText(res, 200, listText(list));
     return true;
   }

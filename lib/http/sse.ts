@@ -4,6 +4,9 @@
  * wait_for_relay). Signed like a wait, by header or by agent/ts/sig query
  * parameters for browser EventSource.
  *
+ * Filters (`?to=…&from=…&kind=…&replies_to=…`, SPEC §8a) are matched by the
+ * store's index: a record that does not match is never queued for this stream.
+ *
  * Resume with Last-Event-ID (preferred when both are sent) or ?after=: the
  * held records after the mark first, then live ones, through the store's one
  * subscription API (store/subscription.ts), which sends what both phases see
@@ -16,10 +19,12 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { RelayError } from '../errors.js';
+import type { RecordFilter } from '../model/filter.js';
 import type { RecordMeta } from '../model/record-index.js';
 import type { Subscription } from '../store/subscription.js';
 import { appeared } from '../store/waiters.js';
 import type { Admission, Grant } from '../mcp/door.js';
+import { filterFromQuery } from './filter-query.js';
 import { readBody } from './body.js';
 import type { HubContext } from './context.js';
 
@@ -32,14 +37,16 @@ export async function handleEvents(req: IncomingMessage, res: ServerResponse, ur
   const door = await ctx.gate.open(req, res, url, body, 'http', { allowQuery: true });
   const grant = door.authorize(EVENT_STREAM);
   let mark: number | null;
+  let filter: RecordFilter | null;
   try {
     const markText = req.headers['last-event-id'] ?? url.searchParams.get('after') ?? undefined;
     mark = markText === undefined ? null : ctx.store.parseAfter(String(markText));
+    filter = filterFromQuery(url.searchParams, ctx.store.shape);
   } catch (err) {
     grant.release();
     throw err;
   }
-  new EventStream(res, ctx, grant).start(mark);
+  new EventStream(res, ctx, grant, filter).start(mark);
 }
 
 export function eventText(meta: RecordMeta): string {
@@ -59,6 +66,7 @@ class EventStream {
     private readonly res: ServerResponse,
     private readonly ctx: HubContext,
     private readonly hold: Grant,
+    private readonly filter: RecordFilter | null,
   ) {}
 
   start(mark: number | null): void {
@@ -66,7 +74,7 @@ class EventStream {
     try {
       // Live events come in landing order, a mirror's late fill-in below the mark included (docs/http.md).
       this.subscription = ctx.store.subscribe(
-        { after: mark, onHeld: (meta) => this.held(meta), onClosed: () => this.end() },
+        { after: mark, filter: this.filter, onHeld: (meta) => this.held(meta), onClosed: () => this.end() },
         (meta, _n, phase) => (phase === 'catch-up' ? this.catchUp(meta) : this.send(eventText(meta))),
       );
     } catch (err) {

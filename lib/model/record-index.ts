@@ -14,6 +14,7 @@
  * asked for. `docs/PERFORMANCE.md` has the bytes per record, measured.
  */
 import type { Deposit, Provenance } from './deposit.js';
+import { matches, parseRecipients, type RecordFilter } from './filter.js';
 import { idShape } from './ids.js';
 import { MAX_NAMED_IDS, type RecordClaims } from './record.js';
 import { StringTable } from './string-table.js';
@@ -25,6 +26,10 @@ export interface RecordMeta {
   kind: string | null;
   from: string | null;
   to: string | null;
+  /** The id in parent:, or null. */
+  parent: string | null;
+  /** The other ids named in ref:, in first-seen order. */
+  refs: string[];
   depositedBy: string;
   provenance: Provenance;
   depositedAt: string;
@@ -111,6 +116,12 @@ export class RecordIndex {
   private readonly missing = new Set<number>();
   /** The highest id ever held or issued, even if its file has since vanished. */
   private highWater = 0;
+  /**
+   * The recipients each distinct to: text names, split once (SPEC §8a): by
+   * its number in the string table, so a swarm's few to: values are parsed
+   * once each, however many records carry them.
+   */
+  private readonly recipientsOfTo = new Map<number, readonly string[]>();
 
   /** `format` writes an id of the store's width (RecordMeta carries ids as text). */
   constructor(
@@ -215,6 +226,45 @@ export class RecordIndex {
     return out.sort((a, b) => a - b);
   }
 
+  /** The highest id held now (0 when none): what a wait's cursor covers. */
+  highestHeld(): number {
+    return this.count ? this.ids[this.count - 1]! : 0;
+  }
+
+  /**
+   * Whether held record `n` matches `filter` (SPEC §8a), from the columns:
+   * no RecordMeta is built. A damaged record claims nothing, so it matches
+   * only the empty filter.
+   */
+  matches(n: number, filter: RecordFilter | null): boolean {
+    const at = this.position(n);
+    if (at >= this.count || this.ids[at] !== n) return false;
+    if (!filter) return true;
+    const slot = this.slotAt[at]!;
+    if (!(this.flags[slot]! & WHOLE)) return false;
+    const start = this.namedStart[slot]!;
+    return matches(filter, {
+      kind: this.strings.at(this.kind[slot]!),
+      from: this.strings.at(this.from[slot]!),
+      recipients: this.recipients(this.to[slot]!),
+      named: this.named.subarray(start, start + this.namedCount[slot]!),
+    });
+  }
+
+  /** Held ids greater than `after` that match `filter`, ascending. */
+  matchingAfter(after: number, filter: RecordFilter | null): number[] {
+    if (!filter) return this.presentAfter(after);
+    // replies_to narrows to the few records naming one id: start from those.
+    const candidates = filter.repliesTo !== undefined ? this.repliesTo(filter.repliesTo).filter((m) => m > after) : this.presentAfter(after);
+    return candidates.filter((m) => this.matches(m, filter));
+  }
+
+  private recipients(to: number): readonly string[] {
+    let names = this.recipientsOfTo.get(to);
+    if (!names) this.recipientsOfTo.set(to, (names = parseRecipients(this.strings.at(to))));
+    return names;
+  }
+
   /** Every held id, ascending (a copy: the index may change while the caller walks it). */
   heldIds(): Int32Array {
     return this.ids.slice(0, this.count);
@@ -291,6 +341,7 @@ export class RecordIndex {
     for (const [i] of image.odd) if (!(i >= 0 && i < count)) throw new Error('an odd text out of range');
     const index = this;
     index.strings = table;
+    index.recipientsOfTo.clear(); // keyed by string numbers of the table being replaced
     index.reserve(count, namedTotal);
     index.ids.set(image.ids);
     for (let i = 0; i < count; i++) index.slotAt[i] = i;
@@ -429,6 +480,8 @@ export class RecordIndex {
       kind: this.strings.at(this.kind[slot]!),
       from: this.strings.at(this.from[slot]!),
       to: this.strings.at(this.to[slot]!),
+      parent: parent === null ? null : this.format(parent),
+      refs: named.slice(parent === null ? 0 : 1).map(this.format),
       depositedBy: this.strings.at(this.depositedBy[slot]!)!,
       provenance: flags & AUTHORED ? 'authored' : 'as-received',
       depositedAt: at,

@@ -28,19 +28,34 @@ export function repliesText(result: RepliesResult): string {
   return [head, ...result.replies.map((r) => `${r.id}${claims(r)}`)].join('\n');
 }
 
+/**
+ * One record as one line: what `wait` prints per record, and what `tail -f`
+ * prints for hosts that watch a command's output (`inbox` prints the same).
+ *   relay-0042 (kind question, from a, to b c, parent relay-0040, refs relay-0007) deposited-by mcp, as-received
+ */
 export function appearedLine(record: AppearedRecord): string {
   return `${record.id}${claims(record)} deposited-by ${record.depositedBy}, ${record.provenance}`;
 }
 
-export function waitText(result: WaitResult): string {
+export function waitText(result: WaitResult & { cursor: string }): string {
+  const cursor = `cursor: ${result.cursor} (pass it as after next time)`;
   if (result.appeared.length === 0) {
-    return result.timedOut ? `nothing appeared in ${result.waitedMs} ms (timed out)` : `the wait ended after ${result.waitedMs} ms with nothing new`;
+    const what = result.timedOut ? `nothing appeared in ${result.waitedMs} ms (timed out)` : `the wait ended after ${result.waitedMs} ms with nothing new`;
+    return `${what}\n${cursor}`;
   }
   const head = `${result.appeared.length} appeared after ${result.waitedMs} ms:`;
-  return [head, ...result.appeared.map(appearedLine)].join('\n');
+  return [head, ...result.appeared.flatMap(itemLines), cursor].join('\n');
 }
 
-function claims(r: { kind: string | null; from: string | null; to: string | null }): string {
-  const parts = [r.kind && `kind ${r.kind}`, r.from && `from ${r.from}`, r.to && `to ${r.to}`].filter(Boolean);
+/** An item's line, then, with include_bytes, its bytes between marker lines (or why they are not here). */
+function itemLines(record: AppearedRecord): string[] {
+  const line = appearedLine(record);
+  if (record.bytesOmitted) return [line, `  (bytes omitted: over this answer's 64 KiB; fetch with get_relay)`];
+  if (record.bytes === undefined) return [line];
+  return [line, `>>> ${record.id} bytes, ${record.digest}`, record.bytes.replace(/\n$/, ''), `<<< ${record.id}`];
+}
+
+function claims(r: { kind: string | null; from: string | null; to: string | null; parent?: string | null; refs?: string[] }): string {
+  const parts = [r.kind && `kind ${r.kind}`, r.from && `from ${r.from}`, r.to && `to ${r.to}`, r.parent && `parent ${r.parent}`, r.refs?.length && `refs ${r.refs.join(' ')}`].filter(Boolean);
   return parts.length ? ` (${parts.join(', ')})` : '';
 }

@@ -24,6 +24,8 @@ import { DirectorySync, writeTemp } from './publish.js';
 import { DEFAULT_MAX_RECORD_BYTES, parseRecord, type RecordClaims } from '../model/record.js';
 import { NotARecordFile, readRecordFile } from './record-file.js';
 import { RecordIndex, type IdState, type RecordMeta } from '../model/record-index.js';
+import type { RecordFilter } from '../model/filter.js';
+import { inlineBytes } from './inline-bytes.js';
 import { readSettings } from './settings.js';
 import { SnapshotKeeper } from './snapshot-keeper.js';
 import { subscribe, type HeldRecord, type OnRecord, type RecordFeed, type StoreEvents, type SubscribeOptions, type Subscription } from './subscription.js';
@@ -67,6 +69,16 @@ export interface AppendResult {
   replayed?: true;
 }
 
+export interface WaitOptions {
+  after?: string;
+  timeoutMs?: number;
+  signal?: AbortSignal;
+  onProgress?: (waitedMs: number) => void;
+  filter?: RecordFilter | null;
+  /** Inline each record's bytes and digest, up to INLINE_BYTES_BUDGET in one answer. */
+  includeBytes?: boolean;
+}
+
 export interface ListResult {
   after: string | null;
   present: string[];
@@ -101,6 +113,8 @@ export class RelayStore extends EventEmitter<StoreEvents> implements RecordFeed 
   private readonly keys = new IdempotencyKeys();
   private readonly keyed: AppendOnce;
   private opening: Promise<void> | null = null;
+  /** The start-up scan is done: the index holds every record that was on disk. */
+  private indexed = false;
   private closing: Promise<void> | null = null;
   /** Appends under way; close lets them finish before it closes the handles they write through. */
   private readonly appending = new Set<Promise<unknown>>();
@@ -288,6 +302,7 @@ export class RelayStore extends EventEmitter<StoreEvents> implements RecordFeed 
     // whatever both see is indexed once.
     this.watcher.start(facts.shared);
     const scan = await this.indexer.scan(fromSnapshot);
+    this.indexed = true;
     this.refuseIfClosed();
     // Records brought by rsync or git are in no process's issued log; note the
     // highest now, so that if it vanishes later its id is still never reused.
@@ -436,13 +451,17 @@ export class RelayStore extends EventEmitter<StoreEvents> implements RecordFeed 
   }
 
 
-  async list(after?: string): Promise<ListResult> {
+  /**
+   * Held and KNOWN_MISSING ids after a mark. A filter selects held records;
+   * a missing id has no headers, so with a filter the missing list is empty.
+   */
+  async list(after?: string, filter: RecordFilter | null = null): Promise<ListResult> {
     await this.opened();
     const mark = after === undefined ? 0 : this.parseAfter(after);
     return {
       after: after ?? null,
-      present: this.index.presentAfter(mark).map(this.shape.format),
-      knownMissing: this.index.knownMissingAfter(mark).map(this.shape.format),
+      present: this.index.matchingAfter(mark, filter).map(this.shape.format),
+      knownMissing: filter ? [] : this.index.knownMissingAfter(mark).map(this.shape.format),
     };
   }
 
@@ -457,7 +476,12 @@ export class RelayStore extends EventEmitter<StoreEvents> implements RecordFeed 
   }
 
   /** Blocks until a record lands after `after` (or, without it, after the call began), or the time runs out. */
-  async wait(options: { after?: string; timeoutMs?: number; signal?: AbortSignal; onProgress?: (waitedMs: number) => void }): Promise<WaitResult> {
+  /**
+   * Blocks until a record matching `filter` lands after `after` (or, without
+   * it, after the call began), or the time runs out. Records the filter
+   * rejects wake nothing, but the answer's cursor moves past them.
+   */
+  async wait(options: WaitOptions): Promise<WaitResult & { cursor: string }> {
     const after = options.after === undefined ? null : this.parseAfter(options.after);
     // A wait with a mark answers from the index, so it needs the scan. A wait
     // for "whatever lands from now on" listens at once, even mid-scan, and
@@ -470,7 +494,28 @@ export class RelayStore extends EventEmitter<StoreEvents> implements RecordFeed 
       void this.open().catch(() => {});
       existing = this.indexer.idsOnDisk().then((ids) => new Set(ids));
     }
-    return this.waiters.wait({ after, timeoutMs: clampWait(options.timeoutMs), signal: options.signal, onProgress: options.onProgress, existing });
+    const result = await this.waiters.wait({
+      after,
+      timeoutMs: clampWait(options.timeoutMs),
+      signal: options.signal,
+      onProgress: options.onProgress,
+      existing,
+      filter: options.filter,
+      cursor: () => this.cursorAfter(after),
+    });
+    if (options.includeBytes) result.appeared = await inlineBytes(result.appeared, (id) => this.read(id));
+    return { ...result, cursor: result.cursor! };
+  }
+
+  /**
+   * A wait's cursor, read the moment it answers: every record held up to
+   * here was considered (answered, or not for this caller), so the highest
+   * held id. Until the start-up scan is done, held records below that may
+   * still be unread: a wait with a mark then keeps its mark.
+   */
+  private cursorAfter(after: number | null): string {
+    if (after !== null && !this.indexed) return this.shape.format(after);
+    return this.shape.format(Math.max(after ?? 0, this.index.highestHeld()));
   }
 
   /**
@@ -483,14 +528,19 @@ export class RelayStore extends EventEmitter<StoreEvents> implements RecordFeed 
     return subscribe(this, options, onRecord);
   }
 
-  /** Held, whole records after a mark, ascending (a subscription's catch-up). */
-  heldAfter(mark: number): HeldRecord[] {
+  /** Held, whole records after a mark that match `filter`, ascending (a subscription's catch-up). */
+  heldAfter(mark: number, filter: RecordFilter | null = null): HeldRecord[] {
     const out: HeldRecord[] = [];
-    for (const n of this.index.presentAfter(mark)) {
+    for (const n of this.index.matchingAfter(mark, filter)) {
       const meta = this.index.get(n)?.meta;
       if (meta) out.push({ n, meta });
     }
     return out;
+  }
+
+  /** Whether held record `n` matches `filter` (SPEC §8a), from the index. */
+  matches(n: number, filter: RecordFilter | null): boolean {
+    return this.index.matches(n, filter);
   }
 
   /** Parses an `after` mark; relay-0000 means "from the start". */

@@ -10,11 +10,14 @@
  * append, another process, rsync, git), `removed` for a file that vanished,
  * and `closed` once, when the store closes.
  *
- * Filters (`match`) are applied to both phases alike, so a filtered wait or
- * stream sees in its catch-up exactly what it would have seen live.
+ * Filters (`filter`, SPEC §8a, matched by the store's index; `match`, any
+ * other test) are applied to both phases alike, so a filtered wait or stream
+ * sees in its catch-up exactly what it would have seen live, and a record no
+ * filter accepts is never delivered.
  */
 import type { EventEmitter } from 'node:events';
 import type { RelayError } from '../errors.js';
+import type { RecordFilter } from '../model/filter.js';
 import type { RecordMeta } from '../model/record-index.js';
 
 export interface StoreEvents {
@@ -37,7 +40,9 @@ export interface RecordFeed extends Pick<EventEmitter<StoreEvents>, 'on' | 'off'
   /** Resolves once the index has been built (the catch-up reads it). */
   readonly ready: Promise<void>;
   /** Held, whole records after a mark, ascending. */
-  heldAfter(mark: number): HeldRecord[];
+  heldAfter(mark: number, filter?: RecordFilter | null): HeldRecord[];
+  /** Whether held record `n` matches `filter`, asked of the index. */
+  matches(n: number, filter: RecordFilter | null): boolean;
 }
 
 export type Phase = 'catch-up' | 'live';
@@ -60,6 +65,8 @@ export interface SubscribeOptions {
   skip?: Promise<ReadonlySet<number>>;
   /** Only records this accepts are delivered, in either phase. */
   match?: (meta: RecordMeta, n: number) => boolean;
+  /** The §8a filters: only records the index says match are delivered, in either phase. */
+  filter?: RecordFilter | null;
   /** A live record was held back while the catch-up ran (a stream bounds its backlog with this). */
   onHeld?: (meta: RecordMeta) => void;
   /** The store closed; the subscription has already ended. */
@@ -77,7 +84,9 @@ const everything = () => true;
 const nothing: ReadonlySet<number> = new Set();
 
 export function subscribe(feed: RecordFeed, options: SubscribeOptions, onRecord: OnRecord): Subscription {
-  const match = options.match ?? everything;
+  const filter = options.filter ?? null;
+  const test = options.match ?? everything;
+  const match = filter ? (meta: RecordMeta, n: number) => feed.matches(n, filter) && test(meta, n) : test;
   let skip: ReadonlySet<number> = nothing;
   // Live records wait here while the catch-up (or the skip list) is pending.
   let heldBack: HeldRecord[] | null = options.after === null && options.skip === undefined ? null : [];
@@ -114,9 +123,9 @@ export function subscribe(feed: RecordFeed, options: SubscribeOptions, onRecord:
         if (ended) return; // closed meanwhile: onClosed has said so
         throw err;
       }
-      for (const { n, meta } of feed.heldAfter(options.after)) {
+      for (const { n, meta } of feed.heldAfter(options.after, filter)) {
         if (ended) return;
-        if (skip.has(n) || !match(meta, n)) continue;
+        if (skip.has(n) || !test(meta, n)) continue; // heldAfter applied the filter
         sent.add(n);
         const pending = onRecord(meta, n, 'catch-up');
         if (pending) await pending;

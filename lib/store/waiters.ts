@@ -3,6 +3,7 @@
  * reports, and the waits themselves.
  */
 import { asRelayError, type RelayError } from '../errors.js';
+import type { RecordFilter } from '../model/filter.js';
 import type { RecordMeta } from '../model/record-index.js';
 import { subscribe, type HeldRecord, type RecordFeed } from './subscription.js';
 
@@ -14,9 +15,17 @@ export interface WaitResult {
   appeared: AppearedRecord[];
   timedOut: boolean;
   waitedMs: number;
+  /** The id to pass as `after` next time: covers every record the call considered, matching or not. */
+  cursor?: string;
 }
 
-export type AppearedRecord = Pick<RecordMeta, 'id' | 'kind' | 'from' | 'to' | 'depositedBy' | 'provenance'>;
+export type AppearedRecord = Pick<RecordMeta, 'id' | 'kind' | 'from' | 'to' | 'parent' | 'refs' | 'depositedBy' | 'provenance'> & {
+  /** With include_bytes: the record's own bytes (below the deposit header), while the answer's budget lasts. */
+  bytes?: string;
+  digest?: string;
+  /** With include_bytes: this item's bytes did not fit in the answer; fetch them with get_relay. */
+  bytesOmitted?: true;
+};
 
 export interface WaitOptions {
   /** The last id seen (as a number; 0 means from the start), or null for "whatever lands from now on". */
@@ -33,10 +42,14 @@ export interface WaitOptions {
    * the promise is pending, records are held back until it settles.
    */
   existing?: Promise<ReadonlySet<number>>;
+  /** The §8a filters: a record they reject never wakes this wait. */
+  filter?: RecordFilter | null;
+  /** The cursor to answer with, read at the moment the answer is decided. */
+  cursor?: () => string;
 }
 
 export function appeared(meta: RecordMeta): AppearedRecord {
-  return { id: meta.id, kind: meta.kind, from: meta.from, to: meta.to, depositedBy: meta.depositedBy, provenance: meta.provenance };
+  return { id: meta.id, kind: meta.kind, from: meta.from, to: meta.to, parent: meta.parent, refs: meta.refs, depositedBy: meta.depositedBy, provenance: meta.provenance };
 }
 
 export function clampWait(timeoutMs: number | undefined): number {
@@ -63,7 +76,7 @@ export class Waiters {
   wait(options: WaitOptions): Promise<WaitResult> {
     const started = Date.now();
     const elapsed = () => Date.now() - started;
-    if (options.signal?.aborted) return Promise.resolve({ appeared: [], timedOut: false, waitedMs: 0 });
+    if (options.signal?.aborted) return Promise.resolve({ appeared: [], timedOut: false, waitedMs: 0, cursor: options.cursor?.() });
     const { after } = options;
 
     return new Promise<WaitResult>((resolve, reject) => {
@@ -83,7 +96,7 @@ export class Waiters {
         if (refusal) return reject(refusal);
         // With a mark, answer in id order: records from other writers can land out of order.
         if (after !== null) landed.sort((a, b) => a.n - b.n);
-        resolve({ appeared: landed.map((r) => appeared(r.meta)), timedOut, waitedMs: elapsed() });
+        resolve({ appeared: landed.map((r) => appeared(r.meta)), timedOut, waitedMs: elapsed(), cursor: options.cursor?.() });
       };
       const onAbort = () => finish(false);
       const subscription = subscribe(
@@ -91,6 +104,7 @@ export class Waiters {
         {
           after,
           skip: options.existing,
+          filter: options.filter,
           // A mirror's late fill-in at or below the mark is not what this caller asked for.
           match: after === null ? undefined : (_meta, n) => n > after,
           onClosed: (reason) => finish(false, reason),

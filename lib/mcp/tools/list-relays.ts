@@ -1,5 +1,7 @@
 import { z } from 'zod';
 import { listText } from '../../model/render.js';
+import { parseFilter } from '../../model/filter.js';
+import { filterParams } from './shared.js';
 import { defineTool, READ } from './tool.js';
 
 export const listRelays = defineTool({
@@ -16,6 +18,7 @@ export const listRelays = defineTool({
     ].join('\n\n'),
     input: {
       after: z.string().optional().describe(`optional: only ids greater than this one. ${shape.describe}, e.g. ${shape.example}; a malformed mark is refused rather than guessed at. Omit it for the whole store`),
+      ...filterParams(shape),
     },
     output: {
       after: z.string().nullable().describe('the mark the listing starts after, or null for the whole store'),
@@ -23,8 +26,8 @@ export const listRelays = defineTool({
       knownMissing: z.array(z.string()).describe('ids a held record names whose bytes are not here, ascending'),
     },
   }),
-  async run(store, { after }) {
-    const result = await store.list(after);
+  async run(store, { after, to, from, kind, replies_to }) {
+    const result = await store.list(after, parseFilter({ to, from, kind, replies_to }, store.shape));
     return { text: listText(result), structured: { ...result } };
   },
 });

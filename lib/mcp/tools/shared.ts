@@ -13,3 +13,16 @@ export const claimFields = {
   from: z.string().nullable().describe('who the record says wrote it (a claim, not a verified identity), or null'),
   to: z.string().nullable().describe('whom the record says it is for, or null'),
 };
+
+const names = (what: string) =>
+  z.union([z.string(), z.array(z.string())]).optional().describe(what);
+
+/** The §8a filters, the same on wait_for_relay and list_relays. */
+export function filterParams(shape: IdShape) {
+  return {
+    to: names('optional: only records whose to: names one of these (a name or list; literal, no wildcard; a record without to: never matches). E.g. ["scout-7","all"]'),
+    from: names('optional: only records whose from: is one of these names'),
+    kind: names('optional: only records whose kind: is one of these, e.g. "answer"'),
+    replies_to: z.string().optional().describe(`optional: only records naming this id in parent: or ref: (what list_replies answers), ${shape.describe}`),
+  };
+}

@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import { waitText } from '../../model/render.js';
 import { clampWait, DEFAULT_WAIT_MS, MAX_WAIT_MS } from '../../store/waiters.js';
-import { claimFields } from './shared.js';
+import { parseFilter } from '../../model/filter.js';
+import { claimFields, filterParams } from './shared.js';
 import { defineTool } from './tool.js';
 
 export const waitForRelay = defineTool({
@@ -26,19 +27,36 @@ export const waitForRelay = defineTool({
     input: {
       after: z.string().optional().describe(`optional: the newest id you have seen; ${shape.describe}, e.g. ${shape.example}, or ${shape.format(0)} for the start. Records after it return at once. Omit to wait only for what lands from now on`),
       timeout_ms: z.number().int().min(0).optional().describe(`optional: how long to wait, in ms; default ${DEFAULT_WAIT_MS}, values above ${MAX_WAIT_MS} are capped`),
+      ...filterParams(shape),
+      include_bytes: z.boolean().optional().describe('optional: also return each record\'s bytes (below the deposit header) and digest, up to 64 KiB per answer; items past that have bytesOmitted: true'),
     },
     output: {
       appeared: z
-        .array(z.object({ id: z.string(), ...claimFields, depositedBy: z.string(), provenance: z.enum(['as-received', 'authored']) }))
+        .array(
+          z.object({
+            id: z.string(),
+            ...claimFields,
+            parent: z.string().nullable().describe('the id in its parent:, or null'),
+            refs: z.array(z.string()).describe('the other ids in its ref:'),
+            depositedBy: z.string(),
+            provenance: z.enum(['as-received', 'authored']),
+            bytes: z.string().optional().describe('with include_bytes: the record as sent'),
+            digest: z.string().optional().describe('with include_bytes: sha256:<hex> of bytes'),
+            bytesOmitted: z.literal(true).optional().describe('with include_bytes: over the 64 KiB budget; use get_relay'),
+          }),
+        )
         .describe('metadata of the records that landed, in the order described above; fetch bytes with get_relay'),
       timedOut: z.boolean().describe('true when the window closed with nothing new; says nothing about whether a record is still coming'),
       waitedMs: z.number().describe('how long this call actually waited, in ms'),
+      cursor: z.string().describe('pass as after next time: covers every record this call considered, matching or not'),
     },
   }),
-  async run(store, { after, timeout_ms }, { signal, progress }) {
+  async run(store, { after, timeout_ms, to, from, kind, replies_to, include_bytes }, { signal, progress }) {
     const result = await store.wait({
       after,
       timeoutMs: timeout_ms,
+      filter: parseFilter({ to, from, kind, replies_to }, store.shape),
+      includeBytes: include_bytes === true,
       signal,
       onProgress: progress && ((waitedMs) => progress(waitedMs, `still waiting after ${Math.round(waitedMs / 1000)} s`)),
     });

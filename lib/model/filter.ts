@@ -1,0 +1,102 @@
+/**
+ * Addressed delivery (SPEC §8a): which records a caller wants, decided by the
+ * hub from the index instead of by a model reading every record.
+ *
+ *   to, from, kind   a name or a list of names; a record matches when its own
+ *                    claim equals one of them (for `to`, when any recipient
+ *                    it names equals one of them)
+ *   replies_to       an id; matches records naming it in parent: or ref:
+ *
+ * Different filters combine with AND, the names within one filter with OR.
+ * Matching is literal (`Scout-7` is not `scout-7`), there is no wildcard, and
+ * a record without the header never matches a filter on it. Pure: the store
+ * builds a filter from a door's input and asks the index.
+ */
+import { RelayError } from '../errors.js';
+import type { IdShape } from './ids.js';
+
+export interface RecordFilter {
+  to?: ReadonlySet<string>;
+  from?: ReadonlySet<string>;
+  kind?: ReadonlySet<string>;
+  /** The number of the id named in parent:/ref:. */
+  repliesTo?: number;
+}
+
+/** What a filter looks at in one held record. */
+export interface Filterable {
+  kind: string | null;
+  from: string | null;
+  /** The recipients its `to:` names, split once when it is indexed. */
+  recipients: readonly string[];
+  /** Every id it names in parent: or ref: (an array, or a view of the index's column). */
+  named: { includes(n: number): boolean };
+}
+
+/** A filter as a door receives it: names as one string or a list, the id as text. */
+export interface FilterInput {
+  to?: string | readonly string[];
+  from?: string | readonly string[];
+  kind?: string | readonly string[];
+  replies_to?: string;
+}
+
+const SEPARATORS = /[\s,]+/;
+
+/** The recipients a `to:` header names: separated by commas or white space. */
+export function parseRecipients(to: string | null): string[] {
+  if (to === null) return [];
+  const names = to.split(SEPARATORS).filter((name) => name !== '');
+  return [...new Set(names)];
+}
+
+export function isEmptyFilter(filter: RecordFilter | null | undefined): boolean {
+  return !filter || (filter.to === undefined && filter.from === undefined && filter.kind === undefined && filter.repliesTo === undefined);
+}
+
+export function matches(filter: RecordFilter | null | undefined, record: Filterable): boolean {
+  if (!filter) return true;
+  if (filter.kind && (record.kind === null || !filter.kind.has(record.kind))) return false;
+  if (filter.from && (record.from === null || !filter.from.has(record.from))) return false;
+  if (filter.to && !record.recipients.some((name) => filter.to!.has(name))) return false;
+  if (filter.repliesTo !== undefined && !record.named.includes(filter.repliesTo)) return false;
+  return true;
+}
+
+/**
+ * Builds a filter from a door's input, or refuses it with a sentence saying
+ * what to send. Returns null when nothing filters (every record matches).
+ * A `to` value is split like the header it is matched against, so
+ * `"scout-7, all"` and `["scout-7", "all"]` mean the same.
+ */
+export function parseFilter(input: FilterInput, shape: IdShape): RecordFilter | null {
+  const filter: RecordFilter = {};
+  const to = names('to', input.to, true);
+  const from = names('from', input.from, false);
+  const kind = names('kind', input.kind, false);
+  if (to) filter.to = to;
+  if (from) filter.from = from;
+  if (kind) filter.kind = kind;
+  if (input.replies_to !== undefined) {
+    const n = shape.parseRecordId(input.replies_to);
+    if (n === null) {
+      throw new RelayError('bad_id', `replies_to "${input.replies_to}" is not a record id of this store, so no record can name it. Send ${shape.describe} (e.g. ${shape.example}), matched literally, or leave replies_to out.`, { param: 'replies_to' });
+    }
+    filter.repliesTo = n;
+  }
+  return isEmptyFilter(filter) ? null : filter;
+}
+
+function names(param: string, value: string | readonly string[] | undefined, split: boolean): Set<string> | undefined {
+  if (value === undefined) return undefined;
+  const list = typeof value === 'string' ? [value] : value;
+  const out = new Set<string>();
+  for (const item of list) {
+    const parts = split ? item.split(SEPARATORS).filter((s) => s !== '') : [item.trim()];
+    for (const part of parts) if (part !== '') out.add(part);
+  }
+  if (out.size === 0) {
+    throw new RelayError('bad_request', `${param} names nobody, so nothing could match it. Send a name (e.g. scout-7) or a list of names, or leave ${param} out.`, { param });
+  }
+  return out;
+}
