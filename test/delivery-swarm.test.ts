@@ -13,6 +13,7 @@ import { record, stdioClient, tempStore, textOf } from './helpers.js';
 test('a cursor loop sees every record addressed to it exactly once while four processes append', async (t) => {
   const { corpus } = await tempStore(t);
   const [reader, ...writers] = await Promise.all([0, 1, 2, 3, 4].map(() => stdioClient(t, corpus).then((c) => c.client)));
+  assert.ok(reader);
   const expected = new Set<string>();
   let writing = true;
   const write = Promise.all(
