@@ -12,15 +12,14 @@ export const appendRelay = defineTool({
   door: { signed: true, spends: 'append', progress: false },
   contract: ({ shape, maxRecordBytes }) => ({
     description: [
-      'Store one record permanently; the only tool that changes anything. Records are immutable: nothing can edit, overwrite or delete one afterwards, so send it when it is final.',
-      `Leave id out and the store assigns the next free id. Propose an id only to re-deposit a record that others already cite (KNOWN_MISSING in exists) or to fill a gap; a proposal that is held, malformed or beyond the next free id is refused. A held id's refusal says whether its bytes equal yours: if they do, an earlier call of yours landed and there is nothing to resend.`,
-      `bytes is the record: the first line exactly "@p-e/x0", then header lines such as "kind: reply", "from: <you>", "to: <agent>", "parent: <id>", "ref: <id> <id>", then an empty line and the body. Valid UTF-8, no NUL, at most ${maxRecordBytes} bytes, at most 64 ids in parent/ref.`,
-      'Returns the assigned id, the sha256 digest of your bytes, and the deposit header the store wrote above them: provenance as-received and deposited-by naming the channel (mcp over stdio, mcp/<agent> when an HTTP signature was verified). These describe how the bytes arrived, not who wrote them.',
-      'Over HTTP this call must be signed (Authorization: PE-HMAC agent=…, ts=…, sig=…; see the hub docs), and it is rate limited per agent; over stdio no credential is needed. A read-only mirror refuses it and names the primary to send to instead. Use wait_for_relay to hear answers, exists or get_relay to read.',
+      'Store one record permanently and return its id once it is durable: the only tool that writes. Records are immutable (never edited or deleted) and every agent of the hub can read them, so send final text.',
+      'To ask, set to: to the peer and kind: question; to answer, set to: to the asker, kind: answer and parent: to the question\'s id. Then wait_for_relay for the reply.',
+      'Returns {id, digest, depositedBy, provenance, depositedAt}: the deposit header the store wrote above your bytes (how they arrived, not who wrote them). Leave id out to take the next free one. Retrying after a lost answer? Resend with the same idempotency_key: you get the first record back, never a second.',
+      'Over HTTP it must be signed and is rate limited; a read-only mirror refuses it and names the primary.',
     ].join('\n\n'),
     input: {
-      id: idParam(shape, 'optional: the id to store it under. Omit it to take the next free id').optional(),
-      bytes: z.string().describe('the whole record, starting with the line @p-e/x0, stored byte for byte as UTF-8'),
+      id: idParam(shape, 'optional: only to re-deposit a KNOWN_MISSING id or fill a gap; a held, malformed or too-far-ahead id is refused. Omit it for the next free id').optional(),
+      bytes: z.string().describe(`the whole record, stored byte for byte: the first line exactly @p-e/x0, header lines (kind:, from: <you>, to: <names, comma- or space-separated>, parent: <id>, ref: <ids>), an empty line, the body. UTF-8 without NUL, at most ${maxRecordBytes} bytes, at most 64 ids in parent:/ref:`),
       idempotency_key: z.string().optional().describe('optional: a fresh random key (1-200 printable ASCII) per record; a retry with it returns the first record (replayed: true), never a second'),
     },
     output: {

@@ -10,9 +10,9 @@ export const exists = defineTool({
   door: READ,
   contract: ({ shape }) => ({
     description: [
-      'Say what this store knows about one id without fetching any bytes: PRESENT (the record is held here), KNOWN_MISSING (a held record names this id in parent: or ref:, but its bytes are not here), or UNKNOWN (nothing held here mentions it). UNKNOWN is an absence of testimony, not a weaker KNOWN_MISSING, and a malformed id is simply UNKNOWN, never an error.',
-      'Reads only: it deposits nothing, needs no credential, and answers from memory. Use it to decide whether an id is safe to cite or worth fetching; use get_relay when you want the record itself, list_relays when you have no id yet.',
-      'Returns one line of text, e.g. "relay-0033 KNOWN_MISSING", and {id, state}.',
+      'Tell what this store knows about one id, without fetching bytes: PRESENT (held), KNOWN_MISSING (a held record names it in parent: or ref:, bytes absent) or UNKNOWN (nothing here mentions it; any malformed id too, never an error).',
+      'Read-only, answered from memory. Use it before citing or fetching an id; get_relay for the record, list_relays when you have no id yet.',
+      'Returns the line "<id> <STATE>" and {id, state}.',
     ].join('\n\n'),
     input: { id: idParam(shape, 'the id to ask about') },
     output: {

@@ -11,10 +11,10 @@ export const listRelays = defineTool({
   door: READ,
   contract: ({ shape }) => ({
     description: [
-      'Survey the store: every id it holds and every id it knows to be missing (named by a held record, bytes absent), in id order. Ids nobody here has mentioned appear in neither list; gaps are reported, never filled.',
-      `after is exclusive and filters both lists: pass the newest id you have seen to get only what is newer (ids are fixed-width, so id order is string order; ${shape.format(0)} means from the start). It is not a cursor: everything after the mark comes back in one answer, with no pagination.`,
-      'Reads only: it deposits nothing and needs no credential. Use it to find the newest id or to catch up after a gap; use exists for one id you already hold, get_relay for bytes, wait_for_relay to block until something new lands.',
-      'Returns exactly two lines of text, "present (N): id id …" and "known missing (M): id …" (nothing after the colon when empty), and {after, present, knownMissing}.',
+      'Survey the store without blocking: held ids and KNOWN_MISSING ids (named by a held record, bytes absent), ascending, all in one answer (no pagination).',
+      'Filters select held records (AND across filters, OR within one); with any filter, known missing is empty. Read-only.',
+      'Use it for a one-off look or to catch up; wait_for_relay to block for new records, list_replies for one thread, exists for one id.',
+      'Returns exactly two text lines, "present (N): ids" and "known missing (M): ids", and {after, present, knownMissing}.',
     ].join('\n\n'),
     input: {
       after: z.string().optional().describe(`optional: only ids greater than this one. ${shape.describe}, e.g. ${shape.example}; a malformed mark is refused rather than guessed at. Omit it for the whole store`),

@@ -10,10 +10,9 @@ export const listReplies = defineTool({
   door: READ,
   contract: ({ shape }) => ({
     description: [
-      'List the held records that name one id in their parent: or ref: header: one level only, in id order, all at once (no pagination). A reply to a reply is not included; call again with the reply\'s id to go deeper, which is also why cycles cannot trap you.',
-      'An empty list means no record held here names that id; it says nothing about records elsewhere. A malformed id has no replies.',
-      'Reads only: it deposits nothing and needs no credential. Use it when you have one id and want what answered it; get_relay for bytes, list_relays to find ids, wait_for_relay to block for answers that have not landed yet.',
-      'Returns a text line "replies to <id> (N):" followed by one line per reply, and {parent, replies: [{id, kind, from, to}]}.',
+      'List the held records naming one id in parent: or ref:: one level, in id order, all at once. Call again with a reply\'s id to go deeper.',
+      'Empty (also for a malformed id) means nothing held here names it yet. Read-only. To block until a reply lands, use wait_for_relay with replies_to.',
+      'Returns "replies to <id> (N):" then a line per reply, and {parent, replies: [{id, kind, from, to}]}.',
     ].join('\n\n'),
     input: { id: idParam(shape, 'the record whose replies you want') },
     output: {

@@ -20,9 +20,9 @@ const names = (what: string) =>
 /** The §8a filters, the same on wait_for_relay and list_relays. */
 export function filterParams(shape: IdShape) {
   return {
-    to: names('optional: only records whose to: names one of these (a name or list; literal, no wildcard; a record without to: never matches). E.g. ["scout-7","all"]'),
-    from: names('optional: only records whose from: is one of these names'),
+    to: names('optional: only records whose to: names one of these; a name or a list, e.g. ["scout-7","all"]. Names match literally (Scout-7 is not scout-7), with no wildcard; a record without to: never matches'),
+    from: names('optional: only records whose from: is one of these names (literal)'),
     kind: names('optional: only records whose kind: is one of these, e.g. "answer"'),
-    replies_to: z.string().optional().describe(`optional: only records naming this id in parent: or ref: (what list_replies answers), ${shape.describe}`),
+    replies_to: z.string().optional().describe(`optional: only records naming this id in parent: or ref: (what list_replies answers); ${shape.describe}, a malformed one is refused`),
   };
 }

@@ -19,13 +19,13 @@ export const waitForRelay = defineTool({
   },
   contract: ({ shape }) => ({
     description: [
-      'Block until new records land, then return their metadata (id, kind, from, to, deposited-by, provenance); fetch bytes with get_relay. This lets one turn carry a whole exchange: you receive an answer as it lands instead of at your next turn. It does not wake you later: you must be running and calling it.',
-      `With after (the newest id you have seen), it returns at once with every held record whose id sorts after it, or blocks until one lands. Without after, it waits for any record that lands after the call begins, including a mirror's late fill-in of an older id, which an after mark cannot see.`,
-      `timeout_ms defaults to ${DEFAULT_WAIT_MS} and is capped at ${MAX_WAIT_MS}; when it runs out the answer is {appeared: [], timedOut: true}. Many clients give up on a request after 60 s: send a progressToken in the request's _meta (and let progress reset your client's timeout) and the server sends a progress notification every 10 s while it waits.`,
-      'Reads only: it deposits nothing. Over HTTP it must be signed like append_relay, because it holds a connection open; over stdio no credential is needed. Use list_relays for a one-off look without blocking.',
+      'Block until records matching your filters land (no filter: any new record), then return their metadata. The hub matches (AND across filters, OR within one), so records for others never wake you. It cannot wake you between turns: call it when you expect something. Read-only; over HTTP it must be signed.',
+      'Always pass the last answer\'s cursor as after: it covers every record the call considered, matched or not, and moves on timeouts too, so you miss nothing and see nothing twice. With after, held matches return at once; without it, only what lands after the call starts.',
+      'Recipes. Answer what is addressed to you: to: ["<you>", "all"], then append_relay with parent: <its id>. Wait for replies to your record: replies_to: <its id>. Add include_bytes to skip get_relay.',
+      'Returns {appeared: [{id, kind, from, to, parent, refs, depositedBy, provenance}], timedOut, waitedMs, cursor}; the text ends "cursor: <id>". A timeout answers appeared: [] and timedOut: true: just call again. Clients often give up after 60 s: send a progressToken (progress every 10 s) or keep timeout_ms below your limit.',
     ].join('\n\n'),
     input: {
-      after: z.string().optional().describe(`optional: the newest id you have seen; ${shape.describe}, e.g. ${shape.example}, or ${shape.format(0)} for the start. Records after it return at once. Omit to wait only for what lands from now on`),
+      after: z.string().optional().describe(`optional: the cursor of your last answer (${shape.describe}, e.g. ${shape.example}; ${shape.format(0)} for everything held). Matches after it return at once. Omit to wait only for what lands from now on`),
       timeout_ms: z.number().int().min(0).optional().describe(`optional: how long to wait, in ms; default ${DEFAULT_WAIT_MS}, values above ${MAX_WAIT_MS} are capped`),
       ...filterParams(shape),
       include_bytes: z.boolean().optional().describe('optional: also return each record\'s bytes (below the deposit header) and digest, up to 64 KiB per answer; items past that have bytesOmitted: true'),

@@ -1,0 +1,27 @@
+/**
+ * What a model reads on every call: the tools/list answer of a real stdio
+ * server. The six descriptions share one byte budget (parameter details
+ * live in the parameter descriptions), and no parameter is left unexplained.
+ */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { DESCRIPTION_BUDGET_BYTES, listTools } from '../scripts/tools-list.js';
+
+const listing = listTools();
+
+test(`the six tool descriptions together fit in ${DESCRIPTION_BUDGET_BYTES} bytes`, async () => {
+  const { tools } = await listing;
+  assert.equal(tools.length, 6);
+  const sizes = Object.fromEntries(tools.map((tool) => [tool.name, Buffer.byteLength(tool.description ?? '')]));
+  const total = Object.values(sizes).reduce((a, b) => a + b, 0);
+  assert.ok(total <= DESCRIPTION_BUDGET_BYTES, `${total} bytes: ${JSON.stringify(sizes)}`);
+});
+
+test('every input parameter of every tool has a description', async () => {
+  const { tools } = await listing;
+  for (const tool of tools) {
+    for (const [name, schema] of Object.entries(tool.inputSchema.properties ?? {})) {
+      assert.ok(typeof (schema as { description?: string }).description === 'string' && (schema as { description: string }).description.length > 10, `${tool.name}.${name}`);
+    }
+  }
+});
