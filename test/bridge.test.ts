@@ -216,7 +216,9 @@ describe('bridge', { concurrency: true }, () => {
     const { keys } = await hubStore(t);
     const { client } = await bridgeClient(t, `http://127.0.0.1:${await closedPort()}`, AGENT, keys);
     const append = (await client.listTools()).tools.find((tool) => tool.name === 'append_relay')!;
-    assert.ok(append.description?.includes(`at most ${DEFAULT_MAX_RECORD_BYTES} bytes`), append.description);
+    // The limit is a fact about the bytes parameter, stated there.
+    const bytes = (append.inputSchema.properties as Record<string, { description?: string }>).bytes!.description;
+    assert.ok(bytes?.includes(`at most ${DEFAULT_MAX_RECORD_BYTES} bytes`), bytes);
   });
 
   test('when the hub comes up, calls go through and the client is told to fetch the hub\'s own tool list', async (t) => {
