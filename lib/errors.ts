@@ -13,6 +13,8 @@ export const ERROR_STATUS = {
   /** An HTTP request that is itself malformed (a body that did not arrive whole, JSON that does not parse); nothing else. */
   bad_request: 400,
   bad_agent_name: 400,
+  /** A §8a filter that names nobody (`to: []`), or replies_to given twice in a query string. */
+  bad_filter: 400,
   too_many_refs: 400,
   bad_idempotency_key: 400,
   too_large: 413,

@@ -204,7 +204,7 @@ test('include_bytes inlines the record bytes and digest, and omits what passes 6
 
 test('a malformed replies_to, or a to that names nobody, is refused before the wait begins', async (t) => {
   const { reader } = await stdioPair(t);
-  for (const [args, code] of [[{ replies_to: 'relay-1' }, 'bad_id'], [{ to: [] }, 'bad_request'], [{ to: ' , ' }, 'bad_request']] as const) {
+  for (const [args, code] of [[{ replies_to: 'relay-1' }, 'bad_id'], [{ to: [] }, 'bad_filter'], [{ to: ' , ' }, 'bad_filter']] as const) {
     const result = (await reader.callTool({ name: 'wait_for_relay', arguments: { ...args, timeout_ms: 60000 } })) as CallToolResult;
     assert.equal(result.isError, true, JSON.stringify(args));
     assert.equal(errorCode(result), code, JSON.stringify(args));

@@ -82,8 +82,8 @@ test('replies_to matches a record naming the id in parent: or in ref:', () => {
   assert.equal(matches(f({ replies_to: 'relay-0003' }), rec({ ref: 'relay-0001' })), false);
 });
 
-test('a malformed replies_to id is refused as bad_id, and a name list with nobody in it as bad_request', () => {
-  for (const [input, code] of [[{ replies_to: 'relay-3' }, 'bad_id'], [{ replies_to: 'relay-0000' }, 'bad_id'], [{ to: [] }, 'bad_request'], [{ from: ' ' }, 'bad_request'], [{ to: ', ' }, 'bad_request']] as const) {
+test('a malformed replies_to id is refused as bad_id, and a name list with nobody in it as bad_filter', () => {
+  for (const [input, code] of [[{ replies_to: 'relay-3' }, 'bad_id'], [{ replies_to: 'relay-0000' }, 'bad_id'], [{ to: [] }, 'bad_filter'], [{ from: ' ' }, 'bad_filter'], [{ to: ', ' }, 'bad_filter']] as const) {
     assert.throws(() => f(input), (e) => isRelayError(e) && e.code === code, JSON.stringify(input));
   }
 });

@@ -96,7 +96,7 @@ function names(param: string, value: string | readonly string[] | undefined, spl
     for (const part of parts) if (part !== '') out.add(part);
   }
   if (out.size === 0) {
-    throw new RelayError('bad_request', `${param} names nobody, so nothing could match it. Send a name (e.g. scout-7) or a list of names, or leave ${param} out.`, { param });
+    throw new RelayError('bad_filter', `${param} names nobody, so nothing could match it. Send a name (e.g. scout-7) or a list of names, or leave ${param} out.`, { param });
   }
   return out;
 }
