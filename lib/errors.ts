@@ -36,6 +36,8 @@ export const ERROR_STATUS = {
   bad_signature: 401,
   stale_timestamp: 401,
   replayed_signature: 401,
+  guard_reset: 401,
+  too_many_signatures: 429,
   key_revoked: 401,
   encoded_body: 415,
   rate_limited: 429,

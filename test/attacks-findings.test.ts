@@ -10,7 +10,7 @@
  * sequence, a crowd or a second hub.
  */
 import assert from 'node:assert/strict';
-import { readFile, symlink, truncate, unlink, writeFile } from 'node:fs/promises';
+import { readFile, rm, symlink, truncate, unlink, writeFile } from 'node:fs/promises';
 import http from 'node:http';
 import path from 'node:path';
 import { test } from 'node:test';
@@ -20,7 +20,7 @@ import { buildRecordFile, digestOf } from '../lib/model/deposit.js';
 import { idShape } from '../lib/model/ids.js';
 import { record, runCli, tempStore } from './helpers.js';
 import { startTestHub } from './http-helpers.js';
-import { hubProcess, scale, until, type HubProcess } from './reliability-helpers.js';
+import { hubProcess, pool, replayEntries, scale, until, type HubProcess } from './reliability-helpers.js';
 
 const shape = idShape();
 
@@ -158,4 +158,59 @@ test('finding 7: a symlink named like a record is not served as PRESENT, and hug
   const grewMiB = (after.peakKiB - before.peakKiB) / 1024;
   assert.ok(grewMiB < 32, `4 GETs of ${hugeMiB} MiB files under record names raised the hub's peak memory by ${grewMiB.toFixed(1)} MiB`);
   t.diagnostic(`record files: a symlink under a record name is damaged, not served; 4 parallel GETs of ${hugeMiB} MiB files: hub peak RSS ${(before.peakKiB / 1024).toFixed(0)} → ${(after.peakKiB / 1024).toFixed(0)} MiB (+${grewMiB.toFixed(1)} MiB)`);
+});
+
+// ---- finding 4 (Medium): the replay guard fills the disk's inodes --------------------------------
+
+test('finding 4: a flood of signed requests from one agent leaves a bounded number of guard entries, and another agent still appends', { timeout: 180_000 }, async (t) => {
+  const { corpus, keys } = await tempStore(t);
+  await addKey(keys, 'mallory');
+  await addKey(keys, 'bob');
+  const mallory = (await readKey(keys, 'mallory'))!;
+  const bob = (await readKey(keys, 'bob'))!;
+  // The short form turns the budget down so the flood passes it in a few seconds; the long form floods the default.
+  const perMinute = scale(100, 600);
+  const flood = scale(400, 4000);
+  const hub = await hubProcess(t, corpus, keys, { tuned: { limits: { signaturesPerMinute: perMinute } }, env: { P_E_RELAY_LOG: 'warn' } });
+  const buckets = new Set<number>();
+  const codes = new Map<string, number>();
+  await pool(16, Array.from({ length: flood }, (_, i) => async () => {
+    const body = Buffer.from(record({ kind: 'flood' }, `flood ${i}`));
+    const authorization = authorizationFor('mallory', mallory, 'POST', body);
+    buckets.add(Math.floor(Number(/ts=(\d+)/.exec(authorization)![1]) / 60));
+    const res = await fetch(`${hub.url}/relays`, { method: 'POST', body, headers: { Authorization: authorization, Accept: 'application/json' } });
+    const code = res.status === 201 ? 'stored' : ((await res.json()) as { error: string }).error;
+    codes.set(code, (codes.get(code) ?? 0) + 1);
+  }));
+  const entries = (await replayEntries(corpus)).length;
+  assert.ok(entries <= perMinute * buckets.size, `${flood} signed requests left ${entries} guard entries (at most ${perMinute} per minute of ts, ${buckets.size} minutes used)`);
+  assert.ok((codes.get('too_many_signatures') ?? 0) > 0, `the flood met the signature budget: ${JSON.stringify([...codes])}`);
+  const other = await signedAppend(hub, 'bob', bob, record({ kind: 'note' }, 'bob still appends'));
+  assert.equal(other.status, 201, JSON.stringify(other.json));
+  t.diagnostic(`guard flood: ${flood} signed appends from one agent (${JSON.stringify(Object.fromEntries(codes))}) left ${entries} guard entries (budget ${perMinute} per minute of ts × ${buckets.size} minutes); another agent's append landed`);
+});
+
+// ---- finding 8 (Low): a captured request replays after .state/ is removed ------------------------
+
+test('finding 8: after .state/ is removed, a captured request is refused guard_reset, as is any signature dated within 60 s of the loss; one dated after lands', { timeout: 60_000 }, async (t) => {
+  const { corpus, keys } = await tempStore(t);
+  await addKey(keys, 'alice');
+  const alice = (await readKey(keys, 'alice'))!;
+  const hub = await hubProcess(t, corpus, keys, { env: { P_E_RELAY_LOG: 'warn' } });
+  const body = Buffer.from(record({ kind: 'note' }, 'captured on the wire'));
+  const captured = authorizationFor('alice', alice, 'POST', body);
+  const send = (authorization: string, bytes = body) => fetch(`${hub.url}/relays`, { method: 'POST', body: bytes, headers: { Authorization: authorization, Accept: 'application/json' } }).then(async (r) => ({ status: r.status, json: (await r.json()) as Record<string, unknown> }));
+  assert.equal((await send(captured)).status, 201);
+  assert.equal((await send(captured)).json.error, 'replayed_signature');
+
+  await rm(path.join(corpus, '.state'), { recursive: true }); // git clean -x
+  const replay = await send(captured);
+  assert.deepEqual([replay.status, replay.json.error], [401, 'guard_reset'], `the captured request is not accepted again: ${JSON.stringify(replay.json)}`);
+  const fresh = Buffer.from(record({ kind: 'note' }, 'signed just now'));
+  const now = await send(authorizationFor('alice', alice, 'POST', fresh), fresh);
+  assert.equal(now.json.error, 'guard_reset', 'a fresh signature dated inside the forgotten window is refused too');
+  const safeFrom = Number(now.json.safeFrom);
+  const later = await send(authorizationFor('alice', alice, 'POST', fresh, safeFrom * 1000), fresh);
+  assert.equal(later.status, 201, `a signature dated ${safeFrom} (the sentence says so) lands: ${JSON.stringify(later.json)}`);
+  assert.match(hub.stderr(), /memory .* was missing/);
 });

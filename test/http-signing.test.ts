@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { readdir } from 'node:fs/promises';
+import { mkdir, readdir, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { test } from 'node:test';
 import { promisify } from 'node:util';
@@ -67,8 +67,15 @@ test('a ts is fresh within 60 s either way, stale beyond', () => {
   assert.equal(code(() => checkFreshness('1799999939', now)), 'stale_timestamp');
 });
 
-test('the guard accepts a signature once, for every guard on the same directory', async (t) => {
+/** A guard directory as `init` makes it: memory from the start. */
+async function guardDir(t: Parameters<typeof tempDir>[0]): Promise<string> {
   const dir = path.join(await tempDir(t), 'replay');
+  await mkdir(dir);
+  return dir;
+}
+
+test('the guard accepts a signature once, for every guard on the same directory', async (t) => {
+  const dir = await guardDir(t);
   const one = new ReplayGuard(dir);
   const other = new ReplayGuard(dir);
   const sig = 'b'.repeat(64);
@@ -76,12 +83,12 @@ test('the guard accepts a signature once, for every guard on the same directory'
   assert.equal(await one.accept(sig, '1800000000'), false);
   assert.equal(await other.accept(sig, '1800000000'), false);
   assert.equal(await other.accept('c'.repeat(64), '1800000000'), true);
-  const [bucket] = await readdir(dir);
+  const [bucket] = (await readdir(dir)).filter((name) => /^\d+$/.test(name));
   assert.ok(!(await readdir(path.join(dir, bucket!))).some((name) => name.includes(sig)), 'only a digest of the signature is on disk');
 });
 
 test('pruning drops a bucket only once none of its signatures could be replayed, 120 s after acceptance included', async (t) => {
-  const dir = path.join(await tempDir(t), 'replay');
+  const dir = await guardDir(t);
   let nowMs = 1_800_000_000_000;
   const guard = new ReplayGuard(dir, { now: () => nowMs });
   await guard.accept('d'.repeat(64), '1800000000'); // accepted at ts, could have been accepted until ts+60
@@ -90,6 +97,35 @@ test('pruning drops a bucket only once none of its signatures could be replayed,
   assert.equal(await guard.accept('d'.repeat(64), '1800000000'), false);
   nowMs = 1_800_000_000_000 + 240_000;
   assert.equal(await guard.prune(), 1);
+});
+
+test('a guard whose directory was lost refuses, for 60 s, every signature it may have accepted before (guard_reset), then accepts again', async (t) => {
+  const dir = await guardDir(t);
+  let nowMs = 1_800_000_000_000;
+  const guard = new ReplayGuard(dir, { now: () => nowMs });
+  const captured = 'e'.repeat(64);
+  assert.equal(await guard.accept(captured, '1800000000'), true);
+  await rm(dir, { recursive: true }); // git clean -x
+  nowMs += 5_000;
+  const other = new ReplayGuard(dir, { now: () => nowMs }); // a hub started after the loss
+  for (const g of [guard, other]) {
+    const err = await g.accept(captured, '1800000000').then(() => null, (e: unknown) => e as RelayError);
+    assert.equal(err?.code, 'guard_reset', 'the captured signature is not accepted again');
+    assert.equal(err.details.safeFrom, 1_800_000_065);
+  }
+  assert.equal((await other.accept('f'.repeat(64), '1800000064').catch((e: RelayError) => e.code)), 'guard_reset', 'a fresh signature dated inside the window too');
+  assert.equal(await other.accept('f'.repeat(64), '1800000065'), true, 'one dated after since + 60 s is safe');
+});
+
+test('one agent may have at most perAgentPerMinute signatures accepted per minute bucket; others are not affected', async (t) => {
+  const dir = await guardDir(t);
+  const guard = new ReplayGuard(dir, { now: () => 1_800_000_010_000, perAgentPerMinute: 3 });
+  for (let i = 0; i < 3; i++) assert.equal(await guard.accept(String(i).repeat(64), '1800000010', 'mallory'), true);
+  const err = await guard.accept('9'.repeat(64), '1800000010', 'mallory').then(() => null, (e: unknown) => e as RelayError);
+  assert.equal(err?.code, 'too_many_signatures');
+  assert.equal(err.details.retryAfterS, 50);
+  assert.equal(await guard.accept('8'.repeat(64), '1800000010', 'bob'), true, 'another agent has its own budget');
+  assert.equal(guard.heldFor('mallory'), 3);
 });
 
 test('the append budget allows a burst, then one per interval, and says how long to wait', () => {

@@ -119,6 +119,8 @@ export async function copyCorpus(source: Corpus, into: string): Promise<Corpus &
   await fs.rm(path.join(corpus, '.state'), { recursive: true, force: true });
   await fs.mkdir(path.join(corpus, '.state', 'tmp'), { recursive: true });
   for (const name of ['index', 'issued']) await fs.copyFile(path.join(source.corpus, '.state', name), path.join(corpus, '.state', name)).catch(() => {});
+  // A fresh copy: its signature guard has nothing to forget (lib/auth/guard-memory.ts).
+  await fs.mkdir(path.join(corpus, '.state', 'replay'));
   return { corpus, keys: source.keys, size: source.size, width: source.width, dispose: () => fs.rm(dir, { recursive: true, force: true }) };
 }
 

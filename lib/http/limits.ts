@@ -1,7 +1,8 @@
 /**
  * What one agent may take from the hub: an append budget (a token bucket,
- * one per agent, shared by /mcp and REST) and a number of held sockets
- * (waits and streams, per agent and in all). Pure bookkeeping; the door
+ * one per agent, shared by /mcp and REST), a number of held sockets
+ * (waits and streams, per agent and in all) and a number of signatures the
+ * one-time guard holds for it (lib/auth/replay-guard.ts counts those). Pure bookkeeping; the door
  * turns a "no" into a refusal.
  */
 
@@ -14,6 +15,8 @@ export interface Limits {
   waits: number;
   streamsPerAgent: number;
   streams: number;
+  /** Signatures one agent may have the one-time guard accept per minute (per hub process); bounds its entries on disk. */
+  signaturesPerMinute: number;
 }
 
 export const DEFAULT_LIMITS: Limits = {
@@ -23,6 +26,7 @@ export const DEFAULT_LIMITS: Limits = {
   waits: 512,
   streamsPerAgent: 4,
   streams: 512,
+  signaturesPerMinute: 600,
 };
 
 interface Bucket {

@@ -63,9 +63,10 @@ export async function startHub(options: HubOptions): Promise<Hub> {
   const log = options.log ?? silentLogger;
   const { store } = options;
   const keys = await KeyRing.open(options.keys, { log });
-  const guard = new ReplayGuard(store.paths.replay, { log });
+  const limits: Limits = { ...DEFAULT_LIMITS, ...options.limits };
+  const guard = new ReplayGuard(store.paths.replay, { log, perAgentPerMinute: limits.signaturesPerMinute });
   const metrics = new HubMetrics();
-  const gate = new HttpGate({ ...DEFAULT_LIMITS, ...options.limits }, { keys, guard }, metrics);
+  const gate = new HttpGate(limits, { keys, guard }, metrics);
   keys.on('revoked', (agent) => gate.revoke(agent));
   let ready = false;
   const ctx: HubContext = {

@@ -26,7 +26,13 @@ export async function initStore(options: { corpus: string; keys: string; idWidth
   const kp = keyPaths(options.keys);
   const created: string[] = [];
   await fs.mkdir(cp.corpus, { recursive: true });
+  // A new store's one-time signature guard has nothing to forget, so its
+  // memory begins with the store. A corpus that holds records but no
+  // .state/ (a re-clone, `git clean -x`) is left for the hub to treat as
+  // memory lost (lib/auth/guard-memory.ts).
+  const fresh = !(await exists(cp.state)) && !(await hasRecords(cp.corpus));
   await fs.mkdir(cp.tmp, { recursive: true });
+  if (fresh) await fs.mkdir(cp.replay, { recursive: true });
   await fs.mkdir(kp.keys, { recursive: true, mode: 0o700 });
 
   const existing = await readSettings(cp.corpus);

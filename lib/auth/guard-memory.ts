@@ -1,0 +1,74 @@
+/**
+ * Since when the one-time signature guard remembers (SPEC §10, issue 13
+ * finding 8). The guard's memory is `.state/replay/`; `git clean -x`, a
+ * restore or a re-clone removes it, and a guard that simply started again
+ * would accept a captured request a second time.
+ *
+ * So the directory records when it began: `.state/replay/.since` holds the
+ * unix second its memory starts. A directory without the file was made by
+ * `init` with the store, and remembers from the start (0). A directory that
+ * is missing is memory lost: it is made again, atomically with its `.since`
+ * (built under a temp name, then renamed into place, so every process reads
+ * the same second), and the guard refuses any signature whose ts is before
+ * since + 60 s — a signature accepted before the loss had a ts at most 60 s
+ * after its acceptance, so only those can be in what was forgotten.
+ */
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs/promises';
+import path from 'node:path';
+
+export const SINCE_FILE = '.since';
+
+export interface GuardMemory {
+  /** The unix second the guard's memory begins (0: since the store was made). */
+  since: number;
+  /** The directory's inode: a different one later means it was replaced. */
+  ino: number;
+}
+
+/** Reads (or, when the directory is gone, begins) the guard's memory. Throws ENOENT when the corpus itself is gone. */
+export async function guardMemory(dir: string, nowS: number): Promise<GuardMemory> {
+  for (let attempt = 0; ; attempt++) {
+    const found = await read(dir);
+    if (found !== null || attempt > 0) {
+      if (found === null) throw Object.assign(new Error(`${dir} vanished while it was being made`), { code: 'ENOENT' });
+      return found;
+    }
+    await begin(dir, nowS);
+  }
+}
+
+async function read(dir: string): Promise<GuardMemory | null> {
+  let ino: number;
+  try {
+    ino = (await fs.stat(dir)).ino;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw err;
+  }
+  const text = await fs.readFile(path.join(dir, SINCE_FILE), 'utf8').catch((err: NodeJS.ErrnoException) => {
+    if (err.code === 'ENOENT') return '0';
+    throw err;
+  });
+  return { since: Number(text.trim()) || 0, ino };
+}
+
+/** Makes the directory with its .since in one rename; if another process got there first, theirs stands. */
+async function begin(dir: string, nowS: number): Promise<void> {
+  const parent = path.dirname(dir);
+  // Not recursive from the corpus down: a corpus that is gone must stay a refusal.
+  await fs.mkdir(parent).catch((e: NodeJS.ErrnoException) => {
+    if (e.code !== 'EEXIST') throw e;
+  });
+  const temp = path.join(parent, `.replay-${process.pid}-${randomBytes(4).toString('hex')}`);
+  await fs.mkdir(temp);
+  try {
+    await fs.writeFile(path.join(temp, SINCE_FILE), `${nowS}\n`);
+    await fs.rename(temp, dir);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code !== 'ENOTEMPTY' && code !== 'EEXIST') throw err;
+  } finally {
+    await fs.rm(temp, { recursive: true, force: true });
+  }
+}
