@@ -173,3 +173,31 @@ test('mirror never copies a FIFO, even one named like a record', async (t) => {
   assert.equal(run.stdout, 'arrived (1): relay-0001\n');
   await assert.rejects(stat(path.join(dest, 'relay-0009')), { code: 'ENOENT' });
 });
+
+test('mirror --every keeps pulling on its schedule, printing what arrives, until SIGTERM', { timeout: 60_000 }, async (t) => {
+  const { primary, source, mirror: dest } = await primaryAndMirror(t);
+  const child = spawn(process.execPath, [path.join(import.meta.dirname, '..', 'bin', 'p-e-relay'), 'mirror', '--every', '200', '--corpus', dest, source], { env: { ...process.env, ...QUIET } });
+  t.after(() => child.kill('SIGKILL'));
+  let out = '';
+  child.stdout.setEncoding('utf8').on('data', (d) => (out += d));
+  const printed = (line: string) =>
+    new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`mirror --every did not print "${line}" (stdout: ${out})`)), 30_000);
+      const look = () => {
+        if (!out.includes(line)) return;
+        clearTimeout(timer);
+        child.stdout.off('data', look);
+        resolve();
+      };
+      child.stdout.on('data', look);
+      look();
+    });
+  await append(primary);
+  await printed('arrived (1): relay-0001');
+  await append(primary);
+  await printed('arrived (1): relay-0002');
+  child.kill('SIGTERM');
+  const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+  assert.equal(code, 0);
+  assert.equal(out, 'arrived (1): relay-0001\narrived (1): relay-0002\n', 'a run that brings nothing prints nothing');
+});

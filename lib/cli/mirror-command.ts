@@ -1,7 +1,7 @@
 /** `mirror SRC`: fill this corpus from a primary with rsync, and say what arrived. */
 import { isRelayError } from '../errors.js';
 import { mirrorCorpus } from '../ops/mirror.js';
-import { EXIT_OK, UsageError, stringOption, writeLine, type Command } from './command.js';
+import { EXIT_OK, UsageError, numberOption, stringOption, writeLine, type Command, type CommandContext } from './command.js';
 
 /** At most this often a progress line on stderr; a big first sync brings thousands of records. */
 const PROGRESS_EVERY_MS = 250;
@@ -27,12 +27,22 @@ Prints "arrived (N): id id …" on stdout; progress and rsync's messages go to
 stderr. Needs rsync on this machine (and on the source host for host:path).
 
   --rsh CMD    the remote shell rsync uses, e.g. "ssh -p 2222 -i ~/.ssh/mirror"
-               (default: rsync's, i.e. ssh or $RSYNC_RSH)`,
-  options: { rsh: { type: 'string' } },
+               (default: rsync's, i.e. ssh or $RSYNC_RSH)
+  --every MS   keep mirroring: run again every MS milliseconds (start to
+               start, at least 100) until interrupted, printing an arrived
+               line only when something arrived. One process for the whole
+               schedule, so a 1 s schedule is not spent starting Node; a
+               failed run is logged and the next one tried (docs/scaling.md)`,
+  options: { rsh: { type: 'string' }, every: { type: 'string' } },
   allowPositionals: true,
   async run(ctx) {
     if (ctx.positionals.length !== 1) throw new UsageError('mirror takes one SRC: the primary\'s corpus directory, or host:path, e.g. `p-e-relay mirror hub.example:/srv/p-e-relay/corpus`.');
     const source = ctx.positionals[0]!;
+    const every = numberOption(ctx, 'every');
+    if (every !== undefined) {
+      if (every < 100) throw new UsageError('--every takes milliseconds, at least 100.');
+      return mirrorEvery(ctx, source, every);
+    }
     // Progress only for runs long enough to need it; a routine sync that brings
     // a record or two stays quiet on stderr.
     let count = 0;
@@ -71,4 +81,45 @@ stderr. Needs rsync on this machine (and on the source host for host:path).
 export function arrivedLine(ids: string[]): string {
   const sorted = [...ids].sort();
   return `arrived (${sorted.length}):${sorted.length ? ' ' + sorted.join(' ') : ''}`;
+}
+
+/**
+ * `mirror --every MS`: one run per period, start to start, until SIGINT or
+ * SIGTERM. A run that fails (the primary unreachable for a moment) is logged
+ * once per failure and the schedule goes on; records that arrived stay.
+ */
+async function mirrorEvery(ctx: CommandContext, source: string, everyMs: number): Promise<number> {
+  let stopping = false;
+  let wake: (() => void) | null = null;
+  const stop = () => {
+    stopping = true;
+    wake?.();
+  };
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+  try {
+    while (!stopping) {
+      const began = Date.now();
+      try {
+        const result = await mirrorCorpus({ source, corpus: ctx.corpus, rsh: stringOption(ctx, 'rsh'), env: ctx.env, stderr: ctx.stderr, log: ctx.log });
+        if (result.arrived.length > 0) writeLine(ctx.stdout, arrivedLine(result.arrived));
+      } catch (err) {
+        ctx.log.warn(`mirroring ${source} failed (${(err as Error).message}); trying again in ${everyMs} ms`);
+      }
+      const pause = Math.max(0, everyMs - (Date.now() - began));
+      if (!stopping && pause > 0) {
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, pause);
+          wake = () => {
+            clearTimeout(timer);
+            resolve();
+          };
+        });
+      }
+    }
+  } finally {
+    process.off('SIGINT', stop);
+    process.off('SIGTERM', stop);
+  }
+  return EXIT_OK;
 }

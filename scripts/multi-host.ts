@@ -1,0 +1,554 @@
+/**
+ * Several hosts on one corpus, for real: network namespaces for hosts, sshd
+ * serving the corpus, sshfs mounting it on each writer host, rsync mirrors in
+ * a chain. Prints the figures docs/scaling.md records, and exits 1 if any
+ * check fails.
+ *
+ *   sudo npm run test:multi-host          (or P_E_RELAY_MULTIHOST=1 npm test)
+ *
+ * Needs root, `ip netns`, /dev/fuse, and Debian's openssh-server,
+ * openssh-client, sshfs and rsync (installed here with apt-get when missing).
+ * Prints "SKIP: <reason>" and exits 0 where namespaces or FUSE are not
+ * allowed. Traffic stays on the namespaces' own bridge; every wait and loop
+ * here is bounded.
+ *
+ *   srv  10.231.0.1  sshd; the corpus on its disk; the primary hub of the chain
+ *   a    10.231.0.2  sshfs mount of srv; writers; mirror 1 (and an sshd for mirror 2)
+ *   b    10.231.0.3  sshfs mount of srv; writers; waiters; mirror 2 (a mirror of mirror 1)
+ *
+ * The same file is the worker each host runs (`… multi-host.ts worker KIND …`).
+ */
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync, rmSync } from 'node:fs';
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const BIN = path.join(ROOT, 'bin', 'p-e-relay');
+const SELF = fileURLToPath(import.meta.url);
+const run = promisify(execFile);
+
+const WRITERS = Number(process.env.MH_WRITERS ?? 8);
+const PER_WRITER = Number(process.env.MH_PER_WRITER ?? 40);
+const RUNS = Number(process.env.MH_RUNS ?? 3);
+const WAKES = Number(process.env.MH_WAKES ?? 20);
+const MIRROR_APPENDS = Number(process.env.MH_MIRROR_APPENDS ?? 20);
+/** The whole script gives up after this long. */
+const DEADLINE_MS = 20 * 60_000;
+
+// ---------------------------------------------------------------- workers --
+
+if (process.argv[2] === 'worker') {
+  await worker(process.argv[3]!, process.argv.slice(4));
+  process.exit(0);
+}
+
+async function worker(kind: string, args: string[]): Promise<void> {
+  const { RelayStore } = await import('../lib/store/store.js');
+  const say = (o: object) => process.stdout.write(`${JSON.stringify(o)}\n`);
+  const record = (from: string, body: string) => Buffer.from(`@p-e/x0\nkind: load\nfrom: ${from}\n\n${body}\n`);
+  if (kind === 'append') {
+    // One writer, as a server process is: a store with its watcher, appending one record after another.
+    const [corpus, lane, count] = [args[0]!, args[1]!, Number(args[2])];
+    const store = await RelayStore.prepare({ corpus, log: quietLog() });
+    await store.open();
+    for (let i = 0; i < count; i++) {
+      const bytes = record(lane, `${lane} #${i} ${randomBytes(8).toString('hex')}`);
+      const t0 = performance.now();
+      try {
+        const r = await store.append(bytes, { depositedBy: `writer/${lane}` });
+        say({ lane, i, body: bytes.toString('utf8'), id: r.id, ms: performance.now() - t0, durability: r.durability ?? null });
+      } catch (err) {
+        say({ lane, i, body: bytes.toString('utf8'), code: (err as { code?: string }).code ?? 'error', message: (err as Error).message, ms: performance.now() - t0 });
+      }
+    }
+    await store.close();
+  } else if (kind === 'waiter') {
+    // A waiter as `wait --poll MS` (or a plain `wait` when MS is "default") runs it, in a loop.
+    const [corpus, poll, count, timeoutMs] = [args[0]!, args[1]!, Number(args[2]), Number(args[3])];
+    const store = await RelayStore.prepare({ corpus, log: quietLog(), ...(poll === 'default' ? {} : { watch: 'poll' as const, reconcileMs: Number(poll) }) });
+    await store.open();
+    let mark = store.heldAfter(0).at(-1)?.meta.id ?? 'relay-0000';
+    say({ ready: true, mark });
+    const end = Date.now() + timeoutMs;
+    let seen = 0;
+    while (seen < count && Date.now() < end) {
+      const result = await store.wait({ after: mark, timeoutMs: Math.min(90_000, end - Date.now()) });
+      const t = Date.now();
+      for (const r of result.appeared) {
+        say({ id: r.id, t });
+        mark = r.id;
+        seen++;
+      }
+    }
+    await store.close();
+  } else if (kind === 'pinger') {
+    // Appends spaced 400-900 ms apart (never in step with a poll), printing when each was acknowledged.
+    const [corpus, count] = [args[0]!, Number(args[1])];
+    const store = await RelayStore.prepare({ corpus, log: quietLog() });
+    await store.open();
+    for (let i = 0; i < count; i++) {
+      await sleep(400 + Math.floor(Math.random() * 500));
+      const r = await store.append(record('pinger', `ping ${i} ${randomBytes(4).toString('hex')}`), { depositedBy: 'writer/pinger' });
+      say({ id: r.id, t: Date.now() });
+    }
+    await store.close();
+  } else if (kind === 'sse') {
+    // A signed GET /events on a hub, printing when each event arrived.
+    const { authorizationFor } = await import('../lib/auth/sign.js');
+    const [url, keyHex, count, timeoutMs] = [args[0]!, args[1]!, Number(args[2]), Number(args[3])];
+    const controller = new AbortController();
+    const timer = setTimeout(() => controller.abort(), timeoutMs);
+    const res = await fetch(new URL('/events', url), { headers: { Authorization: authorizationFor('watcher', Buffer.from(keyHex, 'hex'), 'GET', Buffer.alloc(0)) }, signal: controller.signal });
+    if (!res.ok || !res.body) throw new Error(`GET /events answered ${res.status}: ${await res.text()}`);
+    say({ ready: true });
+    let seen = 0;
+    let buffered = '';
+    try {
+      for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
+        buffered += Buffer.from(chunk).toString('utf8');
+        let cut: number;
+        while ((cut = buffered.indexOf('\n\n')) >= 0) {
+          const event = buffered.slice(0, cut);
+          buffered = buffered.slice(cut + 2);
+          const id = /^id: (\S+)$/m.exec(event)?.[1];
+          if (id) {
+            say({ id, t: Date.now() });
+            if (++seen >= count) controller.abort();
+          }
+        }
+      }
+    } catch {
+      // aborted: enough events, or the time ran out
+    }
+    clearTimeout(timer);
+  } else throw new Error(`unknown worker ${kind}`);
+}
+
+function quietLog() {
+  const warn = (m: string) => process.stderr.write(`p-e-relay warn: ${m}\n`);
+  return { debug() {}, info() {}, warn, error: warn };
+}
+
+// ------------------------------------------------------------ orchestrator --
+
+const tag = `pemh${process.pid % 10000}`;
+const NS = { srv: `${tag}-srv`, a: `${tag}-a`, b: `${tag}-b` };
+const IP = { srv: '10.231.0.1', a: '10.231.0.2', b: '10.231.0.3' };
+const children = new Set<ChildProcess>();
+const mounts: string[] = [];
+let work = '';
+const problems: string[] = [];
+const started = Date.now();
+
+function check(ok: boolean, what: string): void {
+  console.log(`${ok ? 'ok  ' : 'FAIL'} ${what}`);
+  if (!ok) problems.push(what);
+}
+
+function left(): number {
+  return DEADLINE_MS - (Date.now() - started);
+}
+
+async function sh(cmd: string, args: string[], timeoutMs = 60_000): Promise<string> {
+  const { stdout } = await run(cmd, args, { timeout: Math.min(timeoutMs, left()), maxBuffer: 64 << 20 });
+  return stdout;
+}
+
+/** argv that runs `argv` in host `ns`'s network namespace, with its own hostname. */
+function inHost(host: keyof typeof NS, argv: string[]): string[] {
+  return ['nsenter', `--net=/run/netns/${NS[host]}`, 'unshare', '--uts', '--', 'sh', '-c', `hostname host-${host} && exec "$@"`, 'sh', ...argv];
+}
+
+interface Spawned {
+  child: ChildProcess;
+  lines: string[];
+  stderr: () => string;
+  exited: Promise<number | null>;
+  nextLine(match: (line: string) => boolean, timeoutMs: number): Promise<string>;
+}
+
+function start(argv: string[], timeoutMs: number): Spawned {
+  const child = spawn(argv[0]!, argv.slice(1), { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, P_E_RELAY_LOG: 'warn' } });
+  children.add(child);
+  const lines: string[] = [];
+  const waiters: (() => void)[] = [];
+  let err = '';
+  let partial = '';
+  child.stdout!.setEncoding('utf8').on('data', (d: string) => {
+    partial += d;
+    let cut: number;
+    while ((cut = partial.indexOf('\n')) >= 0) {
+      lines.push(partial.slice(0, cut));
+      partial = partial.slice(cut + 1);
+    }
+    for (const w of waiters.splice(0)) w();
+  });
+  child.stderr!.setEncoding('utf8').on('data', (d: string) => (err += d));
+  const killer = setTimeout(() => child.kill('SIGKILL'), Math.min(timeoutMs, left()));
+  const exited = new Promise<number | null>((resolve) =>
+    child.on('close', (code) => {
+      clearTimeout(killer);
+      children.delete(child);
+      for (const w of waiters.splice(0)) w();
+      resolve(code);
+    }),
+  );
+  return {
+    child,
+    lines,
+    stderr: () => err,
+    exited,
+    async nextLine(match, ms) {
+      const end = Date.now() + ms;
+      for (;;) {
+        const found = lines.find(match);
+        if (found !== undefined) return found;
+        if (child.exitCode !== null || Date.now() > end) throw new Error(`no line from ${argv.join(' ')} (stderr: ${err.slice(-800)})`);
+        await new Promise<void>((resolve) => {
+          waiters.push(resolve);
+          setTimeout(resolve, 200);
+        });
+      }
+    },
+  };
+}
+
+function workerArgv(host: keyof typeof NS, kind: string, args: (string | number)[]): string[] {
+  return inHost(host, [process.execPath, '--import', 'tsx', SELF, 'worker', kind, ...args.map(String)]);
+}
+
+function cliArgv(host: keyof typeof NS | null, args: string[]): string[] {
+  const argv = [process.execPath, BIN, ...args];
+  return host === null ? argv : inHost(host, argv);
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms));
+}
+
+function pct(values: number[], p: number): number {
+  if (values.length === 0) return NaN;
+  const sorted = [...values].sort((x, y) => x - y);
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
+}
+
+const fmt = (ms: number) => (Number.isFinite(ms) ? `${Math.round(ms)} ms` : 'n/a');
+
+async function why(): Promise<string | null> {
+  if (process.platform !== 'linux') return 'not Linux';
+  if (process.getuid?.() !== 0) return 'needs root (network namespaces, mounts)';
+  if (!existsSync('/dev/fuse')) return 'no /dev/fuse: FUSE (sshfs) is not available here';
+  const missing = ['sshd', 'ssh', 'sshfs', 'rsync', 'nsenter', 'unshare', 'ip', 'fusermount3'].filter((c) => !whichSync(c));
+  const packages = new Set<string>();
+  for (const c of missing) packages.add({ sshd: 'openssh-server', ssh: 'openssh-client', sshfs: 'sshfs', rsync: 'rsync', nsenter: 'util-linux', unshare: 'util-linux', ip: 'iproute2', fusermount3: 'fuse3' }[c]!);
+  if (packages.size > 0) {
+    console.log(`installing ${[...packages].join(' ')} from Debian's packages`);
+    try {
+      await run('apt-get', ['update', '-qq'], { timeout: 300_000 });
+      await run('apt-get', ['install', '-y', '-qq', ...packages], { timeout: 600_000, env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } });
+    } catch (err) {
+      return `could not install ${[...packages].join(' ')}: ${(err as Error).message.split('\n')[0]}`;
+    }
+  }
+  try {
+    await sh('ip', ['netns', 'add', `${tag}-probe`]);
+    await sh('ip', ['netns', 'del', `${tag}-probe`]);
+  } catch (err) {
+    return `network namespaces are not allowed here (${(err as Error).message.split('\n')[0]})`;
+  }
+  return null;
+}
+
+function whichSync(cmd: string): boolean {
+  return (process.env.PATH ?? '/usr/sbin:/usr/bin:/sbin:/bin').split(':').concat(['/usr/sbin', '/sbin']).some((dir) => existsSync(path.join(dir, cmd)));
+}
+
+async function setUp(): Promise<{ sshOpts: string[]; keyHex: string; keys: string }> {
+  work = await fs.mkdtemp(path.join(os.tmpdir(), 'pe-multihost-'));
+  for (const ns of Object.values(NS)) await sh('ip', ['netns', 'add', ns]);
+  for (const ns of Object.values(NS)) await sh('ip', ['-n', ns, 'link', 'set', 'lo', 'up']);
+  await sh('ip', ['-n', NS.srv, 'link', 'add', 'br0', 'type', 'bridge']);
+  await sh('ip', ['-n', NS.srv, 'addr', 'add', `${IP.srv}/24`, 'dev', 'br0']);
+  await sh('ip', ['-n', NS.srv, 'link', 'set', 'br0', 'up']);
+  for (const host of ['a', 'b'] as const) {
+    const [inner, outer] = [`${tag}${host}0`, `${tag}${host}1`];
+    await sh('ip', ['link', 'add', inner, 'netns', NS[host], 'type', 'veth', 'peer', 'name', outer, 'netns', NS.srv]);
+    await sh('ip', ['-n', NS[host], 'addr', 'add', `${IP[host]}/24`, 'dev', inner]);
+    await sh('ip', ['-n', NS[host], 'link', 'set', inner, 'up']);
+    await sh('ip', ['-n', NS.srv, 'link', 'set', outer, 'master', 'br0']);
+    await sh('ip', ['-n', NS.srv, 'link', 'set', outer, 'up']);
+  }
+  // ssh: one client key, one host key, sshd on srv (the file server) and on a (mirror 1's host).
+  const id = path.join(work, 'id');
+  await sh('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-f', id]);
+  await sh('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-f', path.join(work, 'hostkey')]);
+  await fs.copyFile(`${id}.pub`, path.join(work, 'authorized_keys'));
+  await fs.mkdir('/run/sshd', { recursive: true });
+  const sftp = ['/usr/lib/openssh/sftp-server', '/usr/libexec/sftp-server'].find(existsSync) ?? 'internal-sftp';
+  for (const host of ['srv', 'a'] as const) {
+    const config = path.join(work, `sshd-${host}.conf`);
+    await fs.writeFile(config, [`ListenAddress ${IP[host]}`, 'Port 22', `HostKey ${path.join(work, 'hostkey')}`, `AuthorizedKeysFile ${path.join(work, 'authorized_keys')}`, 'PermitRootLogin prohibit-password', 'PasswordAuthentication no', 'KbdInteractiveAuthentication no', 'UsePAM no', 'StrictModes no', `PidFile ${path.join(work, `sshd-${host}.pid`)}`, `Subsystem sftp ${sftp}`, 'LogLevel ERROR', ''].join('\n'));
+    start(['nsenter', `--net=/run/netns/${NS[host]}`, '/usr/sbin/sshd', '-D', '-e', '-f', config], DEADLINE_MS);
+  }
+  const sshOpts = ['-i', id, '-o', 'StrictHostKeyChecking=no', '-o', 'UserKnownHostsFile=/dev/null', '-o', 'BatchMode=yes', '-o', 'LogLevel=ERROR'];
+  for (const host of ['srv', 'a'] as const) await untilOk(() => sh('nsenter', [`--net=/run/netns/${NS.b}`, 'ssh', ...sshOpts, `root@${IP[host]}`, 'true'], 10_000), `sshd on ${host}`, 20_000);
+  // The file server's disk, and each writer host's sshfs mount of it.
+  await fs.mkdir(path.join(work, 'srv'));
+  for (const host of ['a', 'b'] as const) await mount(host, path.join(work, `mnt-${host}`), ['dir_cache=no'], sshOpts);
+  const keys = path.join(work, 'keys');
+  const { addKey, readKey } = await import('../lib/auth/keys.js');
+  await fs.mkdir(keys);
+  await addKey(keys, 'watcher');
+  const keyHex = (await readKey(keys, 'watcher'))!.toString('hex');
+  return { sshOpts, keyHex, keys };
+}
+
+async function mount(host: 'a' | 'b', at: string, options: string[], sshOpts: string[]): Promise<void> {
+  await fs.mkdir(at, { recursive: true });
+  const o = [...options, `IdentityFile=${sshOpts[1]}`, 'StrictHostKeyChecking=no', 'UserKnownHostsFile=/dev/null', 'BatchMode=yes', 'LogLevel=ERROR'];
+  start(['nsenter', `--net=/run/netns/${NS[host]}`, 'sshfs', '-f', `root@${IP.srv}:${path.join(work, 'srv')}`, at, '-o', o.join(',')], DEADLINE_MS);
+  mounts.push(at);
+  await untilOk(async () => {
+    if ((await fs.statfs(at)).type !== 0x65735546) throw new Error('not mounted yet');
+  }, `sshfs on ${host}`, 20_000);
+}
+
+async function untilOk(fn: () => Promise<unknown>, what: string, timeoutMs: number): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      await fn();
+      return;
+    } catch (err) {
+      if (Date.now() > end) throw new Error(`${what} did not come up: ${(err as Error).message}`);
+      await sleep(200);
+    }
+  }
+}
+
+async function tearDown(): Promise<void> {
+  for (const at of mounts) await run('fusermount3', ['-u', '-z', at]).catch(() => {});
+  for (const child of children) child.kill('SIGKILL');
+  for (const ns of Object.values(NS)) await run('ip', ['netns', 'del', ns]).catch(() => {});
+  if (work) rmSync(work, { recursive: true, force: true });
+}
+
+interface Appended {
+  lane: string;
+  i: number;
+  body: string;
+  id?: string;
+  code?: string;
+  message?: string;
+  ms: number;
+  durability?: string | null;
+}
+
+/** A record in a file, for `p-e-relay append FILE`. */
+async function recordFile(): Promise<string> {
+  const file = path.join(work, `record-${randomBytes(4).toString('hex')}`);
+  await fs.writeFile(file, `@p-e/x0\nkind: note\n\nfrom the CLI\n`);
+  return file;
+}
+
+async function initCorpus(name: string): Promise<string> {
+  const corpus = path.join(work, 'srv', name);
+  await sh(process.execPath, [BIN, 'init', '--corpus', corpus, '--keys', path.join(work, 'srv', `${name}-keys`)]);
+  return corpus;
+}
+
+/** `lanes` writers at once (host and corpus path each), then the checks on the serving side. */
+async function writersRun(label: string, name: string, lanes: { host: 'a' | 'b' | null; corpus: (name: string) => string }[]): Promise<{ appended: Appended[]; lost: number; duplicated: number; refused: number }> {
+  const served = await initCorpus(name);
+  const procs = lanes.map((lane, k) => {
+    const corpus = lane.corpus(name);
+    const argv = lane.host === null ? [process.execPath, '--import', 'tsx', SELF, 'worker', 'append', corpus, `w${k}`, String(PER_WRITER)] : workerArgv(lane.host, 'append', [corpus, `${lane.host}${k}`, PER_WRITER]);
+    return start(argv, 300_000);
+  });
+  const codes = await Promise.all(procs.map((p) => p.exited));
+  const appended = procs.flatMap((p) => p.lines.filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as Appended));
+  codes.forEach((code, k) => check(code === 0, `${label}: writer ${k} exited 0${code === 0 ? '' : ` (${code}; ${procs[k]!.stderr().slice(-400)})`}`));
+  // The serving side: what is on the file server's own disk.
+  const { splitRecordFile } = await import('../lib/model/deposit.js');
+  const names = (await fs.readdir(served)).filter((n) => /^relay-\d+$/.test(n)).sort();
+  const byBody = new Map<string, string[]>();
+  for (const n of names) {
+    const body = splitRecordFile(await fs.readFile(path.join(served, n))).record.toString('utf8');
+    byBody.set(body, [...(byBody.get(body) ?? []), n]);
+  }
+  const acked = appended.filter((a) => a.id);
+  const refused = appended.filter((a) => !a.id);
+  const lost = acked.filter((a) => !(byBody.get(a.body) ?? []).includes(a.id!)).length;
+  const duplicated = [...byBody.values()].filter((ids) => ids.length > 1).length;
+  const expectedIds = Array.from({ length: names.length }, (_, i) => `relay-${String(i + 1).padStart(4, '0')}`);
+  check(appended.length === lanes.length * PER_WRITER, `${label}: every writer answered each of its ${PER_WRITER} appends (${appended.length})`);
+  check(lost === 0, `${label}: every acknowledged append is on the server's disk under its id (lost ${lost})`);
+  check(duplicated === 0, `${label}: no body is stored twice (duplicated ${duplicated})`);
+  check(refused.length === 0, `${label}: nothing refused (${refused.length}${refused.length ? `: ${refused[0]!.code} ${refused[0]!.message}` : ''})`);
+  check(names.length === acked.length && names.join() === expectedIds.join(), `${label}: ids contiguous from relay-0001 (${names.length} files for ${acked.length} acknowledged)`);
+  const temps = await fs.readdir(path.join(served, '.state', 'tmp')).catch(() => []);
+  check(temps.length === 0, `${label}: no temp file left (${temps.length})`);
+  const verify = await run(process.execPath, [BIN, 'verify', '--corpus', served]).then((r) => ({ code: 0, out: r.stdout }), (e: { code: number; stdout: string }) => ({ code: e.code, out: e.stdout }));
+  check(verify.code === 0 && / 0 damaged, 0 stray/.test(verify.out), `${label}: verify is clean on the server (${verify.out.trim()})`);
+  return { appended, lost, duplicated, refused: refused.length };
+}
+
+async function main(): Promise<void> {
+  const skip = await why();
+  if (skip) {
+    console.log(`SKIP: ${skip}`);
+    return;
+  }
+  const { sshOpts, keyHex, keys } = await setUp();
+  const viaMount = (host: 'a' | 'b') => (name: string) => path.join(work, `mnt-${host}`, name);
+  const local = (name: string) => path.join(work, 'srv', name);
+  const figures: Record<string, string> = {};
+  const load = () => os.loadavg()[0]!.toFixed(1);
+
+  // -- a writer refuses a mount that caches listings, and says why; sshfs appends say they are not power-cut safe
+  {
+    const cachedAt = path.join(work, 'mnt-a-cached');
+    await mount('a', cachedAt, [], sshOpts);
+    await initCorpus('refusal');
+    const refused = await run(process.execPath, [BIN, 'append', '--corpus', path.join(cachedAt, 'refusal'), await recordFile()], { timeout: 60_000 }).then(() => null, (e: { stderr: string }) => e.stderr);
+    check(refused !== null && /dir_cache=no/.test(refused), `a writer on an sshfs mount without dir_cache=no refuses, naming the option (${(refused ?? 'it stored the record').trim().split('\n').at(-1)})`);
+  }
+
+  // -- writers: the same 8 writers on one host, then split over two hosts
+  const localRun = await writersRun('local disk, 8 writers on the file server', 'local', Array.from({ length: WRITERS }, () => ({ host: null, corpus: local })));
+  const oneHost = await writersRun(`one host, ${WRITERS} writers over sshfs`, 'onehost', Array.from({ length: WRITERS }, () => ({ host: 'a' as const, corpus: viaMount('a') })));
+  const honest = oneHost.appended.find((a) => a.id)?.durability ?? '';
+  check(/sshfs cannot fsync a directory/.test(honest), `an append over sshfs says its name is not yet power-cut safe (${honest.slice(0, 60)}…)`);
+  const twoHost: Appended[] = [];
+  const tally = { lost: 0, duplicated: 0, refused: 0 };
+  for (let r = 1; r <= RUNS; r++) {
+    const res = await writersRun(`two hosts × ${WRITERS / 2} writers over sshfs, run ${r}/${RUNS}`, `twohost-${r}`, Array.from({ length: WRITERS }, (_, k) => (k % 2 === 0 ? { host: 'a' as const, corpus: viaMount('a') } : { host: 'b' as const, corpus: viaMount('b') })));
+    twoHost.push(...res.appended);
+    tally.lost += res.lost;
+    tally.duplicated += res.duplicated;
+    tally.refused += res.refused;
+  }
+  const lat = (xs: Appended[]) => `p50 ${fmt(pct(xs.filter((a) => a.id).map((a) => a.ms), 50))}, p90 ${fmt(pct(xs.filter((a) => a.id).map((a) => a.ms), 90))}`;
+  figures['append latency, local disk, 8 writers'] = lat(localRun.appended);
+  figures[`append latency, one host × ${WRITERS} writers over sshfs`] = lat(oneHost.appended);
+  figures[`append latency, two hosts × ${WRITERS / 2} writers over sshfs (${RUNS} runs)`] = lat(twoHost);
+  figures[`two hosts × ${WRITERS / 2} writers, ${RUNS} runs of ${WRITERS * PER_WRITER}`] = `lost ${tally.lost}, duplicated ${tally.duplicated}, refused ${tally.refused}`;
+
+  // -- cross-host wake: a waiter on b, appends on a
+  for (const poll of ['250', 'default']) {
+    const name = `wake-${poll}`;
+    await initCorpus(name);
+    const waiter = start(workerArgv('b', 'waiter', [viaMount('b')(name), poll, WAKES, 120_000]), 180_000);
+    await waiter.nextLine((l) => l.includes('"ready"'), 60_000);
+    const pinger = start(workerArgv('a', 'pinger', [viaMount('a')(name), WAKES]), 180_000);
+    await pinger.exited;
+    const acked = pinger.lines.filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as { id: string; t: number });
+    const deadline = Date.now() + 10_000;
+    while (waiter.lines.filter((l) => l.includes('"t"')).length < acked.length && Date.now() < deadline) await sleep(100);
+    waiter.child.kill('SIGTERM');
+    const heard = new Map(waiter.lines.filter((l) => l.includes('"t"')).map((l) => JSON.parse(l) as { id: string; t: number }).map((e) => [e.id, e.t]));
+    const wakes = acked.filter((a) => heard.has(a.id)).map((a) => heard.get(a.id)! - a.t);
+    const missed = acked.length - wakes.length;
+    const label = poll === 'default' ? 'no --poll (a shared corpus is listed every 1000 ms)' : `--poll ${poll}`;
+    figures[`cross-host wake, ${label}, dir_cache=no`] = `p50 ${fmt(pct(wakes, 50))}, p90 ${fmt(pct(wakes, 90))}, missed ${missed} of ${acked.length}`;
+    check(acked.length === WAKES && missed === 0, `cross-host wake (${label}): every one of ${WAKES} appends on host a woke the waiter on host b (missed ${missed})`);
+  }
+  {
+    // The CLI itself: `wait --poll 250` on b, woken by an append on a.
+    const name = 'wake-cli';
+    await initCorpus(name);
+    const waiting = start(cliArgv('b', ['wait', '--poll', '250', '--after', 'relay-0000', '--timeout', '60000', '--corpus', viaMount('b')(name)]), 90_000);
+    await sleep(1500);
+    await run('nsenter', [`--net=/run/netns/${NS.a}`, process.execPath, BIN, 'append', '--corpus', viaMount('a')(name), await recordFile()], { timeout: 60_000 }).catch(() => {});
+    const code = await waiting.exited;
+    check(code === 0 && waiting.lines.some((l) => l.includes('relay-0001')), `\`p-e-relay wait --poll 250\` on host b is woken by \`append\` on host a (exit ${code})`);
+  }
+
+  // -- the mirror chain: primary on srv → mirror 1 on a → mirror 2 on b, each pulled every 1 s
+  {
+    const primary = await initCorpus('primary');
+    const m1 = path.join(work, 'host-a-disk', 'mirror1');
+    const m2 = path.join(work, 'host-b-disk', 'mirror2');
+    // One ssh connection per mirror, kept open between runs (the recipe in docs/scaling.md).
+    const rsh = (host: string) => ['--rsh', ['ssh', ...sshOpts, '-o', 'ControlMaster=auto', '-o', `ControlPath=${path.join(work, `cm-${host}-%C`)}`, '-o', 'ControlPersist=120'].join(' ')];
+    const mirrorOnce = (host: 'a' | 'b', src: string, corpus: string) => run('nsenter', [`--net=/run/netns/${NS[host]}`, process.execPath, BIN, 'mirror', ...rsh(host), src, '--corpus', corpus], { timeout: 60_000 });
+    await mirrorOnce('a', `root@${IP.srv}:${primary}`, m1);
+    await mirrorOnce('b', `root@${IP.a}:${m1}`, m2);
+    const hubs = [
+      start(cliArgv('a', ['serve', '--http', '--read-only', '--port', '0', '--corpus', m1, '--keys', keys]), DEADLINE_MS),
+      start(cliArgv('b', ['serve', '--http', '--read-only', '--port', '0', '--corpus', m2, '--keys', keys]), DEADLINE_MS),
+    ];
+    const urls: string[] = [];
+    for (const hub of hubs) {
+      const end = Date.now() + 60_000;
+      let url: string | undefined;
+      while (!(url = /http:\/\/[0-9.:]+/.exec(hub.stderr())?.[0]) && Date.now() < end) await sleep(100);
+      if (!url) throw new Error(`a mirror hub did not start: ${hub.stderr()}`);
+      urls.push(url);
+    }
+    const listeners = [start(workerArgv('a', 'sse', [urls[0]!, keyHex, MIRROR_APPENDS, 180_000]), 240_000), start(workerArgv('b', 'sse', [urls[1]!, keyHex, MIRROR_APPENDS, 180_000]), 240_000)];
+    for (const l of listeners) await l.nextLine((line) => line.includes('"ready"'), 60_000);
+    // Each mirror pulls on a 1 s schedule (start to start): `mirror --every 1000`.
+    const loops = [
+      start(cliArgv('a', ['mirror', '--every', '1000', ...rsh('a'), `root@${IP.srv}:${primary}`, '--corpus', m1]), 300_000),
+      start(cliArgv('b', ['mirror', '--every', '1000', ...rsh('b'), `root@${IP.a}:${m1}`, '--corpus', m2]), 300_000),
+    ];
+    const { RelayStore } = await import('../lib/store/store.js');
+    const writer = await RelayStore.prepare({ corpus: primary, watch: 'none' });
+    const acked = new Map<string, number>();
+    for (let i = 0; i < MIRROR_APPENDS; i++) {
+      await sleep(300 + Math.floor(Math.random() * 700));
+      const r = await writer.append(Buffer.from(`@p-e/x0\nkind: load\n\nmirror ${i}\n`), { depositedBy: 'writer/primary' });
+      acked.set(r.id, Date.now());
+    }
+    await writer.close();
+    await Promise.all(listeners.map((l) => l.exited));
+    for (const loop of loops) loop.child.kill('SIGTERM');
+    await Promise.all(loops.map((l) => l.exited));
+    for (const hub of hubs) hub.child.kill('SIGTERM');
+    for (const [k, l] of listeners.entries()) {
+      const heard = new Map(l.lines.filter((x) => x.includes('"t"')).map((x) => JSON.parse(x) as { id: string; t: number }).map((e) => [e.id, e.t]));
+      const lags = [...acked].filter(([id]) => heard.has(id)).map(([id, t]) => heard.get(id)! - t);
+      const missed = acked.size - lags.length;
+      const label = k === 0 ? 'mirror lag, primary → mirror 1 (1 s schedule), append → SSE event' : 'mirror lag, primary → mirror 1 → mirror 2 (1 s schedules), append → SSE event';
+      figures[label] = `p50 ${fmt(pct(lags, 50))}, p90 ${fmt(pct(lags, 90))}, missed ${missed} of ${acked.size}`;
+      check(missed === 0, `${label}: every append arrived as an event (missed ${missed})`);
+    }
+    const fingerprint = async (dir: string) => {
+      const out: string[] = [];
+      for (const n of (await fs.readdir(dir)).filter((x) => /^relay-\d+$/.test(x)).sort()) out.push(`${n}:${(await fs.readFile(path.join(dir, n))).toString('base64')}`);
+      return out.join('\n');
+    };
+    const [fp, f1, f2] = await Promise.all([fingerprint(primary), fingerprint(m1), fingerprint(m2)]);
+    check(fp === f1 && f1 === f2, 'the primary, mirror 1 and mirror 2 hold byte-identical records');
+  }
+
+  figures['machine'] = `${os.cpus().length} cores, load average ${load()} at the end`;
+  console.log('\nfigures:');
+  for (const [k, v] of Object.entries(figures)) console.log(`  ${k}: ${v}`);
+}
+
+if (process.argv[2] !== 'worker') {
+  const onSignal = () => void tearDown().finally(() => process.exit(130));
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
+  try {
+    await main();
+  } catch (err) {
+    problems.push((err as Error).message);
+    console.log(`FAIL ${(err as Error).stack}`);
+  } finally {
+    await tearDown();
+  }
+  if (problems.length > 0) {
+    console.log(`\n${problems.length} check(s) failed`);
+    process.exit(1);
+  }
+  console.log('\nall checks passed');
+}
