@@ -80,7 +80,7 @@ async function detect(dir: string): Promise<FilesystemFacts> {
     if (options === null) {
       facts.unknownListings = `the sshfs options of ${mount?.mountPoint ?? dir} cannot be read from here; unless it was mounted with -o dir_cache=no, new records from other hosts stay out of its listings for up to 20 s`;
     } else if (!listingsFresh(options)) {
-      facts.cachedListings = `${mount!.mountPoint} is an sshfs mount that caches directory listings (up to 20 s), so this writer would not see other hosts' records in time. Mount it again with -o dir_cache=no (sshfs 3; -o cache=no on sshfs 2), see docs/scaling.md.`;
+      facts.cachedListings = `${mount!.mountPoint} is an sshfs mount that caches directory listings (up to 20 s), so this writer would not see other hosts' records in time. Mount it again with -o dir_cache=no (or its older spelling -o cache=no), see docs/scaling.md.`;
     }
     facts.entryNotDurable = 'the record file is fsynced on the file server, but sshfs cannot fsync a directory there, so until the server commits its directory (ext4: within about 5 s) a power cut on the file server can lose the new name';
   } else if (family === 'nfs') {
