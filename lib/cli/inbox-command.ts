@@ -15,6 +15,7 @@ import path from 'node:path';
 import { AGENT_NAME } from '../auth/keys.js';
 import { RelayError } from '../errors.js';
 import { splitRecordFile } from '../model/deposit.js';
+import { parseFilter } from '../model/filter.js';
 import type { RelayStore } from '../store/store.js';
 import { EXIT_OK, UsageError, readAll, stringOption, type Command } from './command.js';
 import { FORMATS, isHookEvent, render, type Format, type Inbox, type InboxItem } from './inbox-output.js';
@@ -131,8 +132,10 @@ async function collect(store: RelayStore, names: string[], after: number): Promi
   let mark = after;
   let bytes = 0;
   let more = false;
+  // SPEC §8a's `to` match, answered by the store's index (a to: naming several recipients included).
+  const filter = parseFilter({ to: names }, store.shape);
   for (const { n, meta } of store.heldAfter(after)) {
-    if (addressedTo(meta.to, names)) {
+    if (store.matches(n, filter)) {
       if (items.length === MAX_ITEMS) {
         more = true;
         break;
@@ -145,15 +148,6 @@ async function collect(store: RelayStore, names: string[], after: number): Promi
     mark = n;
   }
   return { to: names, items, mark: store.shape.format(mark), more };
-}
-
-/**
- * SPEC §8a's `to` match: the header may name several recipients separated by
- * commas or spaces, each compared literally. (Kept here until the store's
- * own filters answer it from the index.)
- */
-function addressedTo(to: string | null, names: string[]): boolean {
-  return to !== null && to.split(/[\s,]+/).some((name) => name !== '' && names.includes(name));
 }
 
 async function recordText(store: RelayStore, id: string): Promise<string | null> {
