@@ -26,13 +26,14 @@ import { BENCH_OUT, DOCS, ROOT } from './lib/paths.js';
 import { markdownTables, Results } from './lib/results.js';
 import { scalingMarkdown, scalingSvg } from './lib/scaling.js';
 import { appendSection } from './sections/append.js';
+import { deliverySection } from './sections/delivery.js';
 import { httpSection } from './sections/http.js';
 import { peerSection } from './sections/peer.js';
 import { readsSection } from './sections/reads.js';
 import { startSection } from './sections/start.js';
 import { wakeSection } from './sections/wake.js';
 
-const SECTIONS: Section[] = [appendSection, wakeSection, startSection, readsSection, peerSection, httpSection];
+const SECTIONS: Section[] = [appendSection, wakeSection, deliverySection, startSection, readsSection, peerSection, httpSection];
 
 const { values } = parseArgs({
   options: {

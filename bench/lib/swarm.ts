@@ -47,6 +47,8 @@ export interface SwarmReport {
   calls: number;
   /** Ask → the asker holds the answer, ms, one per answered question. */
   latencies: number[];
+  /** The asker's calls for each answered question: the ask, and every wait it made while the question was open. */
+  askerCalls: number[];
   /** Records a wait answer carried that its filter should have kept out (addressed mode), by agent. */
   leaks: { agent: string; id: string; to: string | null }[];
   /** Ids some agent received twice. */
@@ -64,7 +66,7 @@ export function peerOf(i: number, q: number, n: number): number {
 
 export async function runSwarm(agents: ToolCaller[], options: SwarmOptions): Promise<SwarmReport> {
   const n = agents.length;
-  const report: SwarmReport = { asked: 0, answered: 0, waits: 0, emptyWaits: 0, calls: 0, latencies: [], leaks: [], duplicates: [] };
+  const report: SwarmReport = { asked: 0, answered: 0, waits: 0, emptyWaits: 0, calls: 0, latencies: [], askerCalls: [], leaks: [], duplicates: [] };
   const incoming = new Array<number>(n).fill(0);
   for (let i = 0; i < n; i++) for (let q = 0; q < options.questionsEach; q++) incoming[peerOf(i, q, n)]!++;
   const deadline = options.now() + options.deadlineMs;
@@ -85,7 +87,10 @@ export async function runSwarm(agents: ToolCaller[], options: SwarmOptions): Pro
     let answeredMine = 0;
     let answeredTheirs = 0;
     let cursor = 'relay-0000';
+    /** Waits made while this agent's current question is open (one question is open at a time). */
+    let waitsWhileOpen = 0;
     const ask = async () => {
+      waitsWhileOpen = 0;
       const peer = agentName(peerOf(i, asked, n));
       const t0 = options.now();
       const r = await call(agent, 'append_relay', { bytes: `@p-e/x0\nkind: question\nfrom: ${me}\nto: ${peer}\n\nquestion ${asked} from ${me}\n` });
@@ -100,6 +105,7 @@ export async function runSwarm(agents: ToolCaller[], options: SwarmOptions): Pro
       if (options.mode === 'addressed') args.to = [me, 'all'];
       const r = await call(agent, 'wait_for_relay', args);
       report.waits++;
+      if (askedAt.size > 0) waitsWhileOpen++;
       const t = options.now();
       cursor = r.cursor as string;
       const items = r.appeared as Item[];
@@ -111,6 +117,7 @@ export async function runSwarm(agents: ToolCaller[], options: SwarmOptions): Pro
         seen.add(item.id);
         if (item.kind === 'answer' && item.parent && askedAt.has(item.parent)) {
           report.latencies.push(t - askedAt.get(item.parent)!);
+          report.askerCalls.push(1 + waitsWhileOpen);
           askedAt.delete(item.parent);
           answeredMine++;
           report.answered++;

@@ -1,0 +1,123 @@
+/**
+ * Addressed delivery (SPEC §8a), in LLM-visible calls and milliseconds.
+ *
+ * The swarm: 20 agents, each its own `serve` process over stdio on one
+ * corpus, each asking 10 questions (200 in all) one at a time and answering
+ * what is addressed to it (bench/lib/swarm.ts). Run twice in the same
+ * repetition: the unfiltered loop (every record wakes every agent, which
+ * reads the metadata itself) and the addressed loop (`to: [me, "all"]`:
+ * the hub decides). Figures: the share of wait answers that carried nothing
+ * for the agent that paid for them, ask → answer in hand, and tool calls per
+ * answered question.
+ *
+ * The cost of a filter: one stdio server holding 20 waits, each filtered to
+ * another name, is woken by an append (in another process) addressed to one
+ * of them; against one unfiltered wait in the same repetition.
+ */
+import type { BenchContext, Section } from '../lib/context.js';
+import { emptyCorpus } from '../lib/corpus.js';
+import { relayServer, type StdioPeer } from '../lib/procs.js';
+import { nowMs, percentiles, sleep } from '../lib/stats.js';
+import { agentName, runSwarm, type SwarmMode, type SwarmReport } from '../lib/swarm.js';
+
+const AGENTS = 20;
+
+async function swarm(ctx: BenchContext, mode: SwarmMode, questionsEach: number): Promise<SwarmReport> {
+  const store = await emptyCorpus(ctx.tmp, 4);
+  const peers = await Promise.all(Array.from({ length: AGENTS }, () => relayServer(store.corpus)));
+  try {
+    const report = await runSwarm(peers, { questionsEach, mode, deadlineMs: 300_000, now: nowMs });
+    if (report.answered !== report.asked) throw new Error(`${mode} swarm: ${report.answered} of ${report.asked} questions answered`);
+    if (report.leaks.length || report.duplicates.length) throw new Error(`${mode} swarm: ${report.leaks.length} records past a filter, ${report.duplicates.length} seen twice`);
+    return report;
+  } finally {
+    await Promise.all(peers.map((p) => p.close()));
+    await store.dispose();
+  }
+}
+
+const append = (peer: StdioPeer, to: string, i: number) => peer.call('append_relay', { bytes: `@p-e/x0\nkind: ping\nfrom: bench\nto: ${to}\n\nwake ${i}\n` });
+const cursorOf = (r: { structuredContent?: unknown }) => (r.structuredContent as { cursor: string }).cursor;
+
+/** Wake samples in B for appends in A, with `filtered` 20 waits each for its own name, else one wait for anything. */
+async function wakeSamples(corpus: string, n: number, filtered: boolean): Promise<number[]> {
+  const [a, b] = await Promise.all([relayServer(corpus), relayServer(corpus)]);
+  const samples: number[] = [];
+  try {
+    let cursor = cursorOf(await b.call('wait_for_relay', { timeout_ms: 0 }));
+    const names = Array.from({ length: AGENTS }, (_, i) => agentName(i));
+    const waits = new Map<string, Promise<{ t: number; r: Awaited<ReturnType<StdioPeer['call']>> }>>();
+    const start = (name: string | null) =>
+      b.call('wait_for_relay', { after: cursor, timeout_ms: 60_000, ...(name ? { to: name } : {}) }).then((r) => ({ t: nowMs(), r }));
+    if (filtered) for (const name of names) waits.set(name, start(name));
+    for (let i = 0; i < n; i++) {
+      const target = filtered ? names[i % AGENTS]! : null;
+      if (!filtered) waits.set('any', start(null));
+      await sleep(5); // let the (re-)issued wait reach B and block there
+      const t0 = nowMs();
+      const sent = await append(a, target ?? 'anyone', i);
+      const key = target ?? 'any';
+      const { t, r } = await waits.get(key)!;
+      const id = (sent.structuredContent as { id: string }).id;
+      const got = (r.structuredContent as { appeared: { id: string }[] }).appeared.map((x) => x.id);
+      if (!got.includes(id)) throw new Error(`the wait for ${key} answered ${got.join(',') || 'nothing'} instead of ${id}`);
+      samples.push(t - t0);
+      cursor = cursorOf(r);
+      // The other waits stay blocked (their after is older, but nothing new is addressed to them).
+      if (filtered) waits.set(key, start(key));
+    }
+    // End the waits still blocked: one record addressed to each.
+    if (filtered) for (const [i, name] of names.entries()) await append(a, name, n + i);
+    await Promise.all(waits.values());
+  } finally {
+    await Promise.all([a.close(), b.close()]);
+  }
+  return samples;
+}
+
+export const deliverySection: Section = {
+  name: 'delivery',
+  title: 'Addressed delivery: a swarm of 20 stdio agents, and what a filter costs a wake',
+  async run(ctx) {
+    const { results, reps } = ctx;
+    const questionsEach = ctx.quick ? 3 : 10;
+    const v: Record<string, number[]> = {};
+    const put = (key: string, x: number) => (v[key] ??= []).push(x);
+    const pooled: number[] = [];
+    for (let r = 0; r < reps; r++) {
+      for (const mode of ['unfiltered', 'addressed'] as const) {
+        const report = await swarm(ctx, mode, questionsEach);
+        put(`${mode}.empty`, (100 * report.emptyWaits) / report.waits);
+        put(`${mode}.calls`, report.calls / report.answered);
+        put(`${mode}.askerCalls`, report.askerCalls.reduce((a, b) => a + b, 0) / report.askerCalls.length);
+        const [p50, p90] = percentiles(report.latencies, [0.5, 0.9]);
+        put(`${mode}.p50`, p50!);
+        put(`${mode}.p90`, p90!);
+        if (mode === 'addressed') pooled.push(...report.latencies);
+        ctx.log(`${mode}: ${report.asked} questions, ${report.waits} waits (${report.emptyWaits} empty), ${report.calls} calls, ask→answer p50 ${p50!.toFixed(1)} ms`);
+      }
+    }
+    const section = 'Delivery';
+    const swarmName = `swarm of ${AGENTS} stdio agents, ${AGENTS * questionsEach} questions`;
+    results.add({ section, name: `${swarmName}: wait answers carrying nothing for the agent, addressed loop`, unit: '%', values: v['addressed.empty']!, goal: { on: 'value', op: '<=', target: 2, source: 'issue 12' } });
+    results.add({ section, name: `${swarmName}: wait answers carrying nothing for the agent, unfiltered loop`, unit: '%', values: v['unfiltered.empty']! });
+    results.add({ section, name: 'swarm: ask → answer in hand, p50, addressed loop', unit: 'ms', values: v['addressed.p50']!, goal: { on: 'value', op: '<=', target: 30, source: 'issue 12' } });
+    results.add({ section, name: 'swarm: ask → answer in hand, p90, addressed loop', unit: 'ms', values: v['addressed.p90']! });
+    results.add({ section, name: 'swarm: ask → answer in hand, p50, unfiltered loop', unit: 'ms', values: v['unfiltered.p50']! });
+    results.add({ section, name: 'swarm: the asker\'s tool calls per answered question (the ask + its waits while open), addressed loop', unit: 'calls', values: v['addressed.askerCalls']!, goal: { on: 'value', op: '<=', target: 3, source: 'issue 12' } });
+    results.add({ section, name: 'swarm: the asker\'s tool calls per answered question, unfiltered loop', unit: 'calls', values: v['unfiltered.askerCalls']! });
+    results.add({ section, name: 'swarm: every tool call of the swarm per answered question (asks, answers, all waits), addressed loop', unit: 'calls', values: v['addressed.calls']! });
+    results.add({ section, name: 'swarm: every tool call of the swarm per answered question, unfiltered loop', unit: 'calls', values: v['unfiltered.calls']! });
+    const [q50, q90] = percentiles(pooled, [0.5, 0.9]);
+    results.note(`addressed swarm, ask → answer over all ${pooled.length} questions pooled: p50 ${q50!.toFixed(1)} ms, p90 ${q90!.toFixed(1)} ms; the asker's calls count its ask and its waits while the question was open (those waits also carry questions for it); the swarm's calls count every call of every agent`);
+
+    const n = ctx.quick ? 30 : 100;
+    for (let r = 0; r < reps; r++) {
+      const store = await emptyCorpus(ctx.tmp, 6);
+      put('wake.any', percentiles(await wakeSamples(store.corpus, n, false), [0.5])[0]!);
+      put('wake.filtered', percentiles(await wakeSamples(store.corpus, n, true), [0.5])[0]!);
+      await store.dispose();
+    }
+    results.add({ section, name: `stdio wake with ${AGENTS} filtered waiters in the woken server, p50 (${n} samples a repetition)`, unit: 'ms', values: v['wake.filtered']!, reference: { name: 'one unfiltered waiter, p50', values: v['wake.any']! } });
+  },
+};
