@@ -15,6 +15,7 @@ export const ERROR_STATUS = {
   bad_agent_name: 400,
   /** A §8a filter that names nobody (`to: []`), or replies_to given twice in a query string. */
   bad_filter: 400,
+  invalid_arguments: 400,
   too_many_refs: 400,
   bad_idempotency_key: 400,
   too_large: 413,

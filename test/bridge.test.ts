@@ -168,10 +168,10 @@ describe('bridge', { concurrency: true }, () => {
       assert.equal(meta(result).identical, false);
     });
 
-    test('arguments the hub\'s schema refuses are refused as the hub refuses them', async () => {
+    test('arguments the hub\'s schema refuses are refused as the hub refuses them, with its code', async () => {
       const result = await bridge.client.callTool({ name: 'exists', arguments: { id: 42 } });
       assert.equal(result.isError, true);
-      assert.equal(errorCode(result), undefined);
+      assert.equal(errorCode(result), 'invalid_arguments', 'the hub names what was wrong with a stable code (2026-07-28 makes schema failures tool results)');
     });
   });
 

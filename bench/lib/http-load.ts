@@ -30,20 +30,31 @@ export function request(agent: http.Agent, port: number, method: string, path: s
 
 const MCP_HEADERS = { accept: 'application/json, text/event-stream' };
 
-/** A tools/call as one stateless POST /mcp, the way any Streamable HTTP client sends it. */
+/** A tools/call as one stateless POST /mcp, the way any 2025-era Streamable HTTP client sends it. */
 export function toolCall(id: number, name: string, args: Record<string, unknown>): string {
   return JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args } });
 }
 
+/** The same call as a 2026-07-28 client sends it: the `_meta` envelope in the body… */
+export function modernToolCall(id: number, name: string, args: Record<string, unknown>): string {
+  const _meta = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} };
+  return JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args, _meta } });
+}
+
+/** …and the headers that repeat it. */
+export function modernHeaders(name: string): Record<string, string> {
+  return { 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/call', 'mcp-name': name };
+}
+
 /** Requests per second over `concurrency` keep-alive connections for `ms`; every answer must be a 200 without an error. */
-export async function httpRate(port: number, path: string, concurrency: number, ms: number, body: (n: number) => string): Promise<number> {
+export async function httpRate(port: number, path: string, concurrency: number, ms: number, body: (n: number) => string, headers: Record<string, string> = {}): Promise<number> {
   const agent = new http.Agent({ keepAlive: true, maxSockets: concurrency });
   const start = nowMs();
   let n = 0;
   await Promise.all(
     Array.from({ length: concurrency }, async () => {
       while (nowMs() - start < ms) {
-        const reply = await request(agent, port, 'POST', path, body(n), MCP_HEADERS);
+        const reply = await request(agent, port, 'POST', path, body(n), { ...MCP_HEADERS, ...headers });
         if (reply.status !== 200 || reply.body.includes('"isError":true') || reply.body.includes('"error":')) throw new Error(`POST ${path} answered ${reply.status}: ${reply.body.slice(0, 300)}`);
         n++;
       }

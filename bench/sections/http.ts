@@ -14,7 +14,7 @@ import { authorizationFor } from '../../lib/auth/sign.js';
 import { idShape } from '../../lib/model/ids.js';
 import type { BenchContext, Section } from '../lib/context.js';
 import { cachedCorpus, copyCorpus, mulberry32 } from '../lib/corpus.js';
-import { httpRate, openEvents, request, startHub, toolCall, type HubProcess } from '../lib/http-load.js';
+import { httpRate, modernHeaders, modernToolCall, openEvents, request, startHub, toolCall, type HubProcess } from '../lib/http-load.js';
 import { ROOT } from '../lib/paths.js';
 import { forkWorker } from '../lib/procs.js';
 import { nowMs, percentiles, sleep } from '../lib/stats.js';
@@ -49,13 +49,14 @@ async function reads(ctx: BenchContext, rawPort: number, naivePort: number, hubP
   const ms = ctx.window(700, 300);
   const random = mulberry32(7);
   const anyId = () => shape.format(1 + Math.floor(random() * SIZE));
-  const allTools: [string, (n: number) => string][] = [
+  const allTools: [string, (n: number) => string, Record<string, string>?][] = [
     ['get_relay', (n) => toolCall(n, 'get_relay', { id: anyId() })],
+    ['get_relay (2026-07-28)', (n) => modernToolCall(n, 'get_relay', { id: anyId() }), modernHeaders('get_relay')],
     ['exists', (n) => toolCall(n, 'exists', { id: anyId() })],
     ['list_replies', (n) => toolCall(n, 'list_replies', { id: anyId() })],
     ['list_relays after the newest 10', (n) => toolCall(n, 'list_relays', { after: shape.format(SIZE - 10) })],
   ];
-  const tools = ctx.quick ? allTools.slice(0, 2) : allTools;
+  const tools = ctx.quick ? allTools.slice(0, 3) : allTools;
   // Warm every server (JIT, page cache, the hub's pool) before the first window.
   for (const port of [rawPort, naivePort, hubPort]) if (port) await httpRate(port, '/mcp', 4, 300, tools[0]![1]);
   for (const clients of [1, 32]) {
@@ -64,7 +65,7 @@ async function reads(ctx: BenchContext, rawPort: number, naivePort: number, hubP
     for (let r = 0; r < reps; r++) {
       put('raw', await httpRate(rawPort, '/mcp', clients, ms, tools[0]![1]));
       put('naive', await httpRate(naivePort, '/mcp', clients, ms, tools[0]![1]));
-      if (hubPort) for (const [name, body] of tools) put(name, await httpRate(hubPort, '/mcp', clients, ms, body));
+      if (hubPort) for (const [name, body, headers] of tools) put(name, await httpRate(hubPort, '/mcp', clients, ms, body, headers));
     }
     const section = 'HTTP MCP reads';
     const c = `${clients} client${clients > 1 ? 's' : ''}`;

@@ -11,7 +11,7 @@
  * could store the record twice.
  */
 import { randomUUID } from 'node:crypto';
-import type { Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { Tool } from '@modelcontextprotocol/client';
 import type { RelayError } from '../errors.js';
 
 export const KEYED_TOOL = 'append_relay';

@@ -10,8 +10,8 @@
  * that went wrong between the two (HTTP 401/413/429, a hub that is down or
  * silent, a key that cannot be read).
  */
-import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
-import { McpError, type CallToolRequest, type CallToolResult, type ServerNotification, type ServerRequest } from '@modelcontextprotocol/sdk/types.js';
+import { ProtocolError } from '@modelcontextprotocol/client';
+import type { CallToolRequest, CallToolResult, ServerContext, ServerNotification } from '@modelcontextprotocol/server';
 import { asRelayError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { refusal } from '../mcp/result.js';
@@ -39,24 +39,23 @@ export interface Forwarder {
   progressEveryMs?: number;
 }
 
-type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;
-
 export function forwardCall({ hub, tools, log, progressEveryMs }: Forwarder) {
-  return async (request: CallToolRequest, extra: Extra): Promise<CallToolResult> => {
+  return async (request: CallToolRequest, ctx: ServerContext): Promise<CallToolResult> => {
+    const signal = ctx.mcpReq.signal;
     const { name } = request.params;
     // Every append goes out with an idempotency key, so that a retry — ours
     // below, or the agent's — can never store it twice (append-retry.ts).
     const args = withIdempotencyKey(name, request.params.arguments);
     const retries = name === KEYED_TOOL && hubTakesKey(tools.hubList) ? RETRY_PAUSES_MS : [];
     const timeoutMs = callTimeoutMs(name, args);
-    const progress = new ProgressRelay(request.params._meta?.progressToken, extra.sendNotification, progressEveryMs);
+    const progress = new ProgressRelay(request.params._meta?.progressToken, (n: ServerNotification) => ctx.mcpReq.notify(n), progressEveryMs);
     const started = Date.now();
     try {
       for (let attempt = 0; ; attempt++) {
         try {
-          const result = await hub.run({ signal: extra.signal }, timeoutMs, (client) =>
-            client.callTool({ name, arguments: args }, undefined, {
-              signal: extra.signal,
+          const result = await hub.run({ signal }, timeoutMs, (client) =>
+            client.callTool({ name, arguments: args }, {
+              signal,
               timeout: timeoutMs,
               // Asking for progress is also what makes the hub answer a wait as
               // an event stream, which keeps bytes moving on a long wait.
@@ -67,13 +66,13 @@ export function forwardCall({ hub, tools, log, progressEveryMs }: Forwarder) {
           log.debug(`${name}: the hub answered in ${Date.now() - started} ms${result.isError ? ' (a refusal)' : ''}`);
           return result as CallToolResult;
         } catch (err) {
-          if (extra.signal.aborted || err instanceof McpError || attempt >= retries.length || !worthRetrying(asRelayError(err))) throw err;
+          if (signal.aborted || err instanceof ProtocolError || attempt >= retries.length || !worthRetrying(asRelayError(err))) throw err;
           log.info(`${name}: the hub did not answer (${asRelayError(err).code}); sending it again with the same idempotency key`);
           await new Promise((r) => setTimeout(r, retries[attempt]));
         }
       }
     } catch (err) {
-      if (extra.signal.aborted) {
+      if (signal.aborted) {
         // The client cancelled: the hub's request is closed (which ends a
         // wait there), and the client reads no answer to this call.
         log.debug(`${name}: cancelled by the client after ${Date.now() - started} ms`);
@@ -81,7 +80,7 @@ export function forwardCall({ hub, tools, log, progressEveryMs }: Forwarder) {
       }
       // The hub answered at the protocol level (no such tool, arguments its
       // schema refuses): the protocol's to report, as the hub did.
-      if (err instanceof McpError) throw err;
+      if (err instanceof ProtocolError) throw err;
       const failure = asRelayError(err);
       log.info(`${name}: refused (${failure.code})`);
       return refusal(failure);

@@ -1,18 +1,19 @@
 /**
- * The bridge's side of the hub: one SDK Client over Streamable HTTP, made
- * on first use. The hub is stateless (no session), so one handshake serves
- * every later call, a hub restart between calls costs nothing, and a failed
- * handshake (hub down at start) is simply tried again on the next call.
+ * The bridge's side of the hub: one SDK Client (the v2 SDK) over Streamable
+ * HTTP, made on first use. It negotiates in `auto` mode: `server/discover`
+ * first, and 2026-07-28 when the hub speaks it; a hub that refuses the probe
+ * (a 1.x hub answers 400) gets the 2025 `initialize` handshake instead. The
+ * hub is stateless (no session), so one negotiation serves every later call,
+ * a hub restart between calls costs nothing, and a failed one (hub down at
+ * start) is simply tried again on the next call.
  *
  * Every request runs inside a CallScope (hub-fetch.ts), and whatever fails
  * comes out of here as either a RelayError (the hub refused over HTTP, could
  * not be reached, or did not answer in time) or an McpError the hub itself
  * answered (an unknown tool, arguments its schema refuses), which belongs to
- * the protocol and is passed on as such.
+ * the protocol and is passed on as such (a ProtocolError).
  */
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { ErrorCode, McpError, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import { Client, ProtocolError, SdkError, SdkErrorCode, StreamableHTTPClientTransport, type Tool } from '@modelcontextprotocol/client';
 import { RelayError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { VERSION } from '../version.js';
@@ -82,6 +83,11 @@ export class HubClient {
     });
   }
 
+  /** The protocol version the hub and the bridge agreed on, once connected. */
+  async negotiated(timeoutMs: number): Promise<string | undefined> {
+    return this.run({}, timeoutMs, async (client) => client.getNegotiatedProtocolVersion());
+  }
+
   async close(): Promise<void> {
     const client = this.client;
     this.client = null;
@@ -95,7 +101,7 @@ export class HubClient {
   }
 
   private async connect(): Promise<Client> {
-    const client = new Client({ name: 'p-e-relay-bridge', version: VERSION });
+    const client = new Client({ name: 'p-e-relay-bridge', version: VERSION }, { versionNegotiation: { mode: 'auto' } });
     client.onerror = (err) => this.log.debug(`hub transport: ${err.message}`);
     const transport = new StreamableHTTPClientTransport(this.hub.mcp, { fetch: this.fetch });
     const scope: CallScope = {};
@@ -105,7 +111,7 @@ export class HubClient {
       await client.close().catch(() => {});
       throw this.explain(err, scope, HANDSHAKE_TIMEOUT_MS);
     }
-    this.log.debug(`connected to the hub at ${this.hub.mcp.href}`);
+    this.log.debug(`connected to the hub at ${this.hub.mcp.href} (MCP ${client.getNegotiatedProtocolVersion()})`);
     this.client = client;
     return client;
   }
@@ -113,10 +119,8 @@ export class HubClient {
   private explain(err: unknown, scope: CallScope, timeoutMs: number): Error {
     if (scope.failure) return scope.failure;
     if (err instanceof RelayError) return err;
-    if (err instanceof McpError) {
-      if (err.code === ErrorCode.RequestTimeout) return hubTimeout(this.side, timeoutMs);
-      return err;
-    }
+    if (err instanceof SdkError && err.code === SdkErrorCode.RequestTimeout) return hubTimeout(this.side, timeoutMs);
+    if (err instanceof ProtocolError) return err;
     this.log.debug(`unexpected failure talking to the hub: ${(err as Error)?.message ?? String(err)}`);
     return new RelayError(
       'hub_error',

@@ -13,7 +13,7 @@
  * only grows, as the protocol asks, whichever side the notification came
  * from.
  */
-import type { Progress, ProgressToken, ServerNotification } from '@modelcontextprotocol/sdk/types.js';
+import type { Progress, ProgressToken, ServerNotification } from '@modelcontextprotocol/server';
 
 export const PROGRESS_EVERY_MS = 10_000;
 

@@ -16,9 +16,7 @@
  * call the hub answers it sends notifications/tools/list_changed if the
  * hub's list is different, so the client fetches the right one.
  */
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
-import type { Tool } from '@modelcontextprotocol/sdk/types.js';
+import { Client, InMemoryTransport, type Tool } from '@modelcontextprotocol/client';
 import { idShape } from '../model/ids.js';
 import { DEFAULT_MAX_RECORD_BYTES } from '../model/record.js';
 import type { Logger } from '../log.js';
@@ -78,7 +76,8 @@ export class ToolList {
       const server = createListingServer({ shape: idShape(), maxRecordBytes: DEFAULT_MAX_RECORD_BYTES });
       const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
       const client = new Client({ name: 'p-e-relay-bridge', version: '0' });
-      await server.connect(serverSide);
+      // The server and client packages each bundle the SDK's core; a transport is a plain interface to both.
+      await server.connect(serverSide as never);
       await client.connect(clientSide);
       const { tools } = await client.listTools();
       await client.close();

@@ -4,7 +4,7 @@
  * reads it and can act. Refusals carry no structuredContent (clients check it
  * against the output schema); the stable code rides in `_meta`.
  */
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult } from '@modelcontextprotocol/server';
 import { asRelayError } from '../errors.js';
 
 export const ERROR_META_KEY = 'p-e-relay/error';

@@ -3,105 +3,88 @@
  * client, sharing the corpus with every other process. stdout belongs to the
  * protocol; everything else goes to stderr.
  *
+ * Both protocol eras, through the v2 SDK's `serveStdio`: a client that opens
+ * with `initialize` gets a 2025-era session; one that opens with
+ * `server/discover` or a request carrying the 2026-07-28 `_meta` envelope
+ * gets the modern era. The first message picks, per process.
+ *
  * Nothing costly happens before a call needs the index: tools/list is
  * answered from the store's settings alone, and the first call that needs the
  * index opens the store (loads the snapshot, checks it against the disk).
- * Some clients spawn a server only to probe it and then spawn the real one;
- * the probe then costs node's start and nothing more.
+ * Some clients spawn a server only to probe it and then spawn the real one
+ * (the v2 SDK's client in `auto` mode does); the probe then costs node's
+ * start and nothing more.
  *
  * The session ends when stdin ends (the client is done or gone). Calls in
  * flight are still answered (a script may pipe requests in and close its
  * end), except that a blocked wait_for_relay ends at once with what it has:
- * nothing else will arrive to wake it for a client that has left.
+ * nothing else will arrive to wake it for a client that has left. The SDK's
+ * own stdio transport closes at end of input and drops those answers, so
+ * this door reads and writes the pipes itself (draining-stdio.ts).
+ *
+ * A server that cannot start (no corpus where --corpus points) still speaks
+ * the protocol long enough to say so: the client's first request is answered
+ * with the refusal, then the process exits.
  */
-import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
-import { STDIO_DEFAULT_MAX_BUFFER_SIZE } from '@modelcontextprotocol/sdk/shared/stdio.js';
-import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { serveStdio as sdkServeStdio } from '@modelcontextprotocol/server/stdio';
+import { asRelayError } from '../../errors.js';
 import type { Logger } from '../../log.js';
+import { DEFAULT_MAX_RECORD_BYTES } from '../../model/record.js';
 import { RelayStore, type StoreOptions } from '../../store/store.js';
 import { Door } from '../door.js';
 import { createMcpServer } from '../server.js';
+import { DrainingStdio, maxLineBytes } from './draining-stdio.js';
 
 /** How long answers to calls in flight may take after stdin ends (an append is milliseconds). */
 const DRAIN_MS = 10_000;
+/** JSON-RPC error code for a server that cannot serve at all (the implementation-defined server-error range). */
+const CANNOT_START = -32000;
 
 export async function serveStdio(options: StoreOptions & { log: Logger }): Promise<void> {
-  const store = await RelayStore.prepare(options);
+  const { log } = options;
+  const transport = new DrainingStdio(process.stdin, process.stdout, maxLineBytes(options.maxRecordBytes ?? DEFAULT_MAX_RECORD_BYTES));
+  let store: RelayStore;
+  try {
+    store = await RelayStore.prepare(options);
+  } catch (err) {
+    await answerRefusal(transport, err);
+    throw err; // the CLI writes the sentence to stderr too, and exits 1
+  }
   const ending = new AbortController();
   // No hub: nothing is signed or spent. A wait ends with the session, since nothing will wake it once the client has left.
   const door = new Door({ channel: 'mcp', agent: null, closed: ending.signal });
-  const server = createMcpServer(store, { current: door });
-  const transport = new StdioServerTransport(process.stdin, process.stdout, { maxBufferSize: maxLineBytes(store.maxRecordBytes) });
-  // A line that is not JSON-RPC, or too long to be one of ours, is the SDK's to
-  // refuse; without this the operator would never learn why a session ended.
-  server.server.onerror = (err) => options.log.warn(`stdio: ${err.message}`);
-  await server.connect(transport);
-  const inFlight = trackInFlight(transport);
+  // One server per connection (two when a client probes with server/discover and falls back to initialize), all on the one store.
+  // A line that is not JSON-RPC, or too long to be one of ours, is refused; without onerror the operator would never learn why a session ended.
+  const handle = sdkServeStdio(() => createMcpServer(store, { current: door }), { transport, onerror: (err) => log.warn(`stdio: ${err.message}`) });
 
-  // A client that is gone cannot read its answers: writing to it fails with EPIPE.
-  const stdoutBroken = new Promise<void>((resolve) => process.stdout.on('error', () => resolve()));
   await new Promise<void>((resolve) => {
-    const done = () => resolve();
-    void stdoutBroken.then(done);
-    process.stdin.once('end', done);
-    process.stdin.once('close', done);
-    // Chain, never replace: connect() put the SDK's own close handler here,
-    // which aborts calls in flight when the transport itself gives up.
-    const sdkOnClose = transport.onclose;
-    transport.onclose = () => {
-      sdkOnClose?.();
-      done();
-    };
-    process.once('SIGTERM', done);
-    process.once('SIGINT', done);
+    transport.onended = resolve;
+    process.once('SIGTERM', resolve);
+    process.once('SIGINT', resolve);
   });
   ending.abort();
-  await Promise.race([inFlight.drained(DRAIN_MS), stdoutBroken]);
-  await server.close().catch(() => {});
+  await transport.drained(DRAIN_MS);
+  await handle.close().catch(() => {});
   await store.close();
 }
 
 /**
- * The longest line a client may send. The SDK's default (10 MiB) ends the
- * session on any longer line, but a record the store takes can be longer as
- * JSON: JSON.stringify writes a control character such as U+0001 as six
- * characters. So: six times the record limit, plus room for the envelope.
+ * Answers the first request with why this server cannot serve, then gives up:
+ * a client that only shows protocol errors would otherwise see "Connection
+ * closed" and nothing else (the sentence reaches stderr alone).
  */
-export function maxLineBytes(maxRecordBytes: number): number {
-  return Math.max(STDIO_DEFAULT_MAX_BUFFER_SIZE, 6 * maxRecordBytes + 64 * 1024);
-}
-
-/** Requests received and not yet answered (or cancelled), so that the end of input can let them finish. */
-function trackInFlight(transport: StdioServerTransport): { drained(timeoutMs: number): Promise<void> } {
-  const pending = new Set<unknown>();
-  let wake = () => {};
-  const settle = (id: unknown) => {
-    if (pending.delete(id) && pending.size === 0) wake();
-  };
-  const receive = transport.onmessage;
-  transport.onmessage = (message: JSONRPCMessage) => {
-    if ('method' in message && 'id' in message) pending.add(message.id);
-    if ('method' in message && message.method === 'notifications/cancelled') settle((message.params as { requestId?: unknown } | undefined)?.requestId);
-    receive?.(message);
-  };
-  const send = transport.send.bind(transport);
-  transport.send = async (message: JSONRPCMessage) => {
-    try {
-      return await send(message);
-    } finally {
-      if (!('method' in message) && 'id' in message) settle(message.id);
-    }
-  };
-  return {
-    drained: (timeoutMs) =>
-      pending.size === 0
-        ? Promise.resolve()
-        : new Promise<void>((resolve) => {
-            const timer = setTimeout(resolve, timeoutMs).unref();
-            wake = () => {
-              clearTimeout(timer);
-              resolve();
-            };
-          }),
-  };
+async function answerRefusal(transport: DrainingStdio, err: unknown): Promise<void> {
+  const refusal = asRelayError(err);
+  await new Promise<void>((resolve) => {
+    transport.onended = resolve;
+    setTimeout(resolve, DRAIN_MS).unref(); // a client that never asks is not waited for
+    transport.onmessage = (message) => {
+      if (!('method' in message) || !('id' in message)) return;
+      void transport
+        .send({ jsonrpc: '2.0', id: message.id, error: { code: CANNOT_START, message: refusal.message, data: { code: refusal.code } } })
+        .finally(resolve);
+    };
+    void transport.start();
+  });
+  await transport.close();
 }

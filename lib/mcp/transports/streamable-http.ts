@@ -1,24 +1,30 @@
 /**
- * POST /mcp: stateless Streamable HTTP (SPEC §9, §13).
+ * POST /mcp: stateless Streamable HTTP (SPEC §9, §13), both protocol eras.
  *
  * Per request: read the raw body against the cap, verify any credential,
- * JSON.parse, then hand the parsed message to a fresh transport (a
- * stateless transport cannot be reused) connected to a pooled McpServer
- * (building one costs ~0.3–0.6 ms; a pooled one serves one request at a
- * time). Answers are plain JSON, except a call to a tool that streams
- * progress (wait_for_relay) carrying a progress token, which is answered as
- * an event stream: progress
- * notifications every ~10 s, then the result, so a client with a 25–60 s
- * timeout can wait the full 90 s (in JSON mode the SDK drops notifications).
+ * JSON.parse, then route by era with the SDK's own predicate
+ * (`isLegacyRequest`: a request carrying the 2026-07-28 `_meta` envelope,
+ * or a modern MCP-Protocol-Version header, is modern):
  *
- * GET and DELETE are answered 405 here, before the SDK sees them: its
- * stateless transport would open a GET stream that never ends.
+ * - 2026-07-28: the SDK's `createMcpHandler` with legacy rejected, which
+ *   enforces the header rules (MCP-Protocol-Version, Mcp-Method, Mcp-Name:
+ *   -32020 on a mismatch, -32022 for an unsupported version, 404 for a
+ *   removed method such as ping) and builds a server per request. A plain
+ *   call is answered as JSON; a wait_for_relay carrying a progress token is
+ *   answered as an event stream from the start, with progress every ~10 s.
+ *   Closing the stream is the cancel: the wait ends at once.
+ * - 2025-era: a pooled McpServer (building one costs ~0.3–0.6 ms; a pooled
+ *   one serves one request at a time) on a fresh stateless transport, so a
+ *   plain call is answered as `application/json` (the SDK's own legacy leg
+ *   always streams); a progress-token wait is an event stream, as above.
+ *
+ * GET and DELETE are answered 405 here, before the SDK sees them: there is
+ * no session to stream from or delete, in either era.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { createMcpHandler, isLegacyRequest, WebStandardStreamableHTTPServerTransport, type McpHttpHandler, type McpRequestContext, type McpServer } from '@modelcontextprotocol/server';
 import { asRelayError, type RelayError } from '../../errors.js';
-import type { DoorRef } from '../door.js';
+import type { Door, DoorRef } from '../door.js';
 import { createMcpServer } from '../server.js';
 import { toolNamed } from '../tools/index.js';
 import type { RelayStore } from '../../store/store.js';
@@ -31,8 +37,16 @@ interface Lease {
   door: DoorRef;
 }
 
+/** How the door of one modern request reaches the server the SDK builds for it. */
+interface DoorCarrier {
+  door: Door;
+}
+
 export class McpServerPool {
   private readonly idle: Lease[] = [];
+  private modernHandlers: { auto: McpHttpHandler; sse: McpHttpHandler } | null = null;
+  private readonly calls = new Map<string, ServerResponse>();
+
   constructor(
     private readonly store: RelayStore,
     private readonly keepIdle = 32,
@@ -49,6 +63,49 @@ export class McpServerPool {
   release(lease: Lease): void {
     lease.door.current = null;
     if (this.idle.length < this.keepIdle) this.idle.push(lease);
+  }
+
+  /** The 2026-07-28 handlers: one answering JSON unless a notification comes first, one streaming from the start. */
+  modern(): { auto: McpHttpHandler; sse: McpHttpHandler } {
+    const factory = (ctx: McpRequestContext) => createMcpServer(this.store, { current: (ctx.authInfo?.extra as DoorCarrier | undefined)?.door ?? null });
+    return (this.modernHandlers ??= {
+      auto: createMcpHandler(factory, { legacy: 'reject', responseMode: 'auto' }),
+      sse: createMcpHandler(factory, { legacy: 'reject', responseMode: 'sse' }),
+    });
+  }
+
+  /**
+   * 2025-era cancels: a client cancels by POSTing notifications/cancelled,
+   * which reaches a fresh server instance, not the one holding the call (and
+   * the v2 client leaves the call's own stream open). So the hub keeps its
+   * signed calls in flight by agent and JSON-RPC id, and a cancel signed by
+   * the same agent ends that call as if its client had gone. Unsigned calls
+   * hold nothing worth cancelling (waits must be signed); a 2026-07-28
+   * client cancels by closing the stream.
+   */
+  inFlight(agent: string | null, message: unknown, res: ServerResponse): void {
+    const m = message as Message | null;
+    if (agent === null || m?.method !== 'tools/call' || m.id === undefined) return;
+    const key = JSON.stringify([agent, m.id]);
+    this.calls.set(key, res);
+    res.once('close', () => {
+      if (this.calls.get(key) === res) this.calls.delete(key);
+    });
+  }
+
+  /** Whether this message is a cancel, which it then carries out (or drops: nothing of this agent's by that id is running). */
+  cancelled(agent: string | null, message: unknown): boolean {
+    const m = message as { method?: string; id?: unknown; params?: { requestId?: unknown } } | null;
+    if (m?.method !== 'notifications/cancelled' || m.id !== undefined) return false;
+    // Closing the call's response is what its client leaving would do: the door ends the wait and gives its slot back.
+    if (agent !== null) this.calls.get(JSON.stringify([agent, m.params?.requestId]))?.destroy();
+    return true;
+  }
+
+  async close(): Promise<void> {
+    const handlers = this.modernHandlers;
+    this.modernHandlers = null;
+    await Promise.all([handlers?.auto.close(), handlers?.sse.close()]);
   }
 }
 
@@ -92,14 +149,78 @@ export async function handleMcp(req: IncomingMessage, res: ServerResponse, url: 
     return jsonRpcError(res, 400, Number(refusal.details.jsonRpcCode ?? JSONRPC_PARSE_ERROR), refusal.message, {}, { code: refusal.code });
   }
 
+  const gone = new AbortController();
+  res.once('close', () => gone.abort());
+  const request = webRequest(req, url, body, gone.signal);
+  const stream = wantsProgressStream(message, req.headers.accept);
+  const agent = signedAgent(req);
+
+  if (!(await isLegacyRequest(request, message))) {
+    const handlers = pool.modern();
+    const handler = stream ? handlers.sse : handlers.auto;
+    const response = await handler.fetch(request, { parsedBody: message, authInfo: { token: '', clientId: agent ?? 'anonymous', scopes: [], extra: { door } satisfies DoorCarrier } });
+    return sendResponse(response, res);
+  }
+
+  if (pool.cancelled(agent, message)) {
+    res.writeHead(202).end();
+    return;
+  }
+  pool.inFlight(agent, message, res);
   const lease = pool.acquire();
   lease.door.current = door;
-  const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: !wantsProgressStream(message, req.headers.accept) });
+  const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: !stream });
   res.once('close', () => {
     void lease.server.close().catch(() => {}).finally(() => pool.release(lease));
   });
   await lease.server.connect(transport);
-  await transport.handleRequest(req, res, message);
+  await sendResponse(await transport.handleRequest(request, { parsedBody: message }), res);
+}
+
+/** The agent a request is signed by: its Authorization header, already verified by the gate (a wrong one never gets here). */
+function signedAgent(req: IncomingMessage): string | null {
+  return /\bagent=([^,\s]+)/i.exec(req.headers.authorization ?? '')?.[1] ?? null;
+}
+
+/** The request as the SDK's web-standard entries take it: the raw bytes already read (and verified) become its body. */
+function webRequest(req: IncomingMessage, url: URL, body: Buffer, signal: AbortSignal): Request {
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(req.headers)) {
+    if (value === undefined) continue;
+    for (const v of Array.isArray(value) ? value : [value]) headers.append(name, v);
+  }
+  return new Request(url, { method: 'POST', headers, body, signal });
+}
+
+/** Writes a web Response to node:http, streaming its body as it comes (an event stream stays open as long as the call). */
+async function sendResponse(response: Response, res: ServerResponse): Promise<void> {
+  const headers: Record<string, string | string[]> = {};
+  response.headers.forEach((value, name) => {
+    if (name === 'set-cookie') headers[name] = response.headers.getSetCookie();
+    else headers[name] = value;
+  });
+  res.writeHead(response.status, headers);
+  if (!response.body) {
+    res.end();
+    return;
+  }
+  const reader = response.body.getReader();
+  res.once('close', () => void reader.cancel().catch(() => {}));
+  // An event stream's frames must leave at once, not when a buffer fills.
+  if (response.headers.get('content-type')?.includes('text/event-stream')) res.flushHeaders();
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      if (!res.write(value)) await new Promise<void>((resolve) => {
+        res.once('drain', resolve);
+        res.once('close', resolve);
+      });
+    }
+  } catch {
+    // The client left mid-stream; the close handlers tidy up.
+  }
+  res.end();
 }
 
 type Message = { id?: string | number; method?: string; params?: { name?: unknown; _meta?: { progressToken?: unknown } } };
