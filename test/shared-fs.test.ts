@@ -119,10 +119,9 @@ test('EPERM for EEXIST (as sshfs answers a taken name) is a taken id, not a refu
 test('the replay guard takes EPERM from its exclusive create as "seen before", not as a failure', { timeout: 30_000 }, async (t) => {
   const so = await shim(t);
   if (so === null) return;
-  const dir = await tempDir(t);
-  const guardDir = path.join(dir, 'corpus', '.state', 'replay');
+  const { dir, corpus } = await tempStore(t); // init starts the guard's memory, so a fresh signature is not guard_reset
+  const guardDir = corpusPaths(corpus).replay;
   const lies = path.join(dir, 'lies.log');
-  await mkdir(path.join(dir, 'corpus'));
   const script = `
     import { ReplayGuard } from ${JSON.stringify(path.join(ROOT, 'lib/auth/replay-guard.ts'))};
     const guard = new ReplayGuard(${JSON.stringify(guardDir)});
@@ -130,7 +129,7 @@ test('the replay guard takes EPERM from its exclusive create as "seen before", n
     const first = await guard.accept('sig-1', ts);
     const again = await guard.accept('sig-1', ts);
     process.stdout.write(JSON.stringify([first, again]));`;
-  const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { cwd: ROOT, env: { ...process.env, ...lyingEnv(so, path.join(dir, 'corpus'), lies, 'eperm') } });
+  const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { cwd: ROOT, env: { ...process.env, ...lyingEnv(so, corpus, lies, 'eperm') } });
   let out = '';
   let err = '';
   child.stdout.on('data', (d) => (out += d));
