@@ -44,6 +44,7 @@ export const ERROR_STATUS = {
   rate_limited: 429,
   too_many_waits: 429,
   too_many_streams: 429,
+  too_many_connections: 429,
   forbidden_host: 403,
   forbidden_origin: 403,
   no_route: 404,

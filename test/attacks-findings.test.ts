@@ -12,6 +12,7 @@
 import assert from 'node:assert/strict';
 import { readFile, rm, symlink, truncate, unlink, writeFile } from 'node:fs/promises';
 import http from 'node:http';
+import net from 'node:net';
 import path from 'node:path';
 import { test } from 'node:test';
 import { addKey, readKey } from '../lib/auth/keys.js';
@@ -20,7 +21,7 @@ import { buildRecordFile, digestOf } from '../lib/model/deposit.js';
 import { idShape } from '../lib/model/ids.js';
 import { record, runCli, tempStore } from './helpers.js';
 import { startTestHub } from './http-helpers.js';
-import { hubProcess, pool, replayEntries, scale, until, type HubProcess } from './reliability-helpers.js';
+import { hubProcess, LONG, pool, replayEntries, scale, until, type HubProcess } from './reliability-helpers.js';
 
 const shape = idShape();
 
@@ -213,4 +214,97 @@ test('finding 8: after .state/ is removed, a captured request is refused guard_r
   const later = await send(authorizationFor('alice', alice, 'POST', fresh, safeFrom * 1000), fresh);
   assert.equal(later.status, 201, `a signature dated ${safeFrom} (the sentence says so) lands: ${JSON.stringify(later.json)}`);
   assert.match(hub.stderr(), /memory .* was missing/);
+});
+
+// ---- finding 2 (Medium): an unsigned client pins every connection --------------------------------
+
+/**
+ * Holds `count` connections to the hub from one source address, of three kinds in turn (a silent
+ * socket, headers trickled a line at a time, a /mcp body that never finishes), reopening any the hub
+ * closes until stopped. Resolves its counts on stop.
+ */
+function connectionHog(port: number, localAddress: string, count: number): { open(): number; stop(): Promise<{ opened: number; refused: number }> } {
+  // open(): how many it holds now.
+  let stopped = false;
+  let opened = 0;
+  let refused = 0;
+  /** Connected sockets and when they connected. */
+  const live = new Map<net.Socket, number>();
+  const timers = new Set<NodeJS.Timeout>();
+  const one = (kind: number) => {
+    if (stopped) return;
+    const socket = net.connect({ port, host: '127.0.0.1', localAddress });
+    let connected = false;
+    socket.on('error', () => {});
+    socket.on('connect', () => {
+      connected = true;
+      opened++;
+      live.set(socket, Date.now());
+      const drip = (chunks: string[], i = 0) => {
+        if (stopped || socket.destroyed) return;
+        socket.write(chunks[i % chunks.length]!);
+        const timer = setTimeout(() => { timers.delete(timer); drip(chunks, i + 1); }, 200);
+        timers.add(timer);
+      };
+      if (kind === 1) {
+        socket.write('POST /relays HTTP/1.1\r\nHost: 127.0.0.1\r\n');
+        drip(['X-Slow: 1\r\n']);
+      } else if (kind === 2) {
+        socket.write('POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 60000\r\n\r\n{');
+        drip([' ']);
+      }
+    });
+    socket.on('close', () => {
+      live.delete(socket);
+      const closedOnArrival = !connected || socket.bytesRead === 0;
+      if (closedOnArrival) refused++;
+      // Reopen, as an attacker would, to hold as many as it can: at once when the hub timed one out,
+      // after a second when it was refused on arrival (a flood of connects is another attack).
+      const timer = setTimeout(() => { timers.delete(timer); one(kind); }, closedOnArrival ? 1000 : 10);
+      timers.add(timer);
+    });
+  };
+  for (let i = 0; i < count; i++) one(i % 3);
+  return {
+    // Held: connected for over half a second (one closed on arrival is connected for a moment).
+    open: () => [...live.values()].filter((at) => Date.now() - at > 500).length,
+    async stop() {
+      stopped = true;
+      for (const timer of timers) clearTimeout(timer);
+      for (const socket of live.keys()) socket.destroy();
+      return { opened, refused };
+    },
+  };
+}
+
+test('finding 2: while one client holds as many idle and trickling connections as it can from one address, signed appends from another land, every one', { timeout: 120_000 }, async (t) => {
+  const { corpus, keys } = await tempStore(t);
+  await addKey(keys, 'alice');
+  const alice = (await readKey(keys, 'alice'))!;
+  // The short form turns the slots down (the long form attacks the defaults: 2,048, 256 per address).
+  const tuned = LONG ? {} : { maxConnections: 200, maxConnectionsPerAddress: 50 };
+  const hub = await hubProcess(t, corpus, keys, { tuned, env: { P_E_RELAY_LOG: 'warn' } });
+  const appendOnce = async (i: number): Promise<number> => {
+    const body = Buffer.from(record({ kind: 'note' }, `append ${i}`));
+    const started = Date.now();
+    const answer = await rawRequest('127.0.0.1', hub.port, { method: 'POST', headers: { Host: `127.0.0.1:${hub.port}`, Authorization: authorizationFor('alice', alice, 'POST', body) }, body });
+    assert.equal(answer.status, 201, `append ${i}: ${answer.body}`);
+    return Date.now() - started;
+  };
+  const appends = 15; // with the 5 calm ones, within one agent's burst of 20
+  // The same appends without the attack, for a ceiling measured on this machine in this run.
+  let calmMs = 0;
+  for (let i = 0; i < 5; i++) calmMs = Math.max(calmMs, await appendOnce(-1 - i));
+
+  const hog = connectionHog(hub.port, '127.0.0.2', scale(250, 2500));
+  t.after(() => hog.stop());
+  await until(() => hog.open() >= (LONG ? 256 : 50), 'the attacker to hold its connections', 30_000);
+  let slowestMs = 0;
+  for (let i = 0; i < appends; i++) slowestMs = Math.max(slowestMs, await appendOnce(i));
+  // Within 1 s each, or within what a calm append took on this (shared) machine if that was slower.
+  if (LONG) assert.ok(slowestMs < Math.max(1000, 3 * calmMs), `the slowest append under attack took ${slowestMs} ms (calm: ${calmMs} ms)`);
+  const held = hog.open();
+  const { opened, refused } = await hog.stop();
+  assert.ok(held <= (LONG ? 256 : 50), `the attacker holds ${held} connections, no more than one address may`);
+  t.diagnostic(`connection slots: one address opened ${opened} connections (${refused} closed on arrival) and held ${held}; ${appends} signed appends from another address all landed, the slowest in ${slowestMs} ms (without the attack: ${calmMs} ms)`);
 });

@@ -18,7 +18,7 @@ import { DEFAULT_BODY_CAP, readBody } from './body.js';
 import { DEFAULT_HOST, DEFAULT_PORT } from './defaults.js';
 import type { HubContext } from './context.js';
 import { HttpGate } from './http-door.js';
-import { DEFAULT_LIMITS, type Limits } from './limits.js';
+import { DEFAULT_LIMITS, Slots, type Limits } from './limits.js';
 import { handleMcp, McpServerPool } from '../mcp/transports/streamable-http.js';
 import { HubMetrics } from './metrics.js';
 import { rebindingGuard } from './rebinding.js';
@@ -48,6 +48,8 @@ export interface HubOptions {
   requestTimeoutMs?: number;
   /** Open connections beyond this are closed on arrival. */
   maxConnections?: number;
+  /** Open connections from one client address beyond this are closed on arrival (so one client cannot take every slot). */
+  maxConnectionsPerAddress?: number;
   log?: Logger;
 }
 
@@ -97,7 +99,20 @@ export async function startHub(options: HubOptions): Promise<Hub> {
   server.maxHeadersCount = 100;
   // Room for every wait and stream slot plus reads; beyond it the kernel's
   // file descriptors, not clients, would decide who is served.
-  server.maxConnections = options.maxConnections ?? 2048;
+  server.maxConnections = options.maxConnections ?? DEFAULT_MAX_CONNECTIONS;
+  // One address may hold only part of them: idle, trickling or never-ending
+  // requests from one client then cannot pin every slot (issue 13, finding
+  // 2); the header and request timeouts above free what it does hold.
+  const byAddress = new Slots(options.maxConnectionsPerAddress ?? DEFAULT_MAX_CONNECTIONS_PER_ADDRESS, Number.POSITIVE_INFINITY);
+  server.on('connection', (socket) => {
+    const release = byAddress.acquire(clientAddress(socket.remoteAddress));
+    if (typeof release !== 'function') {
+      metrics.refused('too_many_connections'); // no answer: the socket is closed before a byte is read
+      socket.destroy();
+      return;
+    }
+    socket.once('close', release);
+  });
   const host = options.host ?? DEFAULT_HOST;
   try {
     await new Promise<void>((resolve, reject) => {
@@ -162,6 +177,15 @@ export async function startHub(options: HubOptions): Promise<Hub> {
       });
     },
   };
+}
+
+export const DEFAULT_MAX_CONNECTIONS = 2048;
+export const DEFAULT_MAX_CONNECTIONS_PER_ADDRESS = 256;
+
+/** One client, one count: an IPv4 client reached over an IPv6 socket (::ffff:a.b.c.d) is a.b.c.d. */
+function clientAddress(remote: string | undefined): string {
+  if (remote === undefined) return '';
+  return remote.startsWith('::ffff:') && remote.includes('.') ? remote.slice('::ffff:'.length) : remote;
 }
 
 function preflight(res: http.ServerResponse): void {
