@@ -9,6 +9,7 @@
  *                                      no 8-writer group, no 20-server swarm
  *   npm run bench -- --only wake,start a subset of sections
  *   npm run bench -- --reps 5          more repetitions
+ *   npm run bench -- --only start,wake --plot   redraw the scaling plot from the sections run
  *   npm run bench -- --sizes 1000,10000 the corpus sizes of the scaling figures (default 1k, 10k, 100k, 1M;
  *                                      ids of width 6, 7 from a million up)
  *
@@ -42,11 +43,12 @@ const { values } = parseArgs({
     reps: { type: 'string' },
     sizes: { type: 'string' },
     'no-build': { type: 'boolean', default: false },
+    plot: { type: 'boolean', default: false },
     help: { type: 'boolean', short: 'h' },
   },
 });
 if (values.help) {
-  process.stdout.write(`Usage: npm run bench -- [--quick] [--only ${SECTIONS.map((s) => s.name).join(',')}] [--reps N] [--sizes N,N] [--no-build]\n`);
+  process.stdout.write(`Usage: npm run bench -- [--quick] [--only ${SECTIONS.map((s) => s.name).join(',')}] [--reps N] [--sizes N,N] [--no-build] [--plot]\n`);
   process.exit(0);
 }
 const quick = values.quick!;
@@ -103,7 +105,8 @@ const stem = only ? 'last-partial' : quick ? 'last-quick' : 'last-run';
 await fs.writeFile(path.join(BENCH_OUT, `${stem}.md`), markdown + '\n');
 await fs.writeFile(path.join(BENCH_OUT, `${stem}.json`), JSON.stringify({ command, machine, reps: ctx.reps, elapsedS: Number(elapsed), figures: summaries, notes: results.notes }, null, 2));
 const svg = scalingSvg(summaries);
-if (svg && !quick && !only) await fs.writeFile(path.join(DOCS, 'bench-scaling.svg'), svg);
+const plot = svg && !quick && (!only || values.plot);
+if (plot) await fs.writeFile(path.join(DOCS, 'bench-scaling.svg'), svg);
 const missed = summaries.filter((s) => s.met === false);
 process.stdout.write(`\n${summaries.length} figures in ${elapsed} s; ${missed.length} below their goal${missed.length ? ': ' + missed.map((s) => s.name).join('; ') : ''}.\n`);
-process.stdout.write(`Tables: ${path.relative(ROOT, path.join(BENCH_OUT, `${stem}.md`))}${svg && !quick && !only ? `; plot: docs/bench-scaling.svg` : ''}\n`);
+process.stdout.write(`Tables: ${path.relative(ROOT, path.join(BENCH_OUT, `${stem}.md`))}${plot ? `; plot: docs/bench-scaling.svg` : ''}\n`);

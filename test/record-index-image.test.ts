@@ -35,7 +35,7 @@ test('an index written to a snapshot and loaded back answers exactly as the orig
           index.add(o.add, deposit(o.add), { kind: o.kind, from: `a${o.add % 3}`, to: o.add % 2 ? null : 'b, c', parent, named: [...new Set(o.names)] });
         } else index.remove(o.remove);
       }
-      const read = decodeSnapshot(encodeSnapshot({ image: index.toImage(), width: 4, issued: 0, keys: [] }), 4);
+      const read = decodeSnapshot(encodeSnapshot({ image: index.toImage(), stamp: null, width: 4, issued: 0, keys: [] }), 4);
       assert.ok('snapshot' in read);
       const loaded = new RecordIndex();
       loaded.load(read.snapshot.image);

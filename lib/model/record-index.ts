@@ -106,7 +106,7 @@ export class RecordIndex {
   private namer = new Int32Array(1024);
   private nextNaming = new Int32Array(1024);
   private namedUsed = 0;
-  private readonly firstNaming = new Map<number, number>();
+  private readonly firstNaming = new ChainHeads();
   /** Texts that do not fit their column, by slot. */
   private readonly oddText = new Map<number, { depositedAt: string | null; digest: string | null }>();
   /**
@@ -163,6 +163,10 @@ export class RecordIndex {
     const named = whole ? distinctNamed(claims) : [];
     const slot = this.newSlot(named.length);
     this.insertAt(at, n, slot);
+    if (n > this.highWater) {
+      this.highWater = n;
+      this.coverHeads();
+    }
     let flags = whole ? WHOLE : 0;
     if (whole) {
       if (deposit.provenance === 'authored') flags |= AUTHORED;
@@ -222,7 +226,7 @@ export class RecordIndex {
   /** Held records naming `n` in parent:/ref:, ascending. */
   repliesTo(n: number): number[] {
     const out: number[] = [];
-    for (let e = this.firstNaming.get(n) ?? -1; e !== -1; e = this.nextNaming[e]!) out.push(this.namer[e]!);
+    for (let e = this.firstNaming.get(n); e !== -1; e = this.nextNaming[e]!) out.push(this.namer[e]!);
     return out.sort((a, b) => a - b);
   }
 
@@ -355,18 +359,34 @@ export class RecordIndex {
     index.digest.set(image.digest);
     index.namedCount.set(image.namedCount);
     for (const [i, depositedAt, digest] of image.odd) index.oddText.set(i, { depositedAt, digest });
+    // The chains are built directly (link() would look each named id up as it
+    // goes); which named ids are not held is asked once per id, at the end.
+    index.named.set(image.named);
+    index.highWater = Math.max(index.highWater, image.highWater, count ? image.ids[count - 1]! : 0);
+    index.coverHeads();
+    const { namer, nextNaming, firstNaming } = index;
     let k = 0;
     for (let i = 0; i < count; i++) {
       index.namedStart[i] = k;
       const n = image.ids[i]!;
-      for (let c = image.namedCount[i]!; c > 0; c--, k++) index.link(k, image.named[k]!, n);
+      for (let c = image.namedCount[i]!; c > 0; c--, k++) {
+        const m = image.named[k]!;
+        namer[k] = n;
+        nextNaming[k] = firstNaming.get(m);
+        firstNaming.set(m, k);
+      }
     }
     index.namedUsed = k;
-    for (const m of index.firstNaming.keys()) if (!index.has(m)) index.missing.add(m);
+    for (const m of firstNaming.keys()) if (!index.has(m)) index.missing.add(m);
     index.highWater = Math.max(index.highWater, image.highWater, count ? image.ids[count - 1]! : 0);
   }
 
   // ---- the columns ----------------------------------------------------------
+
+  /** Chain heads are kept in a typed array up to about the highest id (where nearly every named id is); bounded by the count, so one stray huge id costs nothing. */
+  private coverHeads(): void {
+    this.firstNaming.cover(Math.min(this.highWater + 1, 2 * this.count + 65_536));
+  }
 
   /** First position whose id is >= n. */
   private position(n: number): number {
@@ -443,7 +463,7 @@ export class RecordIndex {
   private link(e: number, m: number, by: number): void {
     this.named[e] = m;
     this.namer[e] = by;
-    this.nextNaming[e] = this.firstNaming.get(m) ?? -1;
+    this.nextNaming[e] = this.firstNaming.get(m);
     this.firstNaming.set(m, e);
     if (!this.has(m)) this.missing.add(m);
   }
@@ -451,7 +471,7 @@ export class RecordIndex {
   private unlink(e: number): void {
     const m = this.named[e]!;
     let previous = -1;
-    let at = this.firstNaming.get(m) ?? -1;
+    let at = this.firstNaming.get(m);
     while (at !== -1 && at !== e) {
       previous = at;
       at = this.nextNaming[at]!;
@@ -506,4 +526,52 @@ function grown<T extends Column>(column: T, need: number): T {
   const next = new (column.constructor as new (length: number) => T)(Math.max(need, Math.ceil(column.length * 1.5) + 16));
   next.set(column);
   return next;
+}
+
+/**
+ * The head of each id's naming chain (-1: named by nothing held). Ids up to
+ * about the highest held one are where nearly every parent:/ref: points, so
+ * they live in a typed array (4 bytes an id, no Map entry of ~40); ids above
+ * it (cited before they exist) in a Map.
+ */
+class ChainHeads {
+  private dense = new Int32Array(0);
+  private readonly sparse = new Map<number, number>();
+
+  get(m: number): number {
+    return m < this.dense.length ? this.dense[m]! : (this.sparse.get(m) ?? -1);
+  }
+
+  has(m: number): boolean {
+    return this.get(m) !== -1;
+  }
+
+  set(m: number, e: number): void {
+    if (m < this.dense.length) this.dense[m] = e;
+    else this.sparse.set(m, e);
+  }
+
+  delete(m: number): void {
+    if (m < this.dense.length) this.dense[m] = -1;
+    else this.sparse.delete(m);
+  }
+
+  /** Makes every id below `n` dense. */
+  cover(n: number): void {
+    if (n <= this.dense.length) return;
+    const next = new Int32Array(Math.max(n, Math.ceil(this.dense.length * 1.5) + 1024)).fill(-1);
+    next.set(this.dense);
+    this.dense = next;
+    for (const [m, e] of this.sparse) {
+      if (m >= next.length) continue;
+      next[m] = e;
+      this.sparse.delete(m);
+    }
+  }
+
+  *keys(): IterableIterator<number> {
+    const dense = this.dense;
+    for (let m = 0; m < dense.length; m++) if (dense[m] !== -1) yield m;
+    yield* this.sparse.keys();
+  }
 }

@@ -75,7 +75,13 @@ export class CorpusIndexer {
    * loop back every SCAN_BATCH files: tools/list and calls are answered
    * while a large corpus is read.
    */
-  async scan(fromSnapshot = false): Promise<{ fromSnapshot: boolean; read: number; dropped: number }> {
+  async scan(snapshot: { loaded: boolean; unchanged: boolean } = { loaded: false, unchanged: false }): Promise<{ fromSnapshot: boolean; read: number; dropped: number }> {
+    const fromSnapshot = snapshot.loaded;
+    if (snapshot.unchanged) {
+      // The directory's times prove its entries are the snapshot's (snapshot-keeper.ts): a million-name readdir saved.
+      this.scanned = true;
+      return { fromSnapshot, read: 0, dropped: 0 };
+    }
     const onDisk = Int32Array.from(await this.idsOnDisk()).sort();
     let toRead: ArrayLike<number> = onDisk;
     let dropped = 0;

@@ -26,7 +26,8 @@
  *   40  u32          CRC-32 of everything after the header
  *   44  u32          bytes of the idempotency keys (JSON: [id, scope] pairs)
  *   48  …64          zero
- *   64  f64[records] deposited-at; then i32 ids, u32 kind, from, to, deposited-by,
+ *   64  f64 × 6      the directory stamp: present (1 or 0), dev, ino, mtime, ctime (ms), when taken (ms)
+ *   112 f64[records] deposited-at; then i32 ids, u32 kind, from, to, deposited-by,
  *       i32 named; then u8 flags, u8 named counts, 32 bytes of digest per record;
  *       then the string table, the odd texts and the idempotency keys
  */
@@ -38,12 +39,29 @@ import { tempName } from './paths.js';
 
 const MAGIC = Buffer.from('PERELIDX');
 /** Bump when IndexImage or this layout changes: a snapshot of another format is rebuilt, never read. */
-export const SNAPSHOT_FORMAT = 1;
+export const SNAPSHOT_FORMAT = 2;
 const HEADER = 64;
+const STAMP_BYTES = 48;
 const DIGEST_BYTES = 32;
+
+/**
+ * The corpus directory as it was just before a listing that matched the
+ * snapshot's ids exactly. If the directory still has these times, no entry
+ * was added, removed or renamed since (any such change moves its ctime), so
+ * a loader need not list it again. See SnapshotKeeper for when it is trusted.
+ */
+export interface DirectoryStamp {
+  dev: number;
+  ino: number;
+  mtimeMs: number;
+  ctimeMs: number;
+  /** Date.now() when the directory was looked at. */
+  takenAt: number;
+}
 
 export interface Snapshot {
   image: IndexImage;
+  stamp: DirectoryStamp | null;
   width: number;
   /** The issued log's highest id when the snapshot was written. */
   issued: number;
@@ -60,7 +78,10 @@ export function encodeSnapshot(snapshot: Snapshot): Buffer {
   const strings = Buffer.from(JSON.stringify(image.strings), 'utf8');
   const odd = Buffer.from(JSON.stringify(image.odd), 'utf8');
   const keys = Buffer.from(JSON.stringify(snapshot.keys), 'utf8');
+  const { stamp } = snapshot;
+  const stampBlock = new Float64Array(stamp ? [1, stamp.dev, stamp.ino, stamp.mtimeMs, stamp.ctimeMs, stamp.takenAt] : [0, 0, 0, 0, 0, 0]);
   const sections: Uint8Array[] = [
+    view(stampBlock),
     view(image.depositedAt), view(image.ids), view(image.kind), view(image.from), view(image.to), view(image.depositedBy), view(image.named),
     image.flags, image.namedCount, image.digest, strings, odd, keys,
   ];
@@ -91,7 +112,7 @@ export function decodeSnapshot(file: Buffer, width: number): SnapshotRead {
   const stringBytes = file.readUInt32LE(32);
   const oddBytes = file.readUInt32LE(36);
   const keyBytes = file.readUInt32LE(44);
-  const expected = HEADER + count * (8 + 4 * 5 + 1 + 1 + DIGEST_BYTES) + namedTotal * 4 + stringBytes + oddBytes + keyBytes;
+  const expected = HEADER + STAMP_BYTES + count * (8 + 4 * 5 + 1 + 1 + DIGEST_BYTES) + namedTotal * 4 + stringBytes + oddBytes + keyBytes;
   if (file.length !== expected) return { refused: `it is ${file.length} bytes where its header promises ${expected} (torn, or cut short)` };
   if (crc32(file.subarray(HEADER)) !== file.readUInt32LE(40)) return { refused: 'its checksum does not match (torn or damaged)' };
   // Typed arrays need aligned offsets; a Buffer may start anywhere in its memory.
@@ -102,6 +123,8 @@ export function decodeSnapshot(file: Buffer, width: number): SnapshotRead {
     at += length * size;
     return column;
   };
+  const stampBlock = take((b, o, l) => new Float64Array(b, o, l), 6, 8);
+  const stamp: DirectoryStamp | null = stampBlock[0] === 1 ? { dev: stampBlock[1]!, ino: stampBlock[2]!, mtimeMs: stampBlock[3]!, ctimeMs: stampBlock[4]!, takenAt: stampBlock[5]! } : null;
   const depositedAt = take((b, o, l) => new Float64Array(b, o, l), count, 8);
   const ids = take((b, o, l) => new Int32Array(b, o, l), count, 4);
   const kind = take((b, o, l) => new Uint32Array(b, o, l), count, 4);
@@ -125,7 +148,7 @@ export function decodeSnapshot(file: Buffer, width: number): SnapshotRead {
   if (!Array.isArray(strings) || !Array.isArray(odd) || !Array.isArray(keys)) return { refused: 'its string table does not parse' };
   if (!keys.every((k) => Array.isArray(k) && Number.isInteger(k[0]) && typeof k[1] === 'string')) return { refused: 'its idempotency keys do not parse' };
   const image: IndexImage = { highWater: file.readUInt32LE(24), ids, flags, kind, from, to, depositedBy, depositedAt, digest, namedCount, named, strings: strings as string[], odd: odd as IndexImage['odd'] };
-  return { snapshot: { image, width, issued: file.readUInt32LE(28), keys: keys as [number, string][] } };
+  return { snapshot: { image, stamp, width, issued: file.readUInt32LE(28), keys: keys as [number, string][] } };
 }
 
 /** Reads the snapshot file; a missing one is simply refused. */

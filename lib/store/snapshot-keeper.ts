@@ -13,11 +13,22 @@
  *   so a process first looks at the snapshot's header and does not write
  *   when another has already written one as complete as its own.
  */
+import { statSync } from 'node:fs';
+import fs from 'node:fs/promises';
 import type { Logger } from '../log.js';
+import type { IdShape } from '../model/ids.js';
 import type { IdempotencyKeys } from '../model/idempotency-keys.js';
 import type { RecordIndex } from '../model/record-index.js';
-import { readSnapshot, snapshotHeader, writeSnapshot } from './index-snapshot.js';
+import { readSnapshot, snapshotHeader, writeSnapshot, type DirectoryStamp } from './index-snapshot.js';
 import type { CorpusPaths } from './paths.js';
+import { recordIdsIn } from './record-names.js';
+
+/**
+ * A directory whose times were already this old when it was stamped cannot
+ * have changed since without moving them (a change within the same
+ * timestamp tick as the look might not: the watcher's rule, watch.ts).
+ */
+const RACY_MS = 1000;
 
 /**
  * Below this many records reading them all costs a few milliseconds, less
@@ -39,34 +50,62 @@ export class SnapshotKeeper {
 
   constructor(
     private readonly index: RecordIndex,
+    private readonly shape: IdShape,
+    /** True on a network filesystem: its directory times cannot be trusted, so it is always listed. */
+    private readonly shared: () => boolean,
     /** The idempotency keys of held records travel in the snapshot too (SPEC §8b: the scan reads them back). */
     private readonly keys: IdempotencyKeys,
-    private readonly width: number,
     private readonly paths: CorpusPaths,
     private readonly issuedHighest: () => number,
     private readonly log: Logger,
   ) {}
 
-  /** Fills the (empty) index from the snapshot if there is a usable one; says whether it did. */
-  async load(): Promise<boolean> {
-    const read = await readSnapshot(this.paths.snapshot, this.width);
+  /**
+   * Fills the (empty) index from the snapshot if there is a usable one. Says
+   * whether it did, and whether the corpus directory is provably as it was
+   * when the snapshot's ids were listed (then the store need not list it).
+   */
+  async load(): Promise<{ loaded: boolean; unchanged: boolean }> {
+    const no = { loaded: false, unchanged: false };
+    const read = await readSnapshot(this.paths.snapshot, this.shape.width);
     if ('refused' in read) {
       this.log.debug(`not using the index snapshot ${this.paths.snapshot}: ${read.refused}; reading every record`);
-      return false;
+      return no;
     }
     const { snapshot } = read;
     if (snapshot.issued > this.issuedHighest()) {
       this.log.info(`not using the index snapshot: it knows ids up to ${snapshot.issued} were issued and ${this.paths.issued} does not (copied from elsewhere, or the log was cut); reading every record`);
-      return false;
+      return no;
     }
     try {
       this.index.load(snapshot.image);
     } catch (err) {
       this.log.info(`not using the index snapshot: ${(err as Error).message}; reading every record`);
-      return false;
+      return no;
     }
     for (const [n, scope] of snapshot.keys) if (this.index.has(n)) this.keys.note(scope, n);
-    return true;
+    return { loaded: true, unchanged: this.stillAsStamped(snapshot.stamp) };
+  }
+
+  /** The directory has the identity and times of the stamp, and those were settled when it was taken. */
+  private stillAsStamped(stamp: DirectoryStamp | null): boolean {
+    if (!stamp || this.shared()) return false;
+    const now = stampOf(this.paths.corpus);
+    return now !== null && now.dev === stamp.dev && now.ino === stamp.ino && now.mtimeMs === stamp.mtimeMs && now.ctimeMs === stamp.ctimeMs && stamp.takenAt - Math.max(stamp.mtimeMs, stamp.ctimeMs) > RACY_MS;
+  }
+
+  /**
+   * A stamp for `ids`: the directory looked at, then listed; only when the
+   * listing is exactly `ids` does the stamp vouch for them.
+   */
+  private async stampFor(ids: Int32Array): Promise<DirectoryStamp | null> {
+    if (this.shared()) return null;
+    const before = stampOf(this.paths.corpus);
+    if (!before || before.takenAt - Math.max(before.mtimeMs, before.ctimeMs) <= RACY_MS) return null; // changed just now: a loader would not trust it
+    const listed = Int32Array.from(recordIdsIn(await fs.readdir(this.paths.corpus), this.shape)).sort();
+    if (listed.length !== ids.length) return null;
+    for (let i = 0; i < ids.length; i++) if (listed[i] !== ids[i]) return null;
+    return before;
   }
 
   /** What the start-up check or scan did: write a snapshot now if it was worth it. */
@@ -105,17 +144,29 @@ export class SnapshotKeeper {
   private async write(): Promise<void> {
     const changes = this.changes;
     try {
-      const there = await snapshotHeader(this.paths.snapshot, this.width);
+      const there = await snapshotHeader(this.paths.snapshot, this.shape.width);
       if (there && there.records >= this.index.size && there.highWater >= this.index.highest) {
         this.changes -= changes; // another process wrote one as complete as ours
         return;
       }
-      await writeSnapshot(this.paths.snapshot, this.paths.tmp, { image: this.index.toImage(), width: this.width, issued: this.issuedHighest(), keys: this.keys.entries() });
+      const image = this.index.toImage();
+      const keys = this.keys.entries();
+      const stamp = await this.stampFor(image.ids);
+      await writeSnapshot(this.paths.snapshot, this.paths.tmp, { image, stamp, width: this.shape.width, issued: this.issuedHighest(), keys });
       this.changes -= changes;
       this.log.debug(`wrote the index snapshot (${this.index.size} records) to ${this.paths.snapshot}`);
     } catch (err) {
       // A read-only mirror without .state/tmp, a full disk: the next start reads the records instead.
       this.log.debug(`could not write the index snapshot ${this.paths.snapshot}: ${(err as Error).message}`);
     }
+  }
+}
+
+function stampOf(dir: string): DirectoryStamp | null {
+  try {
+    const stat = statSync(dir);
+    return { dev: stat.dev, ino: stat.ino, mtimeMs: stat.mtimeMs, ctimeMs: stat.ctimeMs, takenAt: Date.now() };
+  } catch {
+    return null;
   }
 }

@@ -153,7 +153,7 @@ export class RelayStore extends EventEmitter<StoreEvents> implements RecordFeed 
         this.emit('removed', id);
       },
     });
-    this.snapshots = new SnapshotKeeper(this.index, this.keys, shape.width, this.paths, () => this.issued.highest, this.log);
+    this.snapshots = new SnapshotKeeper(this.index, shape, () => this.sharedFs, this.keys, this.paths, () => this.issued.highest, this.log);
     this.watcher = new CorpusWatcher({
       dir: this.paths.corpus,
       mode: options.watch ?? 'events',
@@ -296,19 +296,19 @@ export class RelayStore extends EventEmitter<StoreEvents> implements RecordFeed 
     this.refuseIfClosed();
     // What a process before this one read, if it left a snapshot that holds
     // together; the scan then reads only what the snapshot lacks.
-    const fromSnapshot = await this.snapshots.load();
+    const snapshot = await this.snapshots.load();
     this.refuseIfClosed();
     // Start watching before the scan so that nothing landing during it is missed;
     // whatever both see is indexed once.
     this.watcher.start(facts.shared);
-    const scan = await this.indexer.scan(fromSnapshot);
+    const scan = await this.indexer.scan(snapshot);
     this.indexed = true;
     this.refuseIfClosed();
     // Records brought by rsync or git are in no process's issued log; note the
     // highest now, so that if it vanishes later its id is still never reused.
     if (!this.readOnly && this.index.highest > issuedBefore) await this.issued.note(this.index.highest);
     this.snapshots.afterScan(scan);
-    this.log.debug(`indexed ${this.index.size} records from ${this.paths.corpus} (${fromSnapshot ? `snapshot, then ${scan.read} read and ${scan.dropped} dropped` : `${scan.read} read`})`);
+    this.log.debug(`indexed ${this.index.size} records from ${this.paths.corpus} (${snapshot.loaded ? `snapshot${snapshot.unchanged ? ', directory unchanged since' : ''}, then ${scan.read} read and ${scan.dropped} dropped` : `${scan.read} read`})`);
   }
 
   /**
