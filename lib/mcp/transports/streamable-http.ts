@@ -44,6 +44,7 @@ interface DoorCarrier {
 
 export class McpServerPool {
   private readonly idle: Lease[] = [];
+  private readonly idleModern: Lease[] = [];
   private modernHandlers: { auto: McpHttpHandler; sse: McpHttpHandler } | null = null;
   private readonly calls = new Map<string, ServerResponse>();
 
@@ -52,22 +53,37 @@ export class McpServerPool {
     private readonly keepIdle = 32,
   ) {}
 
-  acquire(): Lease {
-    const pooled = this.idle.pop();
+  /** A server for one request of this era: the SDK marks a server with the era it serves, so each era keeps its own. */
+  acquire(era: 'legacy' | 'modern' = 'legacy'): Lease {
+    const pooled = (era === 'legacy' ? this.idle : this.idleModern).pop();
     if (pooled) return pooled;
     // Between requests a pooled server belongs to nobody: no door, and a call that somehow reached it is refused.
     const door: DoorRef = { current: null };
     return { server: createMcpServer(this.store, door), door };
   }
 
-  release(lease: Lease): void {
+  release(lease: Lease, era: 'legacy' | 'modern' = 'legacy'): void {
     lease.door.current = null;
-    if (this.idle.length < this.keepIdle) this.idle.push(lease);
+    const idle = era === 'legacy' ? this.idle : this.idleModern;
+    if (idle.length < this.keepIdle) idle.push(lease);
   }
 
   /** The 2026-07-28 handlers: one answering JSON unless a notification comes first, one streaming from the start. */
   modern(): { auto: McpHttpHandler; sse: McpHttpHandler } {
-    const factory = (ctx: McpRequestContext) => createMcpServer(this.store, { current: (ctx.authInfo?.extra as DoorCarrier | undefined)?.door ?? null });
+    // The SDK asks for a server per request and closes it when the exchange
+    // ends; building one costs more than the call it serves, so the factory
+    // lends pooled ones and takes each back when it closes.
+    const factory = (ctx: McpRequestContext) => {
+      const lease = this.acquire('modern');
+      lease.door.current = (ctx.authInfo?.extra as DoorCarrier | undefined)?.door ?? null;
+      const sdkOnClose = lease.server.server.onclose;
+      lease.server.server.onclose = () => {
+        sdkOnClose?.();
+        lease.server.server.onclose = sdkOnClose;
+        this.release(lease, 'modern');
+      };
+      return lease.server;
+    };
     return (this.modernHandlers ??= {
       auto: createMcpHandler(factory, { legacy: 'reject', responseMode: 'auto' }),
       sse: createMcpHandler(factory, { legacy: 'reject', responseMode: 'sse' }),
