@@ -9,6 +9,8 @@ import { spawn } from 'node:child_process';
 import { chmod, readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { test, type TestContext } from 'node:test';
+import { ReplayGuard } from '../lib/auth/replay-guard.js';
+import { corpusPaths } from '../lib/store/paths.js';
 import { openStore } from '../lib/store/store.js';
 import { errorCode, record, runCli, stdioClient, tempDir, tempStore, textOf } from './helpers.js';
 
@@ -38,7 +40,8 @@ test('mirror copies the records, reports them on stdout, and never copies .state
   assert.equal(run.code, 0, run.stderr);
   assert.equal(run.stdout, 'arrived (2): relay-0001 relay-0002\n');
   for (const id of ['relay-0001', 'relay-0002']) assert.deepEqual(await readFile(path.join(dest, id)), await readFile(path.join(source, id)));
-  assert.deepEqual(await readdir(path.join(dest, '.state')), ['mirror'], 'only the mirror mark, none of the primary\'s state');
+  assert.deepEqual((await readdir(path.join(dest, '.state'))).sort(), ['mirror', 'replay'], 'the mirror mark and the mirror\'s own signature guard, none of the primary\'s state');
+  assert.deepEqual(await readdir(path.join(dest, '.state', 'replay')), [], 'the guard is the mirror\'s own: empty');
   assert.equal((await readFile(path.join(dest, '.state', 'mirror'), 'utf8')).trim(), source);
 });
 
@@ -200,4 +203,13 @@ test('mirror --every keeps pulling on its schedule, printing what arrives, until
   const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
   assert.equal(code, 0);
   assert.equal(out, 'arrived (1): relay-0001\narrived (1): relay-0002\n', 'a run that brings nothing prints nothing');
+});
+
+test('a new mirror\'s signature guard remembers from the start: a hub on it takes a fresh signature at once, not guard_reset', async (t) => {
+  const { primary, source, mirror: dest } = await primaryAndMirror(t);
+  await append(primary);
+  const run = await mirror(source, dest);
+  assert.equal(run.code, 0, run.stderr);
+  const guard = new ReplayGuard(corpusPaths(dest).replay);
+  assert.equal(await guard.accept('sig-on-a-new-mirror', String(Math.floor(Date.now() / 1000)), 'watcher'), true);
 });

@@ -112,6 +112,16 @@ async function claimAsMirror(paths: ReturnType<typeof corpusPaths>, source: stri
   }
   await fs.mkdir(paths.state, { recursive: true });
   await fs.writeFile(paths.mirrorMark, `${source}\n`);
+  // A new mirror, like a new store (init), has used no signature yet, so its
+  // guard's memory begins with it; otherwise a hub on it would refuse every
+  // signed stream and wait as guard_reset for its first minute
+  // (lib/auth/guard-memory.ts). A mirror whose replay directory went later
+  // is left as memory lost.
+  if (previous === null) {
+    await fs.mkdir(paths.replay).catch((err: NodeJS.ErrnoException) => {
+      if (err.code !== 'EEXIST') throw err;
+    });
+  }
 }
 
 /**
