@@ -10,6 +10,7 @@
  * sequence, a crowd or a second hub.
  */
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
 import { readFile, rm, symlink, truncate, unlink, writeFile } from 'node:fs/promises';
 import http from 'node:http';
 import net from 'node:net';
@@ -19,7 +20,7 @@ import { addKey, readKey } from '../lib/auth/keys.js';
 import { authorizationFor } from '../lib/auth/sign.js';
 import { buildRecordFile, digestOf } from '../lib/model/deposit.js';
 import { idShape } from '../lib/model/ids.js';
-import { record, runCli, tempStore } from './helpers.js';
+import { BIN, ROOT, record, runCli, tempStore } from './helpers.js';
 import { startTestHub } from './http-helpers.js';
 import { hubProcess, LONG, pool, replayEntries, scale, until, type HubProcess } from './reliability-helpers.js';
 
@@ -307,4 +308,23 @@ test('finding 2: while one client holds as many idle and trickling connections a
   const { opened, refused } = await hog.stop();
   assert.ok(held <= (LONG ? 256 : 50), `the attacker holds ${held} connections, no more than one address may`);
   t.diagnostic(`connection slots: one address opened ${opened} connections (${refused} closed on arrival) and held ${held}; ${appends} signed appends from another address all landed, the slowest in ${slowestMs} ms (without the attack: ${calmMs} ms)`);
+});
+
+// ---- what a new user found ----------------------------------------------------------------------
+
+test('npm start runs the launcher with --exit-with-parent, and such a hub ends when the process that started it is killed', { timeout: 60_000 }, async (t) => {
+  const pkg = JSON.parse(await readFile(path.join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } };
+  assert.equal(pkg.scripts.start, './bin/p-e-relay serve --http --exit-with-parent');
+  const { corpus, keys } = await tempStore(t);
+  // A parent (as npm is) that starts the hub and is then SIGKILLed: no signal reaches the hub.
+  const parent = spawn('sh', ['-c', `"${BIN}" serve --http --exit-with-parent --port 0 --corpus "${corpus}" --keys "${keys}" & echo $!; wait`], { stdio: ['ignore', 'pipe', 'pipe'] });
+  t.after(() => parent.kill('SIGKILL'));
+  let stderr = '';
+  parent.stderr!.on('data', (d) => (stderr += d));
+  const hubPid = Number(await new Promise<string>((resolve) => parent.stdout!.once('data', (d) => resolve(String(d).trim()))));
+  t.after(() => { try { process.kill(hubPid, 'SIGKILL'); } catch { /* gone */ } });
+  await until(() => /serving http/.test(stderr), 'the hub to serve', 20_000);
+  parent.kill('SIGKILL');
+  const alive = () => { try { process.kill(hubPid, 0); return true; } catch { return false; } };
+  await until(() => !alive(), 'the hub to end with its parent', 10_000);
 });

@@ -155,7 +155,13 @@ const ROWS: Row[] = [
   // ---- credentials ---------------------------------------------------------------------
   { name: 'no Authorization on an append', status: 401, code: 'unsigned', attack: (c) => post(c, '/relays', BODY) },
   { name: 'no Authorization on the event stream', status: 401, code: 'unsigned', attack: (c) => send(c.hub, { path: '/events' }) },
-  { name: 'no Authorization on an MCP append: a tool refusal, nothing stored', status: 200, code: 'unsigned', attack: (c) => post(c, '/mcp', toolCall('append_relay', { bytes: BODY.toString() }), undefined, MCP_HEADERS) },
+  {
+    name: 'no Authorization on an MCP append: a tool refusal, nothing stored, naming the bridge for clients that cannot sign',
+    status: 200,
+    code: 'unsigned',
+    attack: (c) => post(c, '/mcp', toolCall('append_relay', { bytes: BODY.toString() }), undefined, MCP_HEADERS),
+    check: (a) => assert.match((JSON.parse(a.body) as { result: { content: { text: string }[] } }).result.content[0]!.text, /`p-e-relay bridge --url <this hub> --agent <name>`/),
+  },
   { name: 'garbled Authorization', status: 401, code: 'malformed_authorization', attack: (c) => post(c, '/relays', BODY, 'PE-HMAC %%%garbage%%%') },
   { name: 'another scheme', status: 401, code: 'malformed_authorization', attack: (c) => post(c, '/relays', BODY, 'Bearer eyJhbGciOiJub25lIn0.e30.') },
   { name: 'a field given twice', status: 401, code: 'malformed_authorization', attack: (c) => post(c, '/relays', BODY, signed(c, 'POST', BODY).replace(', sig=', ', agent=mallory, sig=')) },

@@ -35,6 +35,8 @@ Appends and waits must be signed with a key from the keys directory.
                           and other filesystems other hosts write to; there
                           the corpus is listed every 1000 ms without it)
   --max-record-bytes N    the largest record accepted (default ${DEFAULT_MAX_RECORD_BYTES})
+  --exit-with-parent      with --http: stop when the process that started the hub
+                          goes away (\`npm start\` passes it)
 
 Environment: P_E_RELAY_LOG=debug|info|warn|error|silent sets the log level.`,
   options: {
@@ -49,6 +51,7 @@ Environment: P_E_RELAY_LOG=debug|info|warn|error|silent sets the log level.`,
     primary: { type: 'string' },
     poll: { type: 'string' },
     'max-record-bytes': { type: 'string' },
+    'exit-with-parent': { type: 'boolean' },
   },
   async run(ctx) {
     if (ctx.values.http === true) {
@@ -66,10 +69,11 @@ Environment: P_E_RELAY_LOG=debug|info|warn|error|silent sets the log level.`,
         limits: rate === undefined ? undefined : { appendsPerSecond: rate, appendBurst: rate * 2 },
         log: ctx.log,
         stderr: ctx.stderr,
+        exitWithParent: ctx.values['exit-with-parent'] === true,
       });
       return 0;
     }
-    for (const name of ['host', 'port', 'body-cap', 'allow-origin', 'append-rate']) {
+    for (const name of ['host', 'port', 'body-cap', 'allow-origin', 'append-rate', 'exit-with-parent']) {
       if (ctx.values[name] !== undefined) throw new UsageError(`--${name} applies to the HTTP hub; add --http.`);
     }
     const { serveStdio } = await import('../mcp/transports/stdio.js');

@@ -1,7 +1,9 @@
 /**
  * `serve --http` as a process: open the store, start the hub, tell the
  * operator on stderr where it listens, what it serves and whether anyone
- * can sign yet, then run until SIGINT/SIGTERM.
+ * can sign yet, then run until SIGINT/SIGTERM (or, with exitWithParent,
+ * until the process that started it is gone: `npm start` run in a terminal
+ * whose npm is killed must not leave a hub holding the port).
  */
 import path from 'node:path';
 import { RelayError } from '../errors.js';
@@ -14,6 +16,8 @@ export interface ServeHttpOptions extends Omit<HubOptions, 'store' | 'log'> {
   store: StoreOptions;
   log: Logger;
   stderr: NodeJS.WritableStream;
+  /** End when the parent process goes away (it is re-parented): what `npm start` users expect. */
+  exitWithParent?: boolean;
 }
 
 export async function serveHttp(options: ServeHttpOptions): Promise<void> {
@@ -45,11 +49,16 @@ export async function serveHttp(options: ServeHttpOptions): Promise<void> {
     (err) => say(`corpus: ${store.paths.corpus} cannot be read: ${(err as Error).message}`),
   );
 
-  await new Promise<void>((resolve) => {
-    process.once('SIGINT', resolve);
-    process.once('SIGTERM', resolve);
+  const why = await new Promise<string>((resolve) => {
+    process.once('SIGINT', () => resolve('SIGINT'));
+    process.once('SIGTERM', () => resolve('SIGTERM'));
+    if (options.exitWithParent) {
+      // No signal reaches us when a parent is SIGKILLed; being re-parented is how we learn it.
+      const parent = process.ppid;
+      setInterval(() => process.ppid !== parent && resolve('the process that started it is gone'), 500).unref();
+    }
   });
-  say('shutting down');
+  say(`shutting down (${why})`);
   await hub.close();
   await store.close();
 }

@@ -59,7 +59,7 @@ export interface DoorOptions {
   hub?: Hub;
 }
 
-const HOW_TO_SIGN = 'Send an `Authorization: PE-HMAC agent=<name>, ts=<unix seconds>, sig=<hex>` header, where sig is the HMAC-SHA256 with your key of the method, ts and the sha256 of the body (docs/http.md shows how; `p-e-relay sign` prints one). Reads (exists, get_relay, list_relays, list_replies and the GET routes) need none.';
+const HOW_TO_SIGN = 'Send an `Authorization: PE-HMAC agent=<name>, ts=<unix seconds>, sig=<hex>` header, where sig is the HMAC-SHA256 with your key of the method, ts and the sha256 of the body (docs/http.md shows how; `p-e-relay sign` prints one). An MCP client that cannot add that header (one behind an ordinary proxy such as mcp-remote) can run `p-e-relay bridge --url <this hub> --agent <name>` as its server instead: a local stdio server that signs each call with the agent\'s key (docs/bridge.md). Reads (exists, get_relay, list_relays, list_replies and the GET routes) need none.';
 
 export function unsignedRefusal(spends: Spend | null): RelayError {
   const what =
