@@ -8,12 +8,12 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdir, readdir, readFile, utimes, writeFile } from 'node:fs/promises';
-import os from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
 import { RelayError } from '../lib/errors.js';
 import { idempotencyScope } from '../lib/model/idempotency-keys.js';
 import { verifyCorpus } from '../lib/ops/verify.js';
+import { hostIdentity } from '../lib/store/host.js';
 import { openStore, type RelayStore } from '../lib/store/store.js';
 import { killed, record, tempStore } from './helpers.js';
 
@@ -140,7 +140,7 @@ test('a key of exactly 200 printable characters is accepted', async (t) => {
 });
 
 /** The claim file a writer leaves under .state/idempotency/ (what idempotency-claims.ts writes). */
-async function leaveClaim(corpus: string, depositedBy: string, key: string, owner: { host: string; pid: number }, gen = 0): Promise<string> {
+async function leaveClaim(corpus: string, depositedBy: string, key: string, owner: { host: string; boot: string; pid: number }, gen = 0): Promise<string> {
   const dir = path.join(corpus, '.state', 'idempotency');
   await mkdir(dir, { recursive: true });
   const file = path.join(dir, `${createHash('sha256').update(idempotencyScope(depositedBy, key)).digest('hex')}.${gen}`);
@@ -156,7 +156,7 @@ async function deadPid(): Promise<number> {
 
 test('a claim left by a writer on this host that died is taken over at once', async (t) => {
   const { corpus } = await tempStore(t);
-  await leaveClaim(corpus, MCP, 'k-dead', { host: os.hostname(), pid: await deadPid() });
+  await leaveClaim(corpus, MCP, 'k-dead', { ...hostIdentity(), pid: await deadPid() });
   const store = await open(t, corpus);
   const stored = await store.append(bytes('after a crash'), { depositedBy: MCP, idempotencyKey: 'k-dead' });
   assert.equal(stored.replayed, undefined);
@@ -177,7 +177,7 @@ test('a writer that died after publishing its record but before marking the key 
   const dir = path.join(corpus, '.state', 'idempotency');
   const { rm } = await import('node:fs/promises');
   for (const name of await readdir(dir)) await rm(path.join(dir, name));
-  await leaveClaim(corpus, MCP, 'k-half', { host: os.hostname(), pid: await deadPid() });
+  await leaveClaim(corpus, MCP, 'k-half', { ...hostIdentity(), pid: await deadPid() });
   // A store that opened before the record landed and never heard of it (no watcher).
   const store = await openStore({ corpus, watch: 'none' });
   t.after(() => store.close());
@@ -187,7 +187,7 @@ test('a writer that died after publishing its record but before marking the key 
 
 test("another host's claim whose time stands still is presumed dead after claimStaleMs, judged by this process's clock", async (t) => {
   const { corpus } = await tempStore(t);
-  const file = await leaveClaim(corpus, MCP, 'k-far', { host: 'some-other-host', pid: 1 });
+  const file = await leaveClaim(corpus, MCP, 'k-far', { host: 'some-other-host', boot: '00000000', pid: 1 });
   const future = new Date(Date.now() + 3600_000); // a skewed clock on the other host must not matter
   await utimes(file, future, future);
   const store = await open(t, corpus, { claimStaleMs: 150 });
@@ -203,6 +203,15 @@ test('a refused append (bad proposal) lets go of the key: the next call with it 
   await refused(store.append(bytes('x'), { depositedBy: MCP, idempotencyKey: 'k-ahead', id: 'relay-0009' }), 'id_ahead');
   const stored = await store.append(bytes('x'), { depositedBy: MCP, idempotencyKey: 'k-ahead' });
   assert.equal(stored.id, 'relay-0001');
+  assert.equal(stored.replayed, undefined);
+});
+
+// Judged by its time alone it would be live for a minute: the test's timeout is what fails.
+test('a claim from an earlier boot of this host is dead at once, whatever its pid', { timeout: 20_000 }, async (t) => {
+  const { corpus } = await tempStore(t);
+  await leaveClaim(corpus, MCP, 'k-boot', { host: hostIdentity().host, boot: 'e4r1ierb', pid: process.pid });
+  const store = await open(t, corpus, { claimStaleMs: 60_000 });
+  const stored = await store.append(bytes('after a reboot'), { depositedBy: MCP, idempotencyKey: 'k-boot' });
   assert.equal(stored.replayed, undefined);
 });
 

@@ -16,8 +16,9 @@
  * in publish.ts.
  *
  * A writer that dies mid-append leaves its claim behind. Its claim names its
- * host and pid; on the same host a pid that is gone is dead at once.
- * Otherwise (another host, or a pid that may have been reused) it is dead
+ * host, boot and pid (host.ts); in this boot of this host a pid that is gone
+ * is dead at once, and so is any claim from an earlier boot. Otherwise
+ * (another host, or a pid that may have been reused) it is dead
  * once its modification time has not moved for `staleMs` of this process's
  * own clock — a live owner touches it every staleMs/4, and comparing only
  * our own observations keeps clock skew between hosts out of it. A dead
@@ -31,10 +32,10 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { constants as fsc } from 'node:fs';
 import fs from 'node:fs/promises';
-import os from 'node:os';
 import path from 'node:path';
 import { RelayError } from '../errors.js';
 import type { Logger } from '../log.js';
+import { hostIdentity, pidAlive, whereabouts } from './host.js';
 import { tempName } from './paths.js';
 import { linkExclusive } from './publish.js';
 
@@ -49,6 +50,7 @@ export type Acquired = { done: false; claim: Claim; tookOver: boolean } | { done
 
 interface Owner {
   host: string;
+  boot: string;
   pid: number;
 }
 
@@ -56,7 +58,6 @@ interface Owner {
 let seq = 1_000_000_000;
 
 export class IdempotencyClaims {
-  private readonly host = os.hostname();
   private pruned = false;
 
   constructor(
@@ -71,7 +72,8 @@ export class IdempotencyClaims {
     const base = path.join(this.dir, createHash('sha256').update(scope).digest('hex'));
     await fs.mkdir(this.dir, { recursive: true });
     this.pruneOnce();
-    const content = JSON.stringify({ host: this.host, pid: process.pid, nonce: randomBytes(8).toString('hex') }) + '\n';
+    const { host, boot } = hostIdentity();
+    const content = JSON.stringify({ host, boot, pid: process.pid, nonce: randomBytes(8).toString('hex') }) + '\n';
     const watched = new Map<number, { mtimeMs: number; since: number }>();
     const started = Date.now();
     let gen = 0;
@@ -112,7 +114,11 @@ export class IdempotencyClaims {
       throw err;
     }
     const owner = parseOwner(text);
-    if (owner && owner.host === this.host && owner.pid !== process.pid && !isAlive(owner.pid)) return 'dead';
+    if (owner) {
+      const where = whereabouts(owner.host, owner.boot);
+      if (where === 'earlier-boot') return 'dead';
+      if (where === 'this-boot' && owner.pid !== process.pid && !pidAlive(owner.pid)) return 'dead';
+    }
     const now = Date.now();
     const seen = watched.get(gen);
     if (!seen || seen.mtimeMs !== stat.mtimeMs) {
@@ -199,18 +205,9 @@ export class Claim {
 function parseOwner(text: string): Owner | null {
   try {
     const value = JSON.parse(text) as Partial<Owner>;
-    return typeof value.host === 'string' && Number.isInteger(value.pid) ? { host: value.host, pid: value.pid! } : null;
+    return typeof value.host === 'string' && typeof value.boot === 'string' && Number.isInteger(value.pid) ? { host: value.host, boot: value.boot, pid: value.pid! } : null;
   } catch {
     return null; // written but not yet readable through a network cache: judge it by its time only
-  }
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
 
