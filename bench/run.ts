@@ -29,12 +29,13 @@ import { scalingMarkdown, scalingSvg } from './lib/scaling.js';
 import { appendSection } from './sections/append.js';
 import { deliverySection } from './sections/delivery.js';
 import { httpSection } from './sections/http.js';
+import { onceSection } from './sections/once.js';
 import { peerSection } from './sections/peer.js';
 import { readsSection } from './sections/reads.js';
 import { startSection } from './sections/start.js';
 import { wakeSection } from './sections/wake.js';
 
-const SECTIONS: Section[] = [appendSection, wakeSection, deliverySection, startSection, readsSection, peerSection, httpSection];
+const SECTIONS: Section[] = [appendSection, wakeSection, deliverySection, startSection, readsSection, peerSection, httpSection, onceSection];
 
 const { values } = parseArgs({
   options: {
