@@ -78,16 +78,16 @@ export class IdempotencyClaims {
     const started = Date.now();
     let gen = 0;
     for (let pause = 1; ; pause = Math.min(pause * 2, 50)) {
-      const done = await readText(`${base}.done`);
-      if (done !== null) return { done: true, id: done.trim() };
+      const done = await readDone(`${base}.done`);
+      if (done !== null) return { done: true, id: done };
       if (await this.link(content, `${base}.${gen}`)) {
         const claim = new Claim(base, gen, this.tmpDir, this.log, this.staleMs);
         // The owner before us marks done before it lets its claim go, so a
         // done mark that appeared between our look and our link shows now.
-        const doneMeanwhile = await readText(`${base}.done`);
+        const doneMeanwhile = await readDone(`${base}.done`);
         if (doneMeanwhile === null) return { done: false, claim, tookOver: gen > 0 };
         await claim.abandon();
-        return { done: true, id: doneMeanwhile.trim() };
+        return { done: true, id: doneMeanwhile };
       }
       while (await exists(`${base}.${gen + 1}`)) gen++;
       const verdict = await this.judge(`${base}.${gen}`, watched, gen);
@@ -221,13 +221,16 @@ async function exists(file: string): Promise<boolean> {
   }
 }
 
-async function readText(file: string): Promise<string | null> {
+/** The id a done mark names; null when there is none, or it names no id (then the corpus decides). */
+async function readDone(file: string): Promise<string | null> {
+  let text: string;
   try {
-    return await fs.readFile(file, 'utf8');
+    text = (await fs.readFile(file, 'utf8')).trim();
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
     throw err;
   }
+  return /^relay-[0-9]+$/.test(text) ? text : null;
 }
 
 /** A temp file named the way verify --clean recognises, not fsynced (see the header comment). */
