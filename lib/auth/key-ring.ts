@@ -7,6 +7,7 @@
  * keys/ holds a handful of small files, so chokidar's one-watch-per-file
  * default costs nothing here; this is the place it earns (SPEC §7).
  */
+import { createHash } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import fs from 'node:fs/promises';
 import { watch, type FSWatcher } from 'chokidar';
@@ -31,6 +32,9 @@ export class KeyRing extends EventEmitter<KeyRingEvents> implements KeySource {
   private readonly log: Logger;
   /** What was last logged about each broken key file, so a flood of requests logs it once. */
   private readonly reported = new Map<string, string>();
+  /** A digest of each agent's usable key as last seen, to tell a replaced key from a file merely touched. */
+  private readonly fingerprints = new Map<string, string>();
+  private looking: Promise<void> = Promise.resolve();
 
   private constructor(dir: string, log: Logger) {
     super();
@@ -48,7 +52,9 @@ export class KeyRing extends EventEmitter<KeyRingEvents> implements KeySource {
     // Report broken key files at start (a directory named x.key included, which agents() skips).
     for (const name of await fs.readdir(ring.dir)) {
       const agent = agentOfKeyFile(name);
-      if (agent !== null) await ring.keyOf(agent).catch(() => {});
+      if (agent === null) continue;
+      const fingerprint = await ring.fingerprint(agent);
+      if (fingerprint !== null) ring.fingerprints.set(agent, fingerprint);
     }
     return ring;
   }
@@ -81,18 +87,44 @@ export class KeyRing extends EventEmitter<KeyRingEvents> implements KeySource {
   private startWatching(): Promise<void> {
     const watcher = watch(this.dir, { depth: 0, ignoreInitial: true, persistent: true });
     this.watcher = watcher;
-    watcher.on('add', (file) => this.seen('added', file));
-    watcher.on('change', (file) => this.seen('revoked', file));
-    watcher.on('unlink', (file) => this.seen('revoked', file));
+    watcher.on('add', (file) => this.seen('add', file));
+    watcher.on('change', (file) => this.seen('change', file));
+    watcher.on('unlink', (file) => this.seen('unlink', file));
     watcher.on('error', (err) => this.log.warn(`watching ${this.dir} for key changes failed: ${(err as Error).message}`));
     return new Promise((resolve) => watcher.once('ready', () => resolve()));
   }
 
-  private seen(event: 'added' | 'revoked', file: string): void {
+  /** Looks at what a watcher event did, one event at a time, in the order they came. */
+  private seen(event: 'add' | 'change' | 'unlink', file: string): void {
     const agent = agentOfKeyFile(file);
     if (agent === null) return;
-    this.log.info(event === 'added' ? `key added for agent ${agent}` : `key of agent ${agent} revoked or replaced; ending its waits and streams`);
-    this.emit(event, agent);
-    void this.keyOf(agent).catch(() => {}); // a file that arrives broken is reported now, not at its first request
+    this.looking = this.looking.then(() => this.look(event, agent)).catch(() => {});
+  }
+
+  /**
+   * A change is a revocation only if the agent's usable key is gone or is
+   * now another key. A file's link count or times change without its key
+   * changing (`keys add` links the finished file, then removes the temp
+   * name), and ending the agent's waits for that would be wrong.
+   */
+  private async look(event: 'add' | 'change' | 'unlink', agent: string): Promise<void> {
+    const before = this.fingerprints.get(agent);
+    const now = event === 'unlink' ? null : await this.fingerprint(agent); // a broken file is reported now, not at its first request
+    if (now === null) this.fingerprints.delete(agent);
+    else this.fingerprints.set(agent, now);
+    if (before !== undefined && now === before) return;
+    if (before !== undefined || event === 'unlink') {
+      this.log.info(`key of agent ${agent} revoked or replaced; ending its waits and streams`);
+      this.emit('revoked', agent);
+    } else if (now !== null || event === 'add') {
+      this.log.info(`key added for agent ${agent}`);
+      this.emit('added', agent);
+    }
+  }
+
+  /** A digest of the agent's usable key (never the key itself), or null when it has none. */
+  private async fingerprint(agent: string): Promise<string | null> {
+    const key = await this.keyOf(agent).catch(() => null);
+    return key === null ? null : createHash('sha256').update(key).digest('hex');
   }
 }
