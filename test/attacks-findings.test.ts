@@ -325,6 +325,7 @@ test('npm start runs the launcher with --exit-with-parent, and such a hub ends w
   t.after(() => { try { process.kill(hubPid, 'SIGKILL'); } catch { /* gone */ } });
   await until(() => /serving http/.test(stderr), 'the hub to serve', 20_000);
   parent.kill('SIGKILL');
-  const alive = () => { try { process.kill(hubPid, 0); return true; } catch { return false; } };
-  await until(() => !alive(), 'the hub to end with its parent', 10_000);
+  // Gone, or a zombie waiting for whoever adopted it to reap it: either way it has ended.
+  const alive = async () => !/^\S+ \(.*\) Z/.test(await readFile(`/proc/${hubPid}/stat`, 'utf8').catch(() => '0 (gone) Z'));
+  await until(async () => !(await alive()), 'the hub to end with its parent', 10_000);
 });

@@ -22,6 +22,7 @@ export interface ServeHttpOptions extends Omit<HubOptions, 'store' | 'log'> {
 
 export async function serveHttp(options: ServeHttpOptions): Promise<void> {
   const { stderr } = options;
+  const parent = process.ppid; // before anything is awaited: the parent may be gone by the time we serve
   const say = (line: string) => stderr.write(`p-e-relay: ${line}\n`);
   const store = await RelayStore.prepare(options.store);
   let hub;
@@ -54,7 +55,6 @@ export async function serveHttp(options: ServeHttpOptions): Promise<void> {
     process.once('SIGTERM', () => resolve('SIGTERM'));
     if (options.exitWithParent) {
       // No signal reaches us when a parent is SIGKILLed; being re-parented is how we learn it.
-      const parent = process.ppid;
       setInterval(() => process.ppid !== parent && resolve('the process that started it is gone'), 500).unref();
     }
   });
