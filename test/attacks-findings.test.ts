@@ -22,7 +22,8 @@ import { buildRecordFile, digestOf } from '../lib/model/deposit.js';
 import { idShape } from '../lib/model/ids.js';
 import { BIN, ROOT, record, runCli, tempStore } from './helpers.js';
 import { startTestHub } from './http-helpers.js';
-import { hubProcess, LONG, pool, replayEntries, scale, until, type HubProcess } from './reliability-helpers.js';
+import { hubProcess, LONG, pool, replayEntries, scale, type HubProcess } from './reliability-helpers.js';
+import { eventually } from './support/poll.js';
 
 const shape = idShape();
 
@@ -86,7 +87,7 @@ test('finding 1: records citing the next 64 ids, and a citation of the last id t
   // A genuinely lost record (KNOWN_MISSING at or below the high-water mark) is still re-deposited under its id.
   const lost = shape.format(5); // relay-0004 cites it
   await unlink(path.join(corpus, lost));
-  await until(async () => (await fetch(`${hub.url}/relays/${lost}`, { method: 'HEAD' })).headers.get('p-e-relay-state') === 'KNOWN_MISSING', `${lost} to be KNOWN_MISSING`);
+  await eventually(async () => (await fetch(`${hub.url}/relays/${lost}`, { method: 'HEAD' })).headers.get('p-e-relay-state') === 'KNOWN_MISSING', `${lost} to be KNOWN_MISSING`);
   const redeposit = await signedAppend(hub, 'bob', bob, record({ kind: 'burn' }, 'burn 4'), `?id=${lost}`);
   assert.deepEqual([redeposit.status, redeposit.json.id], [201, lost], JSON.stringify(redeposit.json));
 
@@ -299,7 +300,7 @@ test('finding 2: while one client holds as many idle and trickling connections a
 
   const hog = connectionHog(hub.port, '127.0.0.2', scale(250, 2500));
   t.after(() => hog.stop());
-  await until(() => hog.open() >= (LONG ? 256 : 50), 'the attacker to hold its connections', 30_000);
+  await eventually(() => hog.open() >= (LONG ? 256 : 50), 'the attacker to hold its connections', { timeoutMs: 30_000 });
   let slowestMs = 0;
   for (let i = 0; i < appends; i++) slowestMs = Math.max(slowestMs, await appendOnce(i));
   // Within 1 s each, or within what a calm append took on this (shared) machine if that was slower.

@@ -3,7 +3,6 @@
  * store with real key files, and the real SDK client over stdio to a real
  * `bridge` process pointed at it.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import net from 'node:net';
 import os from 'node:os';
@@ -12,20 +11,14 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { addKey } from '../lib/auth/keys.js';
 import { initStore } from '../lib/ops/init.js';
-import { BIN, killed } from './helpers.js';
+import { BIN } from './helpers.js';
+import { spawnHub, type Cleanup, type HubProcess as KitHub } from './support/hub-process.js';
 
-export interface HubProcess {
-  url: string;
+export type { Cleanup };
+
+export interface HubProcess extends KitHub {
   corpus: string;
   keys: string;
-  child: ChildProcess;
-  stderr(): string;
-  stop(): Promise<void>;
-}
-
-/** A test context, or a suite's collector of cleanups: anything with after(). */
-export interface Cleanup {
-  after(fn: () => unknown): void;
 }
 
 /** A fresh store (corpus + keys) with a key for each agent, removed afterwards. */
@@ -49,27 +42,11 @@ export async function startHubProcess(
 ): Promise<HubProcess> {
   // Registered before the store's removal: after() hooks run in the order
   // they were added, and the hub must be gone before its corpus is.
-  let stop: () => Promise<void> = async () => {};
-  t.after(() => stop());
+  let hub: KitHub | undefined;
+  t.after(() => hub?.stop());
   const store = options.store ?? (await hubStore(t, options));
-  const child = spawn(process.execPath, [BIN, 'serve', '--http', '--port', String(options.port ?? 0), '--corpus', store.corpus, '--keys', store.keys, ...(options.args ?? [])], {
-    env: { ...process.env, P_E_RELAY_LOG: 'warn' },
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
-  let stderr = '';
-  stop = async () => {
-    if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
-    await killed(child);
-  };
-  const url = await new Promise<string>((resolve, reject) => {
-    child.stderr!.on('data', (d) => {
-      stderr += d;
-      const m = /serving (http:\/\/\S+)/.exec(stderr);
-      if (m) resolve(m[1]!);
-    });
-    child.once('exit', (code) => reject(new Error(`the hub exited (${code}) before serving: ${stderr}`)));
-  });
-  return { url, corpus: store.corpus, keys: store.keys, child, stderr: () => stderr, stop: () => stop() };
+  hub = await spawnHub({ corpus: store.corpus, keys: store.keys, port: options.port, args: options.args });
+  return { ...hub, corpus: store.corpus, keys: store.keys };
 }
 
 export interface BridgeClient {
@@ -100,15 +77,6 @@ export async function closedPort(): Promise<number> {
   const { port } = server.address() as net.AddressInfo;
   await new Promise<void>((resolve) => server.close(() => resolve()));
   return port;
-}
-
-/** Polls `probe` until it returns true, failing after `ms`. */
-export async function eventually(probe: () => Promise<boolean>, ms = 10_000, what = 'the condition'): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await probe())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
 }
 
 /** The hub's p_e_relay_active_waits gauge, from GET /metrics. */

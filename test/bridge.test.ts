@@ -20,7 +20,8 @@ import { parseHubUrl } from '../lib/bridge/hub-url.js';
 import { DEFAULT_MAX_RECORD_BYTES } from '../lib/model/record.js';
 import { openStore } from '../lib/store/store.js';
 import { ROOT, BIN, errorCode, record, tempDir, textOf } from './helpers.js';
-import { activeWaits, bridgeClient, closedPort, eventually, hubStore, startHubProcess, type BridgeClient, type Cleanup, type HubProcess } from './bridge-helpers.js';
+import { activeWaits, bridgeClient, closedPort, hubStore, startHubProcess, type BridgeClient, type Cleanup, type HubProcess } from './bridge-helpers.js';
+import { eventually } from './support/poll.js';
 
 const AGENT = 'scout-7';
 const BODY_CAP = 4096;
@@ -80,7 +81,7 @@ describe('bridge', { concurrency: true }, () => {
       resetTimeoutOnProgress: true,
     });
     // Counted from when the hub holds the wait, so a slow start cannot shorten it.
-    await eventually(async () => (await activeWaits(hub.url)) === 1, 20_000, 'the wait to reach the hub');
+    await eventually(async () => (await activeWaits(hub.url)) === 1, 'the wait to reach the hub', { timeoutMs: 20_000, everyMs: 50 });
     let appended: Promise<unknown> = Promise.resolve();
     const timer = setTimeout(() => {
       appended = client.callTool({ name: 'append_relay', arguments: { bytes: record({ from: 'late' }, 'sixty-two seconds in') } });
@@ -180,10 +181,10 @@ describe('bridge', { concurrency: true }, () => {
     const { client } = await bridgeClient(t, hub.url, AGENT, hub.keys);
     const cancel = new AbortController();
     const waiting = client.callTool({ name: 'wait_for_relay', arguments: { timeout_ms: 60_000 } }, undefined, { signal: cancel.signal }).catch((err: Error) => err);
-    await eventually(async () => (await activeWaits(hub.url)) === 1, 10_000, 'the wait to reach the hub');
+    await eventually(async () => (await activeWaits(hub.url)) === 1, 'the wait to reach the hub', { timeoutMs: 10_000, everyMs: 50 });
     cancel.abort();
     assert.ok((await waiting) instanceof Error);
-    await eventually(async () => (await activeWaits(hub.url)) === 0, 5_000, 'the hub to end the wait');
+    await eventually(async () => (await activeWaits(hub.url)) === 0, 'the hub to end the wait', { timeoutMs: 5_000, everyMs: 50 });
   });
 
   test('the hub going away mid-wait is refused at once as hub_unreachable, not at the timeout', async (t) => {
@@ -191,7 +192,7 @@ describe('bridge', { concurrency: true }, () => {
     const { client } = await bridgeClient(t, hub.url, AGENT, hub.keys);
     const started = Date.now();
     const waiting = client.callTool({ name: 'wait_for_relay', arguments: { timeout_ms: 60_000 } }, undefined, { onprogress: () => {} });
-    await eventually(async () => (await activeWaits(hub.url)) === 1, 10_000, 'the wait to reach the hub');
+    await eventually(async () => (await activeWaits(hub.url)) === 1, 'the wait to reach the hub', { timeoutMs: 10_000, everyMs: 50 });
     hub.child.kill('SIGKILL');
     const result = await waiting;
     assert.equal(errorCode(result), 'hub_unreachable');

@@ -181,11 +181,3 @@ export function rawExchange(port: number, chunks: (string | Buffer)[], timeoutMs
   });
 }
 
-/** Polls until `check` holds, or fails after the deadline. */
-export async function eventually(check: () => boolean | Promise<boolean>, what: string, timeoutMs = 5000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}

@@ -8,7 +8,8 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import { test } from 'node:test';
 import { errorCode, record, textOf } from './helpers.js';
-import { eventually, httpClient, rawExchange, sign, startTestHub } from './http-helpers.js';
+import { httpClient, rawExchange, sign, startTestHub } from './http-helpers.js';
+import { eventually } from './support/poll.js';
 
 const BIG = '@p-e/x0\n\n' + 'x'.repeat(70_000);
 
@@ -135,6 +136,6 @@ test('a client that disconnects mid-wait gives its slot back at once', async (t)
   await eventually(() => h.hub.context.gate.waits.active === 1, 'the wait to be held');
   abort.abort();
   await pending;
-  await eventually(() => h.hub.context.gate.waits.active === 0, 'the slot to be released', 2000);
+  await eventually(() => h.hub.context.gate.waits.active === 0, 'the slot to be released', { timeoutMs: 2000 });
   assert.equal(h.store.waiters.count, 0);
 });

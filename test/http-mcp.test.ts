@@ -7,7 +7,8 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { errorCode, record, textOf } from './helpers.js';
-import { eventually, httpClient, sign, startTestHub } from './http-helpers.js';
+import { httpClient, sign, startTestHub } from './http-helpers.js';
+import { eventually } from './support/poll.js';
 
 test('every tool answers over HTTP for a client that signs', async (t) => {
   const h = await startTestHub(t);

@@ -7,44 +7,23 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import { test } from 'node:test';
-import { BIN, killed, record, runCli } from './helpers.js';
+import { BIN, record, runCli } from './helpers.js';
 import { hubStore, sign, type HubStore } from './http-helpers.js';
+import { spawnHub, type HubProcess } from './support/hub-process.js';
 import { readKey } from '../lib/auth/keys.js';
 
-interface HubProcess {
-  child: ChildProcess;
-  url: string;
-  stderr: () => string;
-}
-
-/** Spawns `p-e-relay serve --http --port 0` and resolves with its URL once the banner names the corpus. */
-async function spawnHub(store: HubStore, extra: string[] = []): Promise<HubProcess> {
-  const child = spawn(process.execPath, [BIN, 'serve', '--http', '--port', '0', '--corpus', store.corpus, '--keys', store.keys, ...extra], { stdio: ['ignore', 'ignore', 'pipe'] });
-  store.stopFirst(async () => {
-    child.kill('SIGTERM');
-    await killed(child);
-  });
-  let stderr = '';
-  const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`the hub did not start: ${stderr}`)), 10_000);
-    child.stderr!.on('data', (d) => {
-      stderr += d;
-      const m = /serving (http:\/\/\S+) /.exec(stderr);
-      if (m && /corpus: /.test(stderr)) {
-        clearTimeout(timer);
-        resolve(m[1]!);
-      }
-    });
-    child.once('exit', () => reject(new Error(`the hub exited: ${stderr}`)));
-  });
-  return { child, url, stderr: () => stderr };
+/** `p-e-relay serve --http --port 0`, once the banner names the corpus; stopped before the store goes. */
+async function startHub(store: HubStore, extra: string[] = []): Promise<HubProcess> {
+  const hub = await spawnHub({ corpus: store.corpus, keys: store.keys, args: extra, env: { P_E_RELAY_LOG: 'info' }, until: 'scanned' });
+  store.stopFirst(() => hub.stop());
+  return hub;
 }
 
 test('a signature used on one hub process is refused on another sharing the corpus', async (t) => {
   const store = await hubStore(t);
   const { keys } = store;
   assert.equal((await runCli(['keys', 'add', 'scout-7', '--keys', keys])).code, 0);
-  const [a, b] = await Promise.all([spawnHub(store), spawnHub(store)]);
+  const [a, b] = await Promise.all([startHub(store), startHub(store)]);
   const body = record({ from: 'scout-7' });
   const authorization = sign('scout-7', (await readKey(keys, 'scout-7'))!, 'POST', body);
   const first = await fetch(`${a.url}/relays`, { method: 'POST', headers: { Authorization: authorization }, body });
@@ -58,7 +37,7 @@ test('serve --http prints its URL, the corpus and its record count, and how to a
   const store = await hubStore(t);
   const { corpus, keys } = store;
   await runCli(['append', '--corpus', corpus], { input: record() });
-  const hub = await spawnHub(store);
+  const hub = await startHub(store);
   assert.match(hub.url, /^http:\/\/127\.0\.0\.1:\d+$/);
   assert.match(hub.stderr(), new RegExp(`corpus: ${corpus.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} \\(1 record\\)`));
   assert.match(hub.stderr(), /keys: none yet .*p-e-relay keys add AGENT/);
@@ -101,7 +80,7 @@ test('sign prints an Authorization header the hub accepts for that body', async 
   const store = await hubStore(t);
   const { keys } = store;
   await runCli(['keys', 'add', 'scout-7', '--keys', keys]);
-  const hub = await spawnHub(store);
+  const hub = await startHub(store);
   const body = record({ kind: 'signed-by-cli' });
   const signed = await runCli(['sign', '--agent', 'scout-7', '--keys', keys], { input: body });
   assert.equal(signed.code, 0);
@@ -129,7 +108,7 @@ function exitOf(child: ChildProcess, boundMs: number): Promise<number | null> {
 
 test('serve --http on a busy port says so and exits 1 by itself within 2 s', async (t) => {
   const store = await hubStore(t);
-  const first = await spawnHub(store);
+  const first = await startHub(store);
   const port = new URL(first.url).port;
   const second = spawn(process.execPath, [BIN, 'serve', '--http', '--port', port, '--corpus', store.corpus, '--keys', store.keys], { stdio: ['ignore', 'ignore', 'pipe'] });
   store.stopFirst(() => second.kill('SIGKILL'));
@@ -149,7 +128,7 @@ test('serve --http on a busy port says so and exits 1 by itself within 2 s', asy
 test('serve --http stops by itself on SIGTERM with a stream open, exit 0', async (t) => {
   const store = await hubStore(t);
   assert.equal((await runCli(['keys', 'add', 'watcher', '--keys', store.keys])).code, 0);
-  const hub = await spawnHub(store);
+  const hub = await startHub(store);
   const stream = await fetch(`${hub.url}/events`, { headers: { Authorization: sign('watcher', (await readKey(store.keys, 'watcher'))!, 'GET') } });
   assert.equal(stream.status, 200);
   const reading = stream.body!.getReader();
@@ -162,7 +141,7 @@ test('serve --http stops by itself on SIGTERM with a stream open, exit 0', async
 
 test('keys add on a running hub is logged as an added key, never as a revocation', async (t) => {
   const store = await hubStore(t);
-  const hub = await spawnHub(store);
+  const hub = await startHub(store);
   const seen = (pattern: RegExp) =>
     new Promise<void>((resolve) => {
       const check = () => pattern.test(hub.stderr()) && (hub.child.stderr!.off('data', check), resolve());

@@ -7,7 +7,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { record } from './helpers.js';
-import { eventually, httpClient, startTestHub } from './http-helpers.js';
+import { httpClient, startTestHub } from './http-helpers.js';
+import { eventually } from './support/poll.js';
 
 test('progress notifications keep a wait alive past the client\'s request timeout', async (t) => {
   const h = await startTestHub(t);
@@ -19,9 +20,9 @@ test('progress notifications keep a wait alive past the client\'s request timeou
     resetTimeoutOnProgress: true,
     onprogress: (p) => progress.push(p.progress),
   });
-  await eventually(() => progress.length > 0, 'a progress notification', 12_000);
+  await eventually(() => progress.length > 0, 'a progress notification', { timeoutMs: 12_000 });
   // Past the client's 11 s: without progress the call would have failed by now.
-  await eventually(() => Date.now() - started > 11_500, 'the client timeout to pass', 13_000);
+  await eventually(() => Date.now() - started > 11_500, 'the client timeout to pass', { timeoutMs: 13_000 });
   await h.store.append(Buffer.from(record({ kind: 'late' })), { depositedBy: 'cli/test' });
   const result = await waiting;
   assert.deepEqual((result.structuredContent as { appeared: { kind: string }[] }).appeared.map((r) => r.kind), ['late']);

@@ -7,7 +7,8 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { revokeKey } from '../lib/auth/keys.js';
 import { errorCode, record } from './helpers.js';
-import { eventually, httpClient, openEvents, sign, sseReader, startTestHub, type TestHub } from './http-helpers.js';
+import { httpClient, openEvents, sign, sseReader, startTestHub, type TestHub } from './http-helpers.js';
+import { eventually } from './support/poll.js';
 
 async function append(h: TestHub, headers: Record<string, string> = {}, body = 'hello'): Promise<string> {
   return (await h.store.append(Buffer.from(record(headers, body)), { depositedBy: 'cli/test' })).id;

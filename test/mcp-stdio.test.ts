@@ -9,6 +9,8 @@ import type { CallToolResult, JSONRPCMessage, Progress } from '@modelcontextprot
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import { corpusPaths } from '../lib/store/paths.js';
 import { BIN, errorCode, record, stdioClient, tempStore, textOf } from './helpers.js';
+import { refused } from './support/refusal.js';
+import type { ErrorCode } from '../lib/errors.js';
 
 test('tools/list names the six tools, each with annotations', async (t) => {
   const { corpus } = await tempStore(t);
@@ -63,12 +65,6 @@ function structured<T = Record<string, unknown>>(result: CallToolResult): T {
   return result.structuredContent as T;
 }
 
-function refusalMeta(result: CallToolResult): Record<string, unknown> {
-  assert.equal(result.isError, true, 'a refusal');
-  assert.equal(result.structuredContent, undefined, 'refusals carry no structuredContent');
-  return (result._meta as Record<string, Record<string, unknown>>)['p-e-relay/error']!;
-}
-
 /** Appends a record over MCP and returns its id. */
 async function put(client: Client, headers: Record<string, string> = {}, body = 'hello', id?: string): Promise<string> {
   return structured<{ id: string }>(await call(client, 'append_relay', { bytes: record(headers, body), ...(id ? { id } : {}) })).id;
@@ -112,8 +108,7 @@ test('get_relay refuses an absent id with not_found, naming its state', async (t
   await put(client, { parent: 'relay-0009' });
   for (const [id, state] of [['relay-0009', 'KNOWN_MISSING'], ['relay-0002', 'UNKNOWN'], ['relay-2', 'UNKNOWN'], ['../x', 'UNKNOWN'], ['RELAY-0001', 'UNKNOWN']]) {
     const result = await call(client, 'get_relay', { id });
-    const meta = refusalMeta(result);
-    assert.equal(meta.code, 'not_found');
+    const meta = refused(result, 'not_found').details;
     assert.equal(meta.state, state);
     assert.ok(textOf(result).includes(state!), textOf(result));
   }
@@ -127,8 +122,7 @@ test('get_relay refuses a record whose bytes no longer match as damaged; exists 
   // Edited the way an editor saves: a new file renamed over the old name.
   await writeFile(`${file}.edit`, (await readFile(file, 'utf8')).replace('original', 'tampered'));
   await rename(`${file}.edit`, file);
-  const meta = refusalMeta(await call(client, 'get_relay', { id }));
-  assert.equal(meta.code, 'damaged');
+  const meta = refused(await call(client, 'get_relay', { id }), 'damaged').details;
   assert.equal(meta.state, 'PRESENT');
   assert.deepEqual(structured(await call(client, 'exists', { id })), { id, state: 'PRESENT' });
 });
@@ -158,7 +152,7 @@ test('list_relays and wait_for_relay refuse a malformed after', async (t) => {
   for (const after of ['relay-1', 'RELAY-0001', 'relay-0001 ', '../x', '']) {
     for (const tool of ['list_relays', 'wait_for_relay']) {
       const result = await call(client, tool, { after, timeout_ms: 10 });
-      assert.equal(refusalMeta(result).code, 'bad_id', `${tool} after ${JSON.stringify(after)}`);
+      refused(result, 'bad_id');
       assert.ok(textOf(result).includes('relay-0000'), 'the sentence says what to send instead');
     }
   }
@@ -196,7 +190,7 @@ test('append_relay refuses a malformed id with bad_id, showing the expected shap
   const client = await connect(t, corpus);
   for (const id of ['relay-33', 'RELAY-0033', 'relay-0033 ', '../x', 'relay-0000']) {
     const result = await call(client, 'append_relay', { id, bytes: record() });
-    assert.equal(refusalMeta(result).code, 'bad_id');
+    refused(result, 'bad_id');
     assert.ok(textOf(result).includes('relay-0033'), textOf(result));
   }
   assert.equal(textOf(await call(client, 'list_relays')), 'present (0):\nknown missing (0):');
@@ -206,10 +200,10 @@ test('append_relay refuses a held id, saying in _meta whether the bytes are iden
   const { corpus } = await tempStore(t);
   const client = await connect(t, corpus);
   await put(client, { kind: 'note' }, 'first');
-  const same = refusalMeta(await call(client, 'append_relay', { id: 'relay-0001', bytes: record({ kind: 'note' }, 'first') }));
-  assert.deepEqual([same.code, same.id, same.identical], ['id_held', 'relay-0001', true]);
-  const different = refusalMeta(await call(client, 'append_relay', { id: 'relay-0001', bytes: record({ kind: 'note' }, 'second') }));
-  assert.deepEqual([different.code, different.identical], ['id_held', false]);
+  const same = refused(await call(client, 'append_relay', { id: 'relay-0001', bytes: record({ kind: 'note' }, 'first') }), 'id_held').details;
+  assert.deepEqual([same.id, same.identical], ['relay-0001', true]);
+  const different = refused(await call(client, 'append_relay', { id: 'relay-0001', bytes: record({ kind: 'note' }, 'second') }), 'id_held').details;
+  assert.deepEqual([different.identical], [false]);
 });
 
 test('append_relay refuses an id ahead of the next free one, naming it, even one a record cites (SPEC §8c); takes the next free id', async (t) => {
@@ -217,24 +211,23 @@ test('append_relay refuses an id ahead of the next free one, naming it, even one
   const client = await connect(t, corpus);
   await put(client, { parent: 'relay-0040' });
   const result = await call(client, 'append_relay', { id: 'relay-0009', bytes: record() });
-  const meta = refusalMeta(result);
-  assert.equal(meta.code, 'id_ahead');
+  const meta = refused(result, 'id_ahead').details;
   assert.equal(meta.nextFree, 'relay-0002');
   assert.ok(textOf(result).includes('relay-0002'));
-  assert.equal(refusalMeta(await call(client, 'append_relay', { id: 'relay-0040', bytes: record() })).code, 'id_ahead', 'citing relay-0040 reserved nothing');
+  refused(await call(client, 'append_relay', { id: 'relay-0040', bytes: record() }), 'id_ahead');
   assert.equal(await put(client, {}, 'the next free', 'relay-0002'), 'relay-0002');
 });
 
 test('append_relay refuses bad records: no first line, NUL, a lone surrogate, too large, too many refs', async (t) => {
   const { corpus } = await tempStore(t);
   const client = await connect(t, corpus, ['--max-record-bytes', '100']);
-  const cases: [string, string][] = [
+  const cases: [string, ErrorCode][] = [
     ['kind: note\n\nno first line', 'bad_record'],
     ['@p-e/x0\n\nnul\0byte', 'bad_record'],
     ['@p-e/x0\n\nlone \uD800 surrogate', 'bad_record'],
     [`@p-e/x0\n\n${'x'.repeat(100)}`, 'too_large'],
   ];
-  for (const [bytes, code] of cases) assert.equal(refusalMeta(await call(client, 'append_relay', { bytes })).code, code, JSON.stringify(bytes.slice(0, 30)));
+  for (const [bytes, code] of cases) refused(await call(client, 'append_relay', { bytes }), code);
   assert.deepEqual(await readdir(corpusPaths(corpus).tmp), []);
   assert.equal(textOf(await call(client, 'list_relays')), 'present (0):\nknown missing (0):');
 });
@@ -243,7 +236,7 @@ test('append_relay refuses a record naming more than 64 ids', async (t) => {
   const { corpus } = await tempStore(t);
   const client = await connect(t, corpus);
   const ids = Array.from({ length: 65 }, (_, i) => `relay-${String(i + 100).padStart(4, '0')}`).join(' ');
-  assert.equal(refusalMeta(await call(client, 'append_relay', { bytes: record({ ref: ids }) })).code, 'too_many_refs');
+  refused(await call(client, 'append_relay', { bytes: record({ ref: ids }) }), 'too_many_refs');
 });
 
 test('append_relay stores the bytes exactly as sent, CRLF included', async (t) => {
@@ -321,7 +314,7 @@ test('a store of width 6 states its width in the tool descriptions and uses it',
   }
   assert.equal(await put(client), 'relay-000001');
   assert.deepEqual(structured(await call(client, 'exists', { id: 'relay-0001' })), { id: 'relay-0001', state: 'UNKNOWN' });
-  assert.equal(refusalMeta(await call(client, 'append_relay', { id: 'relay-0002', bytes: record() })).code, 'bad_id');
+  refused(await call(client, 'append_relay', { id: 'relay-0002', bytes: record() }), 'bad_id');
 });
 
 test('arguments that fail the input schema are refused by the protocol as an isError result', async (t) => {

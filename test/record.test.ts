@@ -3,18 +3,10 @@ import { test } from 'node:test';
 import { RelayError } from '../lib/errors.js';
 import { idShape } from '../lib/model/ids.js';
 import { DEFAULT_MAX_RECORD_BYTES, FIRST_LINE, MAX_NAMED_IDS, decodeRecordText, encodeRecordText, parseRecord } from '../lib/model/record.js';
+import { refused } from './support/refusal.js';
 
 const shape = idShape();
 const parse = (text: string | Buffer, max?: number) => parseRecord(typeof text === 'string' ? Buffer.from(text) : text, shape, max);
-
-/** Asserts that `fn` throws a RelayError with this code, and returns it. */
-function refused(fn: () => unknown, code: string): RelayError {
-  let caught: unknown;
-  assert.throws(fn, (err) => ((caught = err), true));
-  assert.ok(caught instanceof RelayError, `a RelayError, not ${String(caught)}`);
-  assert.equal(caught.code, code);
-  return caught;
-}
 
 test('a record with the SPEC example headers yields its claims', () => {
   const claims = parse('@p-e/x0\nkind: reply\nfrom: scout-7\nto: relay-3\nparent: relay-0012\nref: relay-0007 relay-0009\n\nFree text body.');

@@ -17,7 +17,8 @@ import { addKey, readKey } from '../lib/auth/keys.js';
 import { authorizationFor } from '../lib/auth/sign.js';
 import { killed, record, tempStore } from './helpers.js';
 import { sseReader } from './http-helpers.js';
-import { hubProcess, processStats, rawStdio, scale, until, type HubProcess } from './reliability-helpers.js';
+import { hubProcess, processStats, rawStdio, scale, type HubProcess } from './reliability-helpers.js';
+import { eventually } from './support/poll.js';
 
 const AGENTS = 16;
 const BURST = scale(300, 1000);
@@ -106,7 +107,7 @@ async function baseline(hub: Hub): Promise<{ fds: number; rssKiB: number }> {
   await stream.next();
   await stream.close();
   await request(hub, 'GET', '/relays').done;
-  await until(async () => (await metric(hub, 'p_e_relay_active_streams')) === 0, 'the warm-up stream to end');
+  await eventually(async () => (await metric(hub, 'p_e_relay_active_streams')) === 0, 'the warm-up stream to end');
   let last = -1;
   for (;;) {
     await new Promise((r) => setTimeout(r, 150));
@@ -148,7 +149,7 @@ function rawStream(hub: Hub, query: string, stall = false): Promise<{ socket: ne
 
 /** Waits until the hub holds no more file descriptors than at the baseline, and says what it holds. */
 async function backToBaseline(t: TestContext, hub: Hub, base: { fds: number; rssKiB: number }, what: string, peak: { fds: number; rssKiB: number }): Promise<void> {
-  await until(async () => (await processStats(hub.pid)).fds <= base.fds, `the hub's file descriptors to return to ${base.fds} after ${what}`, 15_000);
+  await eventually(async () => (await processStats(hub.pid)).fds <= base.fds, `the hub's file descriptors to return to ${base.fds} after ${what}`, { timeoutMs: 15_000 });
   const after = await processStats(hub.pid);
   t.diagnostic(`${what}: fds ${base.fds} → ${peak.fds} at peak → ${after.fds}; RSS ${base.rssKiB} → ${peak.rssKiB} → ${after.rssKiB} KiB`);
   assert.ok(after.fds <= base.fds, `${after.fds} fds, ${base.fds} at the baseline`);
@@ -161,7 +162,7 @@ test(`${BURST} clients vanish in the middle of a wait: the hub ends every wait a
   const base = await baseline(hub);
   const calls = Array.from({ length: BURST }, (_, i) => waitCall(hub, 100 + i, { timeout_ms: 60_000 }));
   for (const c of calls) c.done.catch(() => {}); // they will be cut off
-  await until(async () => (await metric(hub, 'p_e_relay_active_waits')) === BURST, `${BURST} waits to be blocked`, 20_000);
+  await eventually(async () => (await metric(hub, 'p_e_relay_active_waits')) === BURST, `${BURST} waits to be blocked`, { timeoutMs: 20_000 });
   const peak = await processStats(hub.pid);
   assert.ok(peak.sockets >= BURST, `the hub holds a socket per wait (${peak.sockets})`);
   for (const c of calls) c.req.destroy();
@@ -190,7 +191,7 @@ test('stalled readers of the event stream are dropped; a reader that keeps up ge
   const sockets = await Promise.all(Array.from({ length: stalled }, () => rawStream(hub, '', true).then((s) => s.socket)));
   t.after(() => sockets.forEach((s) => s.destroy()));
   const healthy = await openStream(hub, '');
-  await until(async () => (await metric(hub, 'p_e_relay_active_streams')) === stalled + 1, 'every stream to be open');
+  await eventually(async () => (await metric(hub, 'p_e_relay_active_streams')) === stalled + 1, 'every stream to be open');
   const open = await processStats(hub.pid);
 
   // Records whose metadata is large (a 60 KB kind:) make each event large, so the stalled sockets fill.
@@ -202,7 +203,7 @@ test('stalled readers of the event stream are dropped; a reader that keeps up ge
   for (let i = 0; i < records; i++) assert.equal((await append(hub, record({ kind: `k${i}-${'x'.repeat(60_000)}` }, `big ${i}`))).status, 201);
   await reading;
   assert.deepEqual(seen, Array.from({ length: records }, (_, i) => `relay-${String(i + 2).padStart(4, '0')}`), 'the reader that keeps up gets every event, in order');
-  await until(async () => (await metric(hub, 'p_e_relay_dropped_subscribers_total')) === stalled, `all ${stalled} stalled readers to be dropped`, 15_000);
+  await eventually(async () => (await metric(hub, 'p_e_relay_dropped_subscribers_total')) === stalled, `all ${stalled} stalled readers to be dropped`, { timeoutMs: 15_000 });
   const filled = await processStats(hub.pid);
   await healthy.close();
   await backToBaseline(t, hub, base, `${stalled} stalled readers dropped`, { fds: open.fds, rssKiB: Math.max(open.rssKiB, filled.rssKiB) });
@@ -214,7 +215,7 @@ test(`bursts of ${BURST} waits, each woken by one append: every one is answered 
   for (let round = 0; round < BURSTS; round++) {
     const after = `relay-${String(round + 1).padStart(4, '0')}`;
     const calls = Array.from({ length: BURST }, (_, i) => waitCall(hub, 1000 + i, { after, timeout_ms: 60_000 }));
-    await until(async () => (await metric(hub, 'p_e_relay_active_waits')) === BURST, `${BURST} waits to be blocked`, 20_000);
+    await eventually(async () => (await metric(hub, 'p_e_relay_active_waits')) === BURST, `${BURST} waits to be blocked`, { timeoutMs: 20_000 });
     const peak = await processStats(hub.pid);
     assert.equal((await append(hub, record({ kind: 'wake-up' }))).status, 201);
     const answers = await Promise.all(calls.map((c) => c.done));

@@ -20,7 +20,8 @@ import { corpusPaths } from '../lib/store/paths.js';
 import { verifyCorpus } from '../lib/ops/verify.js';
 import { record, runCli, stdioClient, tempStore, textOf } from './helpers.js';
 import { sign } from './http-helpers.js';
-import { hubProcess, pool, scale, until } from './reliability-helpers.js';
+import { hubProcess, pool, scale } from './reliability-helpers.js';
+import { eventually } from './support/poll.js';
 
 const shape = idShape();
 const PER_LANE = scale(25, 250);
@@ -132,10 +133,10 @@ test(`8 processes, ${TOTAL} concurrent appends (4 stdio servers, 2 signed HTTP h
 
   // Every serving process came to index every record, whoever wrote it.
   for (const client of stdio) {
-    await until(async () => ((await client.callTool({ name: 'list_relays', arguments: {} })).structuredContent as { present: string[] }).present.length === total, 'a stdio server to index every record');
+    await eventually(async () => ((await client.callTool({ name: 'list_relays', arguments: {} })).structuredContent as { present: string[] }).present.length === total, 'a stdio server to index every record');
   }
   for (const hub of [hubA, hubB]) {
-    await until(async () => ((await (await fetch(`${hub.url}/relays`, { headers: { Accept: 'application/json' } })).json()) as { present: string[] }).present.length === total, 'a hub to index every record');
+    await eventually(async () => ((await (await fetch(`${hub.url}/relays`, { headers: { Accept: 'application/json' } })).json()) as { present: string[] }).present.length === total, 'a hub to index every record');
   }
   t.diagnostic(`appends: ${total} (6 server lanes × ${PER_LANE}, 2 CLI lanes × ${PER_CLI_LANE}), ids distinct and contiguous, bytes lost 0`);
 });

@@ -14,6 +14,9 @@ import path from 'node:path';
 import type { TestContext } from 'node:test';
 import type { HubOptions } from '../lib/http/server.js';
 import { BIN, ROOT, killed } from './helpers.js';
+import { spawnHub, type HubProcess } from './support/hub-process.js';
+
+export type { HubProcess };
 
 export const LONG = process.env.P_E_RELAY_LONG === '1';
 
@@ -24,16 +27,6 @@ export function scale(short: number, long: number): number {
 
 const FIXTURE = path.join(ROOT, 'test', 'fixtures', 'serve-http.ts');
 
-export interface HubProcess {
-  child: ChildProcess;
-  pid: number;
-  url: string;
-  port: number;
-  stderr(): string;
-  /** SIGTERM (a clean shutdown) and wait for the exit. */
-  stop(): Promise<void>;
-}
-
 export type TunedHub = Partial<Omit<HubOptions, 'store' | 'keys' | 'log'>> & { store?: { maxRecordBytes?: number; reconcileMs?: number } };
 
 /**
@@ -42,37 +35,18 @@ export type TunedHub = Partial<Omit<HubOptions, 'store' | 'keys' | 'log'>> & { s
  * limits); without, it is the built CLI: `p-e-relay serve --http`.
  */
 export async function hubProcess(t: TestContext | null, corpus: string, keys: string, options: { args?: string[]; tuned?: TunedHub; env?: Record<string, string> } = {}): Promise<HubProcess> {
-  const env = { ...process.env, P_E_RELAY_LOG: 'info', ...options.env };
-  const child = options.tuned
-    ? spawn(process.execPath, ['--import', 'tsx', FIXTURE, JSON.stringify({ ...options.tuned, store: { corpus, ...options.tuned.store }, keys })], { cwd: ROOT, env, stdio: ['ignore', 'ignore', 'pipe'] })
-    : spawn(process.execPath, [BIN, 'serve', '--http', '--port', '0', '--corpus', corpus, '--keys', keys, ...(options.args ?? [])], { env, stdio: ['ignore', 'ignore', 'pipe'] });
-  let stderr = '';
-  child.stderr!.on('data', (d) => (stderr += d));
-  const stop = async () => {
-    if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
-    await killed(child);
-  };
-  t?.after(() => {
-    child.kill('SIGKILL');
-    return killed(child);
+  return spawnHub({
+    corpus,
+    keys,
+    args: options.args,
+    argv: options.tuned && ['--import', 'tsx', FIXTURE, JSON.stringify({ ...options.tuned, store: { corpus, ...options.tuned.store }, keys })],
+    cwd: ROOT,
+    env: { P_E_RELAY_LOG: 'info', ...options.env },
+    // "serving" comes before the start-up scan ends; the corpus line comes after.
+    until: 'scanned',
+    cleanup: t,
+    kill: 'SIGKILL',
   });
-  const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`the hub did not start in time:\n${stderr}`)), 20_000);
-    const look = () => {
-      const m = /serving (http:\/\/127\.0\.0\.1:\d+)/.exec(stderr);
-      if (m) {
-        clearTimeout(timer);
-        child.stderr!.off('data', look);
-        resolve(m[1]!);
-      }
-    };
-    child.stderr!.on('data', look);
-    child.once('exit', (code) => reject(new Error(`the hub exited (${code}) before serving:\n${stderr}`)));
-  });
-  // "serving" comes before the start-up scan ends; the corpus line comes after.
-  const deadline = Date.now() + 20_000;
-  while (!/corpus: /.test(stderr) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
-  return { child, pid: child.pid!, url, port: Number(new URL(url).port), stderr: () => stderr, stop };
 }
 
 /** Open file descriptors and resident memory of a live process, from /proc. */
@@ -205,15 +179,6 @@ export async function rawStdio(t: TestContext | null, corpus: string, env: Recor
   if (!init.result) throw new Error(`initialize failed: ${JSON.stringify(init)}`);
   sendLine(JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }));
   return { child, sendLine, request, unsolicited, garbage, stderr: () => stderr, alive: () => child.exitCode === null && child.signalCode === null };
-}
-
-/** Polls until `check` holds, or fails after the deadline. */
-export async function until(check: () => boolean | Promise<boolean>, what: string, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
 }
 
 /** Runs `tasks` with at most `limit` in flight. */

@@ -17,7 +17,8 @@ import { addKey, readKey } from '../lib/auth/keys.js';
 import { corpusPaths } from '../lib/store/paths.js';
 import { errorCode, record, runCli, stdioClient, tempStore, textOf } from './helpers.js';
 import { sign } from './http-helpers.js';
-import { hubProcess, until } from './reliability-helpers.js';
+import { hubProcess } from './reliability-helpers.js';
+import { eventually } from './support/poll.js';
 
 async function call(client: Client, name: string, args: Record<string, unknown> = {}): Promise<{ code?: string; text: string; sc: Record<string, unknown> | undefined }> {
   const result = await client.callTool({ name, arguments: args });
@@ -44,7 +45,7 @@ test('a record removed behind the server\'s back is logged and dropped; its id i
   await appendId(client, record({ kind: 'follow-up', parent: 'relay-0002' }));
 
   await unlink(path.join(corpus, 'relay-0002'));
-  await until(() => /relay-0002 vanished from disk; dropped from the index/.test(stderr()), 'the server to log the vanished record');
+  await eventually(() => /relay-0002 vanished from disk; dropped from the index/.test(stderr()), 'the server to log the vanished record');
   assert.equal((await call(client, 'exists', { id: 'relay-0002' })).text, 'relay-0002 KNOWN_MISSING', 'relay-0003 still names it');
   const get = await call(client, 'get_relay', { id: 'relay-0002' });
   assert.equal(get.code, 'not_found');
@@ -99,14 +100,14 @@ test('the corpus directory taken away and put back: appends are refused meanwhil
   assert.equal(refused.code, 'store_unavailable', refused.text);
   assert.match(refused.text, /corpus directory is gone.*nothing was stored/);
   assert.equal((await call(client, 'exists', { id: 'relay-0001' })).text, 'relay-0001 PRESENT', 'the index still answers');
-  await until(() => /cannot read the corpus directory .*serving what is already indexed/.test(stderr()), 'the server to log that the corpus is gone', 10_000);
+  await eventually(() => /cannot read the corpus directory .*serving what is already indexed/.test(stderr()), 'the server to log that the corpus is gone', { timeoutMs: 10_000 });
 
   await rename(away, corpus);
-  await until(() => /the corpus directory .* is back/.test(stderr()), 'the server to log that the corpus is back', 10_000);
+  await eventually(() => /the corpus directory .* is back/.test(stderr()), 'the server to log that the corpus is back', { timeoutMs: 10_000 });
   assert.equal(await appendId(client, record({ kind: 'after' })), 'relay-0002');
   const other = await runCli(['append', '--corpus', corpus], { input: record({ kind: 'from-the-cli' }) });
   assert.equal(other.stdout.trim(), 'relay-0003', other.stderr);
-  await until(async () => (await call(client, 'exists', { id: 'relay-0003' })).text === 'relay-0003 PRESENT', 'the server to see an append by another process');
+  await eventually(async () => (await call(client, 'exists', { id: 'relay-0003' })).text === 'relay-0003 PRESENT', 'the server to see an append by another process');
 });
 
 test('the corpus replaced by a fresh copy without .state/ (a restore, a re-clone): the server writes into the new directory and keeps its ids', async (t) => {
@@ -119,7 +120,7 @@ test('the corpus replaced by a fresh copy without .state/ (a restore, a re-clone
   await cp(corpus, copy, { recursive: true, filter: (src) => !src.includes(`${path.sep}.state`) });
   await rm(corpus, { recursive: true });
   await rename(copy, corpus);
-  await until(() => /the corpus directory .* was replaced by another directory/.test(stderr()), 'the server to notice the new directory', 10_000);
+  await eventually(() => /the corpus directory .* was replaced by another directory/.test(stderr()), 'the server to notice the new directory', { timeoutMs: 10_000 });
 
   assert.equal(await appendId(client, record({ kind: 'three' })), 'relay-0003', 'appends work in the new directory');
   const issued = await readFile(corpusPaths(corpus).issued, 'utf8').catch(() => '');

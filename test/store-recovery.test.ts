@@ -12,6 +12,7 @@ import { createLogger } from '../lib/log.js';
 import { corpusPaths } from '../lib/store/paths.js';
 import { openStore } from '../lib/store/store.js';
 import { record, tempStore } from './helpers.js';
+import { eventually } from './support/poll.js';
 
 const BY = { depositedBy: 'cli/test' };
 
@@ -21,14 +22,6 @@ async function dropIn(corpus: string, id: string, body: string): Promise<Buffer>
   const file = buildRecordFile({ provenance: 'as-received', depositedBy: 'mcp', depositedAt: new Date().toISOString(), digest: digestOf(bytes) }, bytes);
   await writeFile(corpusPaths(corpus).record(id), file);
   return file;
-}
-
-async function until(check: () => boolean | Promise<boolean>, what: string, ms = 5000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
 }
 
 test('the start-up scan wakes nobody: records held before the start are not news', async (t) => {
@@ -82,7 +75,7 @@ test('a file first seen half-written is served once it is whole, and then wakes 
   // The first half lands and stays that way past the settling retries, as a stalled `git pull` might leave it.
   const file = corpusPaths(corpus).record('relay-0001');
   await writeFile(file, whole.subarray(0, whole.length - 5));
-  await until(() => warnings.some((w) => w.includes('relay-0001 is damaged')), 'the store to call the file damaged');
+  await eventually(() => warnings.some((w) => w.includes('relay-0001 is damaged')), 'the store to call the file damaged');
   assert.equal((await store.exists('relay-0001')).state, 'PRESENT');
   await assert.rejects(store.read('relay-0001'), { code: 'damaged' });
 

@@ -6,6 +6,7 @@ import { digestOf, splitRecordFile } from '../lib/model/deposit.js';
 import { corpusPaths } from '../lib/store/paths.js';
 import { openStore, RelayStore, type StoreOptions } from '../lib/store/store.js';
 import { record, tempStore } from './helpers.js';
+import { refused } from './support/refusal.js';
 
 const BY = { depositedBy: 'cli/test' };
 const rec = (headers: Record<string, string> = {}, body = 'hello') => Buffer.from(record(headers, body));
@@ -20,14 +21,6 @@ async function open(t: TestContext, corpus: string, options: Partial<StoreOption
 async function fresh(t: TestContext, options: { idWidth?: number } = {}): Promise<{ store: RelayStore; corpus: string }> {
   const { corpus } = await tempStore(t, options);
   return { store: await open(t, corpus, { watch: 'none' }), corpus };
-}
-
-async function refusedWith(promise: Promise<unknown>, code: string): Promise<RelayError> {
-  let caught: unknown;
-  await assert.rejects(promise, (err) => ((caught = err), true));
-  assert.ok(caught instanceof RelayError, `a RelayError, not ${String(caught)}`);
-  assert.equal(caught.code, code, caught.message);
-  return caught;
 }
 
 async function appendMany(store: RelayStore, count: number): Promise<string[]> {
@@ -116,7 +109,7 @@ test('a proposal may re-deposit a lost record: a KNOWN_MISSING id at or below th
 test('a KNOWN_MISSING id above the high-water mark is a proposal ahead like any other (SPEC §8c)', async (t) => {
   const { store, corpus } = await fresh(t);
   await store.append(rec({ parent: 'relay-9999' }), BY);
-  const err = await refusedWith(store.append(rec(), { ...BY, id: 'relay-9999' }), 'id_ahead');
+  const err = await refused(store.append(rec(), { ...BY, id: 'relay-9999' }), 'id_ahead');
   assert.equal(err.details.nextFree, 'relay-0002');
   assert.equal((await store.append(rec(), BY)).id, 'relay-0002', 'assignment goes on for everyone');
   assert.deepEqual((await readdir(corpus)).filter((n) => n.startsWith('relay-')).sort(), ['relay-0001', 'relay-0002']);
@@ -132,10 +125,10 @@ test('a proposal may take the next free id itself', async (t) => {
 test('a proposal beyond the next free id is refused as id_ahead, naming the next free id', async (t) => {
   const { store, corpus } = await fresh(t);
   await appendMany(store, 2);
-  const err = await refusedWith(store.append(rec(), { ...BY, id: 'relay-0005' }), 'id_ahead');
+  const err = await refused(store.append(rec(), { ...BY, id: 'relay-0005' }), 'id_ahead');
   assert.equal(err.details.nextFree, 'relay-0003');
   assert.ok(err.message.includes('relay-0003'));
-  await refusedWith(store.append(rec(), { ...BY, id: 'relay-9999' }), 'id_ahead');
+  await refused(store.append(rec(), { ...BY, id: 'relay-9999' }), 'id_ahead');
   assert.deepEqual((await readdir(corpus)).filter((n) => n.startsWith('relay-')).sort(), ['relay-0001', 'relay-0002']);
 });
 
@@ -143,7 +136,7 @@ test('a proposal that is held is refused as id_held, saying the bytes are identi
   const { store } = await fresh(t);
   const bytes = rec({ kind: 'note' }, 'same');
   await store.append(bytes, BY);
-  const err = await refusedWith(store.append(bytes, { ...BY, id: 'relay-0001' }), 'id_held');
+  const err = await refused(store.append(bytes, { ...BY, id: 'relay-0001' }), 'id_held');
   assert.equal(err.details.identical, true);
   assert.equal(err.details.id, 'relay-0001');
 });
@@ -151,14 +144,14 @@ test('a proposal that is held is refused as id_held, saying the bytes are identi
 test('a proposal that is held by different bytes is refused with identical false', async (t) => {
   const { store } = await fresh(t);
   await store.append(rec({}, 'one'), BY);
-  const err = await refusedWith(store.append(rec({}, 'two'), { ...BY, id: 'relay-0001' }), 'id_held');
+  const err = await refused(store.append(rec({}, 'two'), { ...BY, id: 'relay-0001' }), 'id_held');
   assert.equal(err.details.identical, false);
 });
 
 for (const id of ['relay-33', 'RELAY-0001', 'relay-0001 ', '../x', 'relay-0000', 'relay-000001', '']) {
   test(`a proposal of ${JSON.stringify(id)} is refused as bad_id, showing the expected shape`, async (t) => {
     const { store, corpus } = await fresh(t);
-    const err = await refusedWith(store.append(rec(), { ...BY, id }), 'bad_id');
+    const err = await refused(store.append(rec(), { ...BY, id }), 'bad_id');
     assert.ok(err.message.includes('relay-0033'), err.message);
     assert.deepEqual((await readdir(corpus)).filter((n) => !n.startsWith('.')), []);
   });
@@ -166,8 +159,8 @@ for (const id of ['relay-33', 'RELAY-0001', 'relay-0001 ', '../x', 'relay-0000',
 
 test('a bad record is refused before anything is written', async (t) => {
   const { store, corpus } = await fresh(t);
-  await refusedWith(store.append(Buffer.from('hello'), BY), 'bad_record');
-  await refusedWith(store.append(Buffer.from('@p-e/x0\n\n\0'), BY), 'bad_record');
+  await refused(store.append(Buffer.from('hello'), BY), 'bad_record');
+  await refused(store.append(Buffer.from('@p-e/x0\n\n\0'), BY), 'bad_record');
   assert.deepEqual(await readdir(corpusPaths(corpus).tmp), []);
   assert.equal((await store.append(rec(), BY)).id, 'relay-0001');
 });
@@ -176,7 +169,7 @@ test('the size limit is configurable', async (t) => {
   const { corpus } = await tempStore(t);
   const store = await open(t, corpus, { watch: 'none', maxRecordBytes: 64 });
   await store.append(rec({}, 'x'.repeat(40)), BY);
-  await refusedWith(store.append(rec({}, 'x'.repeat(60)), BY), 'too_large');
+  await refused(store.append(rec({}, 'x'.repeat(60)), BY), 'too_large');
 });
 
 // ---- ids are never reused ----------------------------------------------------
@@ -206,10 +199,10 @@ test('when the id space is used up, appends are refused as ids_exhausted', async
   await writeFile(corpusPaths(corpus).issued, 'relay-9998\n');
   const store = await open(t, corpus, { watch: 'none' });
   assert.equal((await store.append(rec(), BY)).id, 'relay-9999');
-  const err = await refusedWith(store.append(rec(), BY), 'ids_exhausted');
+  const err = await refused(store.append(rec(), BY), 'ids_exhausted');
   assert.ok(err.message.includes('relay-9999'), err.message);
   assert.equal((await store.append(rec(), { ...BY, id: 'relay-0001' })).id, 'relay-0001', 'a gap can still be filled');
-  const ahead = await refusedWith(store.append(rec(), { ...BY, id: 'relay-9999' }), 'id_held');
+  const ahead = await refused(store.append(rec(), { ...BY, id: 'relay-9999' }), 'id_held');
   assert.equal(ahead.details.id, 'relay-9999');
 });
 
@@ -228,7 +221,7 @@ test('read re-checks the digest: an edited file is refused as damaged, and exist
   const text = await readFile(file, 'utf8');
   await unlink(file); // the store writes records read-only; an editor replaces them
   await writeFile(file, text.replace('original', 'tampered'));
-  const err = await refusedWith(store.read(id), 'damaged');
+  const err = await refused(store.read(id), 'damaged');
   assert.equal(err.details.state, 'PRESENT');
   assert.equal((await store.exists(id)).state, 'PRESENT');
 });
@@ -236,10 +229,10 @@ test('read re-checks the digest: an edited file is refused as damaged, and exist
 test('read of an id that is not held is not_found, naming its state', async (t) => {
   const { store } = await fresh(t);
   await store.append(rec({ parent: 'relay-0009' }), BY);
-  assert.equal((await refusedWith(store.read('relay-0009'), 'not_found')).details.state, 'KNOWN_MISSING');
-  assert.equal((await refusedWith(store.read('relay-0002'), 'not_found')).details.state, 'UNKNOWN');
+  assert.equal((await refused(store.read('relay-0009'), 'not_found')).details.state, 'KNOWN_MISSING');
+  assert.equal((await refused(store.read('relay-0002'), 'not_found')).details.state, 'UNKNOWN');
   for (const id of ['relay-1', '../x', 'relay-0000', 'relay-0001 ']) {
-    assert.equal((await refusedWith(store.read(id), 'not_found')).details.state, 'UNKNOWN');
+    assert.equal((await refused(store.read(id), 'not_found')).details.state, 'UNKNOWN');
   }
 });
 
@@ -247,7 +240,7 @@ test('a record file that vanished is dropped from the index when read', async (t
   const { store, corpus } = await fresh(t);
   await appendMany(store, 2);
   await unlink(corpusPaths(corpus).record('relay-0002'));
-  assert.equal((await refusedWith(store.read('relay-0002'), 'not_found')).details.state, 'UNKNOWN');
+  assert.equal((await refused(store.read('relay-0002'), 'not_found')).details.state, 'UNKNOWN');
   assert.deepEqual((await store.list()).present, ['relay-0001']);
 });
 
@@ -275,7 +268,7 @@ test('list: every held and KNOWN_MISSING id; after is exclusive and filters both
 
 test('list refuses a malformed after', async (t) => {
   const { store } = await fresh(t);
-  for (const after of ['relay-2', 'RELAY-0002', 'relay-0002 ', '../x', '']) await refusedWith(store.list(after), 'bad_id');
+  for (const after of ['relay-2', 'RELAY-0002', 'relay-0002 ', '../x', '']) await refused(store.list(after), 'bad_id');
 });
 
 test('replies: records naming an id in parent or ref, one level, in id order', async (t) => {
@@ -347,7 +340,7 @@ test('an aborted wait ends at once and leaves no waiter behind', async (t) => {
 
 test('wait refuses a malformed after', async (t) => {
   const { store } = await fresh(t);
-  await refusedWith(store.wait({ after: 'relay-1', timeoutMs: 10 }), 'bad_id');
+  await refused(store.wait({ after: 'relay-1', timeoutMs: 10 }), 'bad_id');
 });
 
 // ---- a wider store, a mirror, other writers ----------------------------------------
@@ -358,9 +351,9 @@ test('a store created with id width 6 uses six-digit ids everywhere', async (t) 
   assert.equal((await store.append(rec({ parent: 'relay-000009' }), BY)).id, 'relay-000001');
   assert.equal((await store.exists('relay-000009')).state, 'KNOWN_MISSING');
   assert.equal((await store.exists('relay-0001')).state, 'UNKNOWN');
-  await refusedWith(store.append(rec(), { ...BY, id: 'relay-0002' }), 'bad_id');
+  await refused(store.append(rec(), { ...BY, id: 'relay-0002' }), 'bad_id');
   assert.deepEqual(await store.list('relay-000000'), { after: 'relay-000000', present: ['relay-000001'], knownMissing: ['relay-000009'] });
-  await refusedWith(store.list('relay-0000'), 'bad_id');
+  await refused(store.list('relay-0000'), 'bad_id');
   assert.ok((await readdir(corpus)).includes('relay-000001'));
 });
 
@@ -368,7 +361,7 @@ test('a corpus marked as a mirror refuses appends as read_only', async (t) => {
   const { corpus } = await tempStore(t);
   await writeFile(corpusPaths(corpus).mirrorMark, 'https://hub.example/\n');
   const store = await open(t, corpus, { watch: 'none' });
-  const err = await refusedWith(store.append(rec(), BY), 'read_only');
+  const err = await refused(store.append(rec(), BY), 'read_only');
   assert.equal(err.details.primary, 'https://hub.example/');
 });
 
@@ -382,7 +375,7 @@ test('open scans what is on disk: records, damaged ones, and nothing but id-shap
   for (const name of ['.relay-0005.Ab12Cd', 'relay-0006~', 'relay-06', 'README.md', 'RELAY-0007']) await writeFile(`${corpus}/${name}`, 'x');
   const store = await open(t, corpus, { watch: 'none' });
   assert.deepEqual(await store.list(), { after: null, present: ['relay-0001', 'relay-0002'], knownMissing: ['relay-0009'] });
-  await refusedWith(store.read('relay-0002'), 'damaged');
+  await refused(store.read('relay-0002'), 'damaged');
   assert.equal((await store.append(rec(), BY)).id, 'relay-0003');
 });
 

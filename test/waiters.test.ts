@@ -37,12 +37,6 @@ class World extends EventEmitter<StoreEvents> implements RecordFeed {
   }
 }
 
-const until = (predicate: () => boolean) =>
-  new Promise<void>((resolve) => {
-    const check = () => (predicate() ? resolve() : setImmediate(check));
-    check();
-  });
-
 test('clampWait: default 30000, capped at 90000, never negative', () => {
   assert.equal(DEFAULT_WAIT_MS, 30_000);
   assert.equal(MAX_WAIT_MS, 90_000);
@@ -164,8 +158,17 @@ test('onProgress is called while it blocks, with the time waited, and stops afte
   const w = new World();
   const { waiters } = w;
   const calls: number[] = [];
-  const pending = waiters.wait({ after: null, timeoutMs: 60_000, progressEveryMs: 10, onProgress: (ms) => calls.push(ms) });
-  await until(() => calls.length >= 2);
+  let progressedTwice!: () => void;
+  const twice = new Promise<void>((resolve) => (progressedTwice = resolve));
+  const pending = waiters.wait({
+    after: null,
+    timeoutMs: 60_000,
+    progressEveryMs: 10,
+    onProgress: (ms) => {
+      if (calls.push(ms) === 2) progressedTwice();
+    },
+  });
+  await twice;
   w.land(1);
   await pending;
   const seen = calls.length;
@@ -195,13 +198,18 @@ test('a record both phases see is delivered once; one landing mid-catch-up comes
   const held: string[] = [];
   let release!: () => void;
   const slowSocket = new Promise<void>((r) => (release = r));
+  let heldBack!: () => void;
+  const catchUpHeld = new Promise<void>((resolve) => (heldBack = resolve));
   const sub = subscribe(w, { after: 0, onHeld: (m) => held.push(m.id) }, (m, _n, phase) => {
     got.push(`${phase} ${m.id}`);
-    if (m.id === 'relay-0001') return slowSocket; // holds the catch-up here
+    if (m.id !== 'relay-0001') return;
+    heldBack();
+    return slowSocket; // holds the catch-up here
   });
   w.land(2); // listened for, and in the index by the time the catch-up reads it
   indexed();
-  await until(() => got.length === 1);
+  await catchUpHeld;
+  assert.equal(got.length, 1);
   w.land(3); // lands while the catch-up is held back
   release();
   await sub.caughtUp;

@@ -5,7 +5,6 @@
  * as any agent would.
  */
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
@@ -14,7 +13,8 @@ import { after, before, describe, test } from 'node:test';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { authorizationFor } from '../lib/auth/sign.js';
 import { initStore } from '../lib/ops/init.js';
-import { BIN, killed, record, runCli } from './helpers.js';
+import { record, runCli } from './helpers.js';
+import { spawnHub, type HubProcess } from './support/hub-process.js';
 
 const CHROMIUM = '/usr/bin/chromium';
 const CHROMIUM_FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
@@ -24,43 +24,15 @@ const APPEARS_WITHIN_MS = 10_000;
 
 const noBrowser = !existsSync(CHROMIUM) && process.env.CI !== 'true';
 
-interface RunningHub {
-  url: string;
-  port: number;
-  child: ChildProcess;
-}
-
 let dir: string;
 let corpus: string;
 let keys: string;
 let key: Buffer;
-let hub: RunningHub;
+let hub: HubProcess;
 let browser: BrowserContext;
 
-async function startHub(port = 0): Promise<RunningHub> {
-  const child = spawn(process.execPath, [BIN, 'serve', '--http', '--port', String(port), '--corpus', corpus, '--keys', keys], {
-    env: { ...process.env, P_E_RELAY_LOG: 'info' },
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
-  let stderr = '';
-  const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`the hub printed no URL in 10 s:\n${stderr}`)), 10_000);
-    child.stderr!.on('data', (chunk) => {
-      stderr += chunk;
-      const found = /http:\/\/127\.0\.0\.1:\d+/.exec(stderr);
-      if (found) {
-        clearTimeout(timer);
-        resolve(found[0]);
-      }
-    });
-    child.once('exit', (code) => reject(new Error(`the hub exited (${code}):\n${stderr}`)));
-  });
-  return { url, port: Number(new URL(url).port), child };
-}
-
-async function stopHub(running: RunningHub): Promise<void> {
-  running.child.kill('SIGTERM');
-  await killed(running.child);
+function startHub(port = 0): Promise<HubProcess> {
+  return spawnHub({ corpus, keys, port, env: { P_E_RELAY_LOG: 'info' }, timeoutMs: 10_000 });
 }
 
 /** Appends through POST /relays, signed like any agent's append; answers the id. */
@@ -133,7 +105,7 @@ describe('the web view', { skip: noBrowser ? `no browser at ${CHROMIUM} (apt-get
 
   after(async () => {
     await browser?.close();
-    if (hub) await stopHub(hub);
+    if (hub) await hub.stop();
     await rm(dir, { recursive: true, force: true });
   });
 
@@ -229,7 +201,7 @@ describe('the web view', { skip: noBrowser ? `no browser at ${CHROMIUM} (apt-get
     await waitForMode(page, 'live');
     const lastSeen = await page.getAttribute('#feed-rows tr:first-child', 'data-id');
 
-    await stopHub(hub);
+    await hub.stop();
     await waitForMode(page, 'reconnecting');
     hub = await startHub(hub.port);
     await waitForMode(page, 'live');

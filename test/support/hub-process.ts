@@ -33,6 +33,7 @@ export interface HubSpawn {
   /** The whole argv instead of `bin/p-e-relay serve --http …` (a fixture that prints the same banner). */
   argv?: string[];
   env?: Record<string, string>;
+  cwd?: string;
   /** Resolve once the hub listens (default), or once its start-up scan is done too. */
   until?: 'listening' | 'scanned';
   /** Stops the hub after the test; `kill` is the signal it sends (SIGTERM by default). */
@@ -51,7 +52,7 @@ export function bannerUrl(stderr: string): string | null {
 
 export async function spawnHub(options: HubSpawn): Promise<HubProcess> {
   const argv = options.argv ?? [BIN, 'serve', '--http', '--port', String(options.port ?? 0), '--corpus', options.corpus, '--keys', options.keys, ...(options.args ?? [])];
-  const child = spawn(process.execPath, argv, { env: { ...process.env, P_E_RELAY_LOG: 'warn', ...options.env }, stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(process.execPath, argv, { cwd: options.cwd, env: { ...process.env, P_E_RELAY_LOG: 'warn', ...options.env }, stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
   child.stderr!.setEncoding('utf8').on('data', (d: string) => (stderr += d));
   const stop = async () => {
@@ -62,7 +63,7 @@ export async function spawnHub(options: HubSpawn): Promise<HubProcess> {
     if (child.exitCode === null && child.signalCode === null) child.kill(options.kill ?? 'SIGTERM');
     await killed(child);
   });
-  const timeoutMs = options.timeoutMs ?? 20_000;
+  const timeoutMs = options.timeoutMs ?? 30_000;
   const url = await new Promise<string>((resolve, reject) => {
     const look = () => {
       const url = bannerUrl(stderr);
@@ -76,6 +77,7 @@ export async function spawnHub(options: HubSpawn): Promise<HubProcess> {
     };
     const timer = setTimeout(() => {
       done();
+      child.kill('SIGKILL');
       reject(new Error(`the hub did not ${options.until === 'scanned' ? 'finish its start-up scan' : 'start'} in ${timeoutMs} ms:\n${stderr}`));
     }, timeoutMs);
     const done = () => {
