@@ -12,7 +12,8 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { digestOf } from '../lib/model/deposit.js';
 import { errorCode, record, runCli, stdioClient, tempStore, textOf } from './helpers.js';
-import { eventually, httpClient, openEvents, sign, sseReader, startTestHub } from './http-helpers.js';
+import { httpClient, openEvents, sign, sseReader, startTestHub } from './http-helpers.js';
+import { eventually } from './support/poll.js';
 
 type Filter = { to?: string | string[]; from?: string | string[]; kind?: string | string[]; replies_to?: string };
 
@@ -238,7 +239,7 @@ test('CLI: tail -f --to prints one line per matching record as it lands, nothing
   const sendUntilSeen = async () => {
     for (let i = 0; i < 50 && out === ''; i++) {
       await runCli(['append', '--corpus', corpus], { input: record({ to: 'scout-7', kind: 'ping' }) });
-      await eventually(() => out !== '', 'tail to print', 300).catch(() => {});
+      await eventually(() => out !== '', 'tail to print', { timeoutMs: 300 }).catch(() => {});
     }
   };
   await sendUntilSeen();

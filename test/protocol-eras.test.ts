@@ -14,7 +14,8 @@ import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/cli
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { BIN, errorCode, record, runCli, tempDir, tempStore, textOf } from './helpers.js';
 import { activeWaits, startHubProcess } from './bridge-helpers.js';
-import { eventually, signingFetch, startTestHub } from './http-helpers.js';
+import { signingFetch, startTestHub } from './http-helpers.js';
+import { eventually } from './support/poll.js';
 
 const MODES = {
   legacy: { mode: 'legacy', era: '2025-11-25' },
@@ -133,11 +134,11 @@ describe('a 62 s wait kept alive by progress, and a cancel, on every door in bot
 
     const cancel = new AbortController();
     const cancelled = client.callTool({ name: 'wait_for_relay', arguments: { after: 'relay-0001', timeout_ms: 60_000 } }, { signal: cancel.signal }).catch((err: Error) => err);
-    if (activeWaits) await eventually(async () => (await activeWaits()) === 1, 'the wait to block', 10_000);
+    if (activeWaits) await eventually(async () => (await activeWaits()) === 1, 'the wait to block', { timeoutMs: 10_000 });
     else await client.callTool({ name: 'exists', arguments: { id: 'relay-0001' } }); // the wait is in
     cancel.abort();
     assert.ok((await cancelled) instanceof Error, 'the client gave up on it');
-    if (activeWaits) await eventually(async () => (await activeWaits()) === 0, 'the server to end the cancelled wait', 10_000);
+    if (activeWaits) await eventually(async () => (await activeWaits()) === 0, 'the server to end the cancelled wait', { timeoutMs: 10_000 });
     assert.equal(textOf(await client.callTool({ name: 'exists', arguments: { id: 'relay-0001' } })), 'relay-0001 PRESENT', 'the connection goes on');
   };
   for (const mode of LONG) {
