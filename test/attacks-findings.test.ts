@@ -324,9 +324,9 @@ test('npm start runs the launcher with --exit-with-parent, and such a hub ends w
   parent.stderr!.on('data', (d) => (stderr += d));
   const hubPid = Number(await new Promise<string>((resolve) => parent.stdout!.once('data', (d) => resolve(String(d).trim()))));
   t.after(() => { try { process.kill(hubPid, 'SIGKILL'); } catch { /* gone */ } });
-  await until(() => /serving http/.test(stderr), 'the hub to serve', 20_000);
+  await eventually(() => /serving http/.test(stderr), 'the hub to serve', { timeoutMs: 20_000 });
   parent.kill('SIGKILL');
   // Gone, or a zombie waiting for whoever adopted it to reap it: either way it has ended.
   const alive = async () => !/^\S+ \(.*\) Z/.test(await readFile(`/proc/${hubPid}/stat`, 'utf8').catch(() => '0 (gone) Z'));
-  await until(async () => !(await alive()), 'the hub to end with its parent', 10_000);
+  await eventually(async () => !(await alive()), 'the hub to end with its parent', { timeoutMs: 10_000 });
 });
