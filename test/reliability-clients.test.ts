@@ -40,7 +40,9 @@ async function startHub(t: TestContext): Promise<Hub> {
   }
   const big = 100_000;
   const hub = await hubProcess(t, corpus, keys, {
-    tuned: { sseKeepAliveMs: 300, sseMaxBufferedBytes: 64 * 1024, limits: { waitsPerAgent: big, waits: big, streamsPerAgent: big, streams: big, appendsPerSecond: big, appendBurst: big } },
+    // Every client here dials from 127.0.0.1, so one address holds the whole
+    // burst: lift the per-address connection cap with the other limits.
+    tuned: { sseKeepAliveMs: 300, sseMaxBufferedBytes: 64 * 1024, maxConnectionsPerAddress: big, limits: { waitsPerAgent: big, waits: big, streamsPerAgent: big, streams: big, appendsPerSecond: big, appendBurst: big } },
     env: { P_E_RELAY_LOG: 'warn' },
   });
   return { ...hub, keys: keyOf, corpus, usedTs: new Map() };
