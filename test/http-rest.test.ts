@@ -92,13 +92,16 @@ test('POST /relays answers 201 with the id, and the store\'s refusals with their
   const key = await h.key('scout-7');
   const post = (body: string, query = '', accept = 'application/json', atMs = Date.now()) =>
     fetch(`${h.url}/relays${query}`, { method: 'POST', headers: { Accept: accept, Authorization: sign('scout-7', key, 'POST', body, atMs) }, body });
-  const created = await post(record({}, 'a'));
+  const firstAt = Date.now();
+  const created = await post(record({}, 'a'), '', 'application/json', firstAt);
   assert.equal(created.status, 201);
   assert.equal(created.headers.get('location'), '/relays/relay-0001');
   assert.equal(((await created.json()) as { id: string }).id, 'relay-0001');
 
-  // A retry of the same bytes: signed afresh (the same body in the same second would be a replay).
-  const again = await post(record({}, 'a'), '?id=relay-0001', 'application/json', Date.now() - 1000);
+  // A retry of the same bytes: signed afresh, a second before the first call's
+  // second (the same body signed in the same second would be a replay, and
+  // "now minus a second" is that second again once the clock has ticked).
+  const again = await post(record({}, 'a'), '?id=relay-0001', 'application/json', firstAt - 1000);
   assert.equal(again.status, 409);
   assert.deepEqual(await again.json().then((b) => [(b as { error: string }).error, (b as { identical: boolean }).identical]), ['id_held', true]);
   const ahead = await post(record({}, 'b'), '?id=relay-0050');
