@@ -7,6 +7,7 @@ import { test } from 'node:test';
 import { splitRecordFile } from '../lib/model/deposit.js';
 import { corpusPaths } from '../lib/store/paths.js';
 import { BIN, killed, record, runCli, tempDir, tempStore } from './helpers.js';
+import { said } from './support/poll.js';
 
 const USER = { USER: 'alice', LOGNAME: 'alice' };
 
@@ -218,14 +219,10 @@ test('tail -f follows records as they land, until interrupted', async (t) => {
   t.after(() => child.kill('SIGKILL'));
   let out = '';
   child.stdout.setEncoding('utf8').on('data', (d) => (out += d));
-  const until = async (pattern: RegExp) => {
-    const deadline = Date.now() + 10_000;
-    while (!pattern.test(out) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
-    assert.match(out, pattern);
-  };
-  await until(/relay-0001 \(kind before\)/); // the store is open and watching
+  const printed = (pattern: RegExp) => said(child.stdout, () => out, pattern, `tail -f to print ${pattern}`);
+  await printed(/relay-0001 \(kind before\)/); // the store is open and watching
   await append(corpus, record({ kind: 'after' }));
-  await until(/relay-0002 \(kind after\)/);
+  await printed(/relay-0002 \(kind after\)/);
   child.kill('SIGINT');
   await killed(child);
   assert.equal(child.exitCode, 0);

@@ -11,6 +11,7 @@ import { corpusPaths } from '../lib/store/paths.js';
 import { BIN, errorCode, record, stdioClient, tempStore, textOf } from './helpers.js';
 import { refused } from './support/refusal.js';
 import type { ErrorCode } from '../lib/errors.js';
+import { said } from './support/poll.js';
 
 test('tools/list names the six tools, each with annotations', async (t) => {
   const { corpus } = await tempStore(t);
@@ -400,8 +401,7 @@ test('stdout carries nothing but JSON-RPC, even with debug logging', async (t) =
   send({ jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'append_relay', arguments: { bytes: record() } } });
   send({ jsonrpc: '2.0', id: 4, method: 'tools/call', params: { name: 'exists', arguments: { id: '../x' } } });
   const exited = new Promise((resolve) => child.once('close', resolve));
-  const deadline = Date.now() + 10_000;
-  while (!/"id":4\b/.test(stdout) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+  await said(child.stdout, () => stdout, /"id":4\b/, 'the answer to request 4').catch(() => {});
   child.stdin.end();
   await exited;
   const lines = stdout.split('\n').filter((line) => line !== '');

@@ -13,7 +13,7 @@ import { addKey, readKey } from '../lib/auth/keys.js';
 import { record, tempStore } from './helpers.js';
 import { sign } from './http-helpers.js';
 import { corpusFingerprint, hubProcess } from './reliability-helpers.js';
-import { eventually } from './support/poll.js';
+import { said } from './support/poll.js';
 
 /** Some text that is a plausible key, for signing on behalf of an agent whose file is broken. */
 const SOME_KEY = Buffer.from('0123456789abcdef0123456789abcdef');
@@ -69,5 +69,5 @@ test('bad key files are logged with the fix and refused as key_unusable; other a
   // A key file that turns bad while the hub runs is reported when it changes.
   await writeFile(path.join(keys, 'late.key'), 'a-key-written-by-hand-0123456789\n', { mode: 0o644 });
   await chmod(path.join(keys, 'late.key'), 0o644);
-  await eventually(() => /late\.key cannot be used: other users can read or write it/.test(hub.stderr()), 'the hub to report a loose key added while it runs');
+  await said(hub.child.stderr!, hub.stderr, /late\.key cannot be used: other users can read or write it/, 'the hub to report a loose key added while it runs');
 });

@@ -20,3 +20,29 @@ export async function eventually(check: () => boolean | Promise<boolean>, what: 
     await new Promise((resolve) => (everyMs === 0 ? setImmediate(resolve) : setTimeout(resolve, everyMs)));
   }
 }
+
+/**
+ * Resolves once a child's output matches `pattern`, looking again each time
+ * the stream emits data: output announces itself, so there is nothing to
+ * poll. `text` is what the caller's own listener has collected so far (it
+ * was added first, so it has the new chunk when this one looks).
+ */
+export function said(stream: NodeJS.ReadableStream, text: () => string, pattern: RegExp, what: string, timeoutMs = 10_000): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const look = () => {
+      if (!pattern.test(text())) return;
+      done();
+      resolve();
+    };
+    const timer = setTimeout(() => {
+      done();
+      reject(new Error(`timed out after ${timeoutMs} ms waiting for ${what}; the output so far:\n${text()}`));
+    }, timeoutMs);
+    const done = () => {
+      clearTimeout(timer);
+      stream.off('data', look);
+    };
+    stream.on('data', look);
+    look();
+  });
+}
