@@ -330,3 +330,17 @@ test('npm start runs the launcher with --exit-with-parent, and such a hub ends w
   const alive = async () => !/^\S+ \(.*\) Z/.test(await readFile(`/proc/${hubPid}/stat`, 'utf8').catch(() => '0 (gone) Z'));
   await eventually(async () => !(await alive()), 'the hub to end with its parent', { timeoutMs: 10_000 });
 });
+
+test('finding 7 (keys): a keys/ symlink to another file, and a key file far larger than a key, are not keys: key_unusable', { timeout: 60_000 }, async (t) => {
+  const { dir, corpus, keys } = await tempStore(t);
+  const elsewhere = path.join(dir, 'not-a-key-file');
+  await writeFile(elsewhere, `${'ab'.repeat(32)}\n`, { mode: 0o600 });
+  await symlink(elsewhere, path.join(keys, 'linked.key'));
+  await writeFile(path.join(keys, 'huge.key'), 'a'.repeat(1 << 20), { mode: 0o600 });
+  const hub = await hubProcess(t, corpus, keys, { env: { P_E_RELAY_LOG: 'warn' } });
+  for (const [agent, key] of [['linked', Buffer.from('ab'.repeat(32))], ['huge', Buffer.from('a'.repeat(1 << 20))]] as const) {
+    const answer = await signedAppend(hub, agent, key, record({ kind: 'note' }, `signed by ${agent}`));
+    assert.deepEqual([answer.status, answer.json.error], [401, 'key_unusable'], `${agent}: ${JSON.stringify(answer.json)}`);
+  }
+  assert.match(hub.stderr(), /linked\.key.*symbolic link/);
+});

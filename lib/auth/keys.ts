@@ -43,8 +43,14 @@ export type KeyFile =
   | { kind: 'unusable'; problem: string; cause: string };
 
 const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
-/** O_NONBLOCK: a FIFO named like a key must not hang the hub or the bridge (for a regular file it changes nothing). */
-const KEY_FILE_FLAGS = constants.O_RDONLY | constants.O_NONBLOCK;
+/**
+ * O_NONBLOCK: a FIFO named like a key must not hang the hub or the bridge (for
+ * a regular file it changes nothing). O_NOFOLLOW: a `keys/` symlink to some
+ * other file must not make that file a key (issue 13, finding 7).
+ */
+const KEY_FILE_FLAGS = constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW;
+/** A key is 64 hex characters; a key file far larger is not a key file, and is not read. */
+export const MAX_KEY_FILE_BYTES = 4096;
 
 /**
  * The one place a key file is read (the hub's verifier, `sign`, the bridge):
@@ -60,15 +66,20 @@ export async function readKeyFile(file: string): Promise<KeyFile> {
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code ?? 'EIO';
     if (code === 'ENOENT' || code === 'ENOTDIR') return { kind: 'missing' };
+    if (code === 'ELOOP' || code === 'EMLINK' || code === 'EFTYPE') return { kind: 'unusable', problem: 'is a symbolic link (a key file must be the file itself)', cause: 'symlink' };
     if (code === 'EACCES' || code === 'EPERM') return { kind: 'unusable', problem: 'cannot be read by this user (permission denied)', cause: code };
     return { kind: 'unusable', problem: `cannot be read (${code})`, cause: code };
   }
   try {
     const stat = await handle.stat();
     if (!stat.isFile()) return { kind: 'unusable', problem: `is not a regular file${stat.isDirectory() ? ' but a directory' : ''}`, cause: stat.isDirectory() ? 'EISDIR' : 'not-regular' };
+    if (stat.size > MAX_KEY_FILE_BYTES) return { kind: 'unusable', problem: `is ${stat.size} bytes, far larger than a key (at most ${MAX_KEY_FILE_BYTES})`, cause: 'too-large' };
     let bytes: Buffer;
     try {
-      bytes = await handle.readFile();
+      const buf = Buffer.alloc(MAX_KEY_FILE_BYTES + 1);
+      const { bytesRead } = await handle.read(buf, 0, buf.length, 0);
+      if (bytesRead > MAX_KEY_FILE_BYTES) return { kind: 'unusable', problem: `grew past ${MAX_KEY_FILE_BYTES} bytes while being read`, cause: 'too-large' };
+      bytes = buf.subarray(0, bytesRead);
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code ?? 'EIO';
       return { kind: 'unusable', problem: `cannot be read (${code})`, cause: code };
