@@ -7,12 +7,11 @@
  * stand-in that records what it was asked to show.
  */
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { chmod, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { test } from 'node:test';
 import { openStore } from '../lib/store/store.js';
-import { ROOT, record, tempStore } from './helpers.js';
+import { ROOT, record, runProcess, tempStore } from './helpers.js';
 
 const DOC = path.join(ROOT, 'docs', 'agents.md');
 
@@ -25,19 +24,6 @@ async function hookCommands(): Promise<HookEntry[]> {
   const doc = await readFile(DOC, 'utf8');
   const blocks = [...doc.matchAll(/```json\n([\s\S]*?)```/g)].map((m) => JSON.parse(m[1]!) as { hooks?: Record<string, { hooks: { command: string }[] }[]> });
   return blocks.flatMap((block) => Object.entries(block.hooks ?? {}).flatMap(([event, groups]) => groups.flatMap((g) => g.hooks.map((h) => ({ event, command: h.command })))));
-}
-
-function run(argv: string[], env: NodeJS.ProcessEnv, input = ''): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(argv[0]!, argv.slice(1), { env });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (d) => (stdout += d));
-    child.stderr.setEncoding('utf8').on('data', (d) => (stderr += d));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-    child.stdin.end(input);
-  });
 }
 
 async function setup(t: import('node:test').TestContext): Promise<{ corpus: string; env: NodeJS.ProcessEnv; shown: string }> {
@@ -59,13 +45,13 @@ test('docs/agents.md: every hook command answers its event in the shape the host
     const { corpus, env } = await setup(t);
     const name = /--to (\S+)/.exec(command)![1]!;
     const input = JSON.stringify({ session_id: 's1', cwd: ROOT, hook_event_name: event, ...(event === 'Stop' ? { stop_hook_active: false } : { tool_name: 'Bash', tool_input: { command: 'ls' }, tool_response: { stdout: '' } }) });
-    const result = await run(['sh', '-c', command.replace('/path/to/corpus', corpus)], env, input);
+    const result = await runProcess(['sh', '-c', command.replace('/path/to/corpus', corpus)], { env, input });
     assert.equal(result.code, 0, result.stderr);
     const answer = JSON.parse(result.stdout) as { decision?: string; reason?: string; hookSpecificOutput?: { hookEventName: string; additionalContext: string } };
     const text = event === 'Stop' ? (assert.equal(answer.decision, 'block'), answer.reason!) : (assert.equal(answer.hookSpecificOutput?.hookEventName, event), answer.hookSpecificOutput.additionalContext);
     assert.match(text, new RegExp(`a question for ${name}`));
     assert.match(text, /a question for all/, 'broadcasts reach everyone who listens for all');
-    const again = await run(['sh', '-c', command.replace('/path/to/corpus', corpus)], env, input);
+    const again = await runProcess(['sh', '-c', command.replace('/path/to/corpus', corpus)], { env, input });
     assert.equal(again.stdout, '', 'delivered once');
   }
 });
@@ -77,7 +63,7 @@ test('docs/agents.md: the Codex notify line shows one line per record and leaves
   const { corpus, env, shown } = await setup(t);
   const argv = (JSON.parse(line) as string[]).map((arg) => arg.replace('/path/to/corpus', corpus));
   const event = JSON.stringify({ type: 'agent-turn-complete', 'thread-id': 't1', 'turn-id': 'u1', cwd: ROOT, 'input-messages': ['go'], 'last-assistant-message': 'done' });
-  const result = await run([...argv, event], env);
+  const result = await runProcess([...argv, event], { env });
   assert.equal(result.code, 0, result.stderr);
   assert.equal(await readFile(shown, 'utf8'), 'p-e-relay|relay-0002 question from planner: a question for codex-1\n');
   const mark = await readFile(path.join(corpus, '.state', 'marks', 'codex-1'), 'utf8').catch(() => null);

@@ -54,8 +54,13 @@ export interface CliResult {
 
 /** Runs the real CLI as a child process. */
 export function runCli(args: string[], options: { cwd?: string; input?: string | Buffer; env?: NodeJS.ProcessEnv } = {}): Promise<CliResult> {
+  return runProcess([process.execPath, BIN, ...args], { ...options, env: { ...process.env, ...options.env } });
+}
+
+/** Runs any command as a child process with exactly `env`, feeding it `input`, and collects what it prints. */
+export function runProcess(argv: string[], options: { cwd?: string; input?: string | Buffer; env?: NodeJS.ProcessEnv } = {}): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], { cwd: options.cwd, env: { ...process.env, ...options.env } });
+    const child = spawn(argv[0]!, argv.slice(1), { cwd: options.cwd, env: options.env ?? process.env });
     let stdout = '';
     let stderr = '';
     // Decode as a stream: a multi-byte character split across two pipe chunks stays whole.
