@@ -23,6 +23,7 @@ import { filesystemFacts, type FilesystemFacts } from './filesystem.js';
 import { DirectorySync, writeTemp } from './publish.js';
 import { DEFAULT_MAX_RECORD_BYTES, parseRecord, type RecordClaims } from '../model/record.js';
 import { NotARecordFile, readRecordFile } from './record-file.js';
+import { DEFAULT_CONCURRENT_READS, ReadGate } from './read-gate.js';
 import { RecordIndex, type IdState, type RecordMeta } from '../model/record-index.js';
 import type { RecordFilter } from '../model/filter.js';
 import { inlineBytes } from './inline-bytes.js';
@@ -38,6 +39,8 @@ const SHARED_LISTING_MS = 1000;
 export interface StoreOptions {
   corpus: string;
   maxRecordBytes?: number;
+  /** Record files read at once at most (lib/store/read-gate.ts); more wait their turn. */
+  concurrentReads?: number;
   /** Refuse appends, naming the primary (serve --read-only, or a corpus filled by `mirror`). */
   readOnly?: boolean;
   primary?: string;
@@ -96,6 +99,8 @@ export type StoreState = 'prepared' | 'opening' | 'open' | 'closing' | 'closed';
 export class RelayStore extends EventEmitter<StoreEvents> implements RecordFeed {
   readonly paths: CorpusPaths;
   readonly maxRecordBytes: number;
+  /** Caps the record files open for reading at once (an amplification guard; docs/security.md). */
+  private readonly reads: ReadGate;
   readonly readOnly: boolean;
   readonly primary: string | undefined;
   readonly shape: IdShape;
@@ -135,6 +140,7 @@ export class RelayStore extends EventEmitter<StoreEvents> implements RecordFeed 
     this.index = new RecordIndex(shape.format);
     this.paths = corpusPaths(options.corpus);
     this.maxRecordBytes = options.maxRecordBytes ?? DEFAULT_MAX_RECORD_BYTES;
+    this.reads = new ReadGate(options.concurrentReads ?? DEFAULT_CONCURRENT_READS);
     this.readOnly = options.readOnly ?? false;
     this.primary = options.primary;
     this.log = options.log ?? silentLogger;
@@ -434,7 +440,7 @@ export class RelayStore extends EventEmitter<StoreEvents> implements RecordFeed 
     if (n === null) throw this.notFound(id, 'UNKNOWN');
     let file: Buffer;
     try {
-      file = await readRecordFile(this.paths.record(id), this.maxRecordBytes);
+      file = await this.reads.run(() => readRecordFile(this.paths.record(id), this.maxRecordBytes));
     } catch (err) {
       if (err instanceof NotARecordFile) throw damagedRecord(err.why, id);
       if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw asRelayError(err);
