@@ -146,7 +146,7 @@ describe('bridge', { concurrency: true }, () => {
 
     test('list_replies answers the records that name an id', async () => {
       const result = await bridge.client.callTool({ name: 'list_replies', arguments: { id: 'relay-0001' } });
-      assert.deepEqual(structured(result), { parent: 'relay-0001', replies: [{ id: 'relay-0002', kind: 'reply', from: AGENT, to: null }] });
+      assert.deepEqual(structured(result), { parent: 'relay-0001', replies: [{ id: 'relay-0002', kind: 'reply', from: AGENT, to: null, parent: 'relay-0001', refs: ['relay-0009'] }] });
     });
 
     test('wait_for_relay is signed and answers what is held after the mark', async () => {

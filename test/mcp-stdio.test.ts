@@ -159,7 +159,7 @@ test('list_relays and wait_for_relay refuse a malformed after', async (t) => {
   }
 });
 
-test('list_replies lists the records naming an id, one level, in id order', async (t) => {
+test('list_replies lists the records naming an id, one level, in id order, each with its parent and refs', async (t) => {
   const { corpus } = await tempStore(t);
   const client = await connect(t, corpus);
   await put(client, { kind: 'question' }); // 1
@@ -170,11 +170,12 @@ test('list_replies lists the records naming an id, one level, in id order', asyn
   assert.deepEqual(structured(result), {
     parent: 'relay-0001',
     replies: [
-      { id: 'relay-0002', kind: 'note', from: null, to: null },
-      { id: 'relay-0003', kind: 'reply', from: 'b', to: 'a' },
+      { id: 'relay-0002', kind: 'note', from: null, to: null, parent: null, refs: ['relay-0001'] },
+      { id: 'relay-0003', kind: 'reply', from: 'b', to: 'a', parent: 'relay-0001', refs: [] },
     ],
   });
-  assert.equal(textOf(result).split('\n')[0], 'replies to relay-0001 (2):');
+  // The text says the same: a citation (refs) is told from an answer (parent).
+  assert.equal(textOf(result), 'replies to relay-0001 (2):\nrelay-0002 (kind note, refs relay-0001)\nrelay-0003 (kind reply, from b, to a, parent relay-0001)');
 });
 
 test('list_replies: a malformed id is UNKNOWN and has no replies', async (t) => {

@@ -271,7 +271,7 @@ test('list refuses a malformed after', async (t) => {
   for (const after of ['relay-2', 'RELAY-0002', 'relay-0002 ', '../x', '']) await refused(store.list(after), 'bad_id');
 });
 
-test('replies: records naming an id in parent or ref, one level, in id order', async (t) => {
+test('replies: records naming an id in parent or ref, one level, in id order, each with its parent and refs', async (t) => {
   const { store } = await fresh(t);
   await store.append(rec({ kind: 'question' }), BY); // 1
   await store.append(rec({ kind: 'reply', from: 'b', to: 'a', parent: 'relay-0001' }), BY); // 2
@@ -280,8 +280,8 @@ test('replies: records naming an id in parent or ref, one level, in id order', a
   assert.deepEqual(await store.replies('relay-0001'), {
     parent: 'relay-0001',
     replies: [
-      { id: 'relay-0002', kind: 'reply', from: 'b', to: 'a' },
-      { id: 'relay-0004', kind: 'note', from: null, to: null },
+      { id: 'relay-0002', kind: 'reply', from: 'b', to: 'a', parent: 'relay-0001', refs: [] },
+      { id: 'relay-0004', kind: 'note', from: null, to: null, parent: null, refs: ['relay-0002', 'relay-0001'] },
     ],
   });
   assert.deepEqual((await store.replies('relay-0002')).replies.map((r) => r.id), ['relay-0003', 'relay-0004']);

@@ -25,3 +25,12 @@ test('every input parameter of every tool has a description', async () => {
     }
   }
 });
+
+test('the recipes pass after wherever a reply or the backlog could land before the wait starts', async () => {
+  const { tools } = await listing;
+  const description = (name: string) => tools.find((tool) => tool.name === name)!.description ?? '';
+  // Asking: wait on the question's own id as the mark, or a fast reply is missed.
+  assert.match(description('append_relay'), /wait_for_relay with replies_to and after both set to the returned id/);
+  // Serving an inbox: the first call starts from relay-0000, or the backlog is missed.
+  assert.match(description('wait_for_relay'), /first call to: \["<you>", "all"\], after: relay-0000/);
+});

@@ -90,7 +90,8 @@ export interface ListResult {
 
 export interface RepliesResult {
   parent: string;
-  replies: { id: string; kind: string | null; from: string | null; to: string | null }[];
+  /** Each with its thread links, so a caller tells an answer (parent is the id) from a citation (refs holds it). */
+  replies: { id: string; kind: string | null; from: string | null; to: string | null; parent: string | null; refs: string[] }[];
 }
 
 /** The lifecycle, in the manner of hypercore's ready-resource. */
@@ -476,7 +477,7 @@ export class RelayStore extends EventEmitter<StoreEvents> implements RecordFeed 
     const n = this.shape.parseRecordId(id);
     const replies = n === null ? [] : this.index.repliesTo(n).map((m) => {
       const meta = this.index.get(m)?.meta;
-      return { id: this.shape.format(m), kind: meta?.kind ?? null, from: meta?.from ?? null, to: meta?.to ?? null };
+      return { id: this.shape.format(m), kind: meta?.kind ?? null, from: meta?.from ?? null, to: meta?.to ?? null, parent: meta?.parent ?? null, refs: meta?.refs ?? [] };
     });
     return { parent: id, replies };
   }

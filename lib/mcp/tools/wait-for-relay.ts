@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { waitText } from '../../model/render.js';
 import { clampWait, DEFAULT_WAIT_MS, MAX_WAIT_MS } from '../../store/waiters.js';
 import { parseFilter } from '../../model/filter.js';
-import { claimFields, filterParams } from './shared.js';
+import { claimFields, filterParams, linkFields, provenanceField } from './shared.js';
 import { defineTool } from './tool.js';
 
 export const waitForRelay = defineTool({
@@ -19,16 +19,15 @@ export const waitForRelay = defineTool({
   },
   contract: ({ shape }) => ({
     description: [
-      'Block until records matching your filters land (no filter: any new record), then return their metadata. The hub matches (AND across filters, OR within one), so records for others never wake you. It cannot wake you between turns: call it when you expect something. Read-only; over HTTP it must be signed.',
-      'Always pass the last answer\'s cursor as after: it covers every record the call considered, matched or not, and moves on timeouts too, so you miss nothing and see nothing twice. With after, held matches return at once; without it, only what lands after the call starts.',
-      'Recipes. Answer what is addressed to you: to: ["<you>", "all"], then append_relay with parent: <its id>. Wait for replies to your record: replies_to: <its id>. Add include_bytes to skip get_relay.',
-      'Returns {appeared: [{id, kind, from, to, parent, refs, depositedBy, provenance}], timedOut, waitedMs, cursor}; the text ends "cursor: <id>". A timeout answers appeared: [] and timedOut: true: just call again. Clients often give up after 60 s: send a progressToken (progress every 10 s) or keep timeout_ms below your limit.',
+      'Block until records matching your filters land (no filter: any record), then return them with metadata and a cursor. One answer holds every match at that moment: with after, all held matches above it, at once, ascending; else the first burst to land. Filters combine with AND, names within one with OR; the server matches, so records for others never wake you. It cannot wake you between turns: call it when you expect something.',
+      `Recipes (<you>: your from: name). Serve what is addressed to you: first call to: ["<you>", "all"], after: ${shape.format(0)}; answer each question with append_relay, to: <its from>, kind: answer, parent: <its id>. Await a reply: see append_relay. Every next call: pass the last cursor as after, after a timeout too; it covers every record that call considered, matched or not, so you miss nothing and see nothing twice.`,
+      'A timeout answers appeared: [] and timedOut: true. Clients often give up after 60 s: keep timeout_ms ≤ 50000 unless your client sends a progressToken (progress every 10 s). Refused bad_id (malformed after or replies_to), bad_filter (a filter naming nobody); over HTTP, too_many_waits (8 per agent by default).',
     ].join('\n\n'),
     input: {
-      after: z.string().optional().describe(`optional: the cursor of your last answer (${shape.describe}, e.g. ${shape.example}; ${shape.format(0)} for everything held). Matches after it return at once. Omit to wait only for what lands from now on`),
-      timeout_ms: z.number().int().min(0).optional().describe(`optional: how long to wait, in ms; default ${DEFAULT_WAIT_MS}, values above ${MAX_WAIT_MS} are capped`),
+      after: z.string().optional().describe(`optional: return only records above this id (exclusive): the last answer's cursor, your own record's id, or ${shape.format(0)} for everything held; ${shape.describe}. Held matches return at once. A malformed one is refused (bad_id). Omit it to wait only for what lands from now on`),
+      timeout_ms: z.number().int().min(0).optional().describe(`optional: how long to block, in ms; default ${DEFAULT_WAIT_MS}. Values above ${MAX_WAIT_MS} are capped to ${MAX_WAIT_MS}, not refused. 0 only looks: the held matches above after, else an immediate timeout`),
       ...filterParams(shape),
-      include_bytes: z.boolean().optional().describe('optional: also return each record\'s bytes (below the deposit header) and digest, up to 64 KiB per answer; items past that have bytesOmitted: true'),
+      include_bytes: z.boolean().optional().describe('optional: also return each record\'s bytes (below the deposit header) and digest, saving a get_relay per record; up to 64 KiB of bytes per answer, items past that carry bytesOmitted: true'),
     },
     output: {
       appeared: z
@@ -36,19 +35,18 @@ export const waitForRelay = defineTool({
           z.object({
             id: z.string(),
             ...claimFields,
-            parent: z.string().nullable().describe('the id in its parent:, or null'),
-            refs: z.array(z.string()).describe('the other ids in its ref:'),
-            depositedBy: z.string(),
-            provenance: z.enum(['as-received', 'authored']),
-            bytes: z.string().optional().describe('with include_bytes: the record as sent'),
+            ...linkFields,
+            depositedBy: z.string().describe('the channel the bytes came through (see append_relay)'),
+            provenance: provenanceField.describe('how the bytes arrived (see append_relay)'),
+            bytes: z.string().optional().describe('with include_bytes: the record as its sender sent it'),
             digest: z.string().optional().describe('with include_bytes: sha256:<hex> of bytes'),
-            bytesOmitted: z.literal(true).optional().describe('with include_bytes: over the 64 KiB budget; use get_relay'),
+            bytesOmitted: z.literal(true).optional().describe('with include_bytes: not inlined (over the answer\'s 64 KiB, or unreadable); fetch it with get_relay'),
           }),
         )
-        .describe('metadata of the records that landed, in the order described above; fetch bytes with get_relay'),
-      timedOut: z.boolean().describe('true when the window closed with nothing new; says nothing about whether a record is still coming'),
-      waitedMs: z.number().describe('how long this call actually waited, in ms'),
-      cursor: z.string().describe('pass as after next time: covers every record this call considered, matching or not'),
+        .describe('the matching records: ascending by id when after was given, else in landing order'),
+      timedOut: z.boolean().describe('true when the time ran out with nothing new; says nothing about whether a record is still coming'),
+      waitedMs: z.number().describe('how long this call waited, in ms'),
+      cursor: z.string().describe('pass it as after next time'),
     },
   }),
   async run(store, { after, timeout_ms, to, from, kind, replies_to, include_bytes }, { signal, progress }) {
