@@ -57,7 +57,7 @@ export async function idState(id) {
   return response.headers.get('P-E-Relay-State') ?? 'UNKNOWN';
 }
 
-/** GET /relays/ID/replies → { parent, replies: [{ id, kind, from, to }] } */
+/** GET /relays/ID/replies → { parent, replies: [{ id, kind, from, to, parent, refs }] } */
 export async function listReplies(id) {
   return (await get(`/relays/${encodeURIComponent(id)}/replies`, { headers: JSON_ACCEPT })).json();
 }
