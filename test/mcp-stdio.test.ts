@@ -326,6 +326,16 @@ test('arguments that fail the input schema are refused by the protocol as an isE
   assert.equal(result.isError, true);
 });
 
+test('a timeout_ms above the 90000 cap is capped, not refused', async (t) => {
+  const { corpus } = await tempStore(t);
+  const client = await connect(t, corpus);
+  const id = await put(client);
+  // A held match after the mark answers at once, so the cap itself is not waited out here.
+  const result = await call(client, 'wait_for_relay', { after: 'relay-0000', timeout_ms: 10 ** 12 });
+  assert.equal(result.isError, undefined);
+  assert.deepEqual(structured<{ appeared: { id: string }[] }>(result).appeared.map((a) => a.id), [id]);
+});
+
 // ---- long waits: progress and cancellation --------------------------------------------
 
 test('a blocked wait_for_relay sends progress notifications (~every 10 s) when the request has a progress token', async (t) => {

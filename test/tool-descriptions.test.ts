@@ -34,3 +34,11 @@ test('the recipes pass after wherever a reply or the backlog could land before t
   // Serving an inbox: the first call starts from relay-0000, or the backlog is missed.
   assert.match(description('wait_for_relay'), /first call to: \["<you>", "all"\], after: relay-0000/);
 });
+
+test('timeout_ms states no maximum in its schema: values above the cap are capped, not refused (SPEC §8)', async () => {
+  const { tools } = await listing;
+  const wait = tools.find((tool) => tool.name === 'wait_for_relay')!;
+  const timeout = (wait.inputSchema.properties as Record<string, { maximum?: number; minimum?: number }>).timeout_ms!;
+  assert.equal(timeout.maximum, undefined);
+  assert.equal(timeout.minimum, 0);
+});

@@ -25,7 +25,8 @@ export const waitForRelay = defineTool({
     ].join('\n\n'),
     input: {
       after: z.string().optional().describe(`optional: return only records above this id (exclusive): the last answer's cursor, your own record's id, or ${shape.format(0)} for everything held; ${shape.describe}. Held matches return at once. A malformed one is refused (bad_id). Omit it to wait only for what lands from now on`),
-      timeout_ms: z.number().int().min(0).optional().describe(`optional: how long to block, in ms; default ${DEFAULT_WAIT_MS}. Values above ${MAX_WAIT_MS} are capped to ${MAX_WAIT_MS}, not refused. 0 only looks: the held matches above after, else an immediate timeout`),
+      // multipleOf(1), not int(): int() would write a maximum of 2^53-1 into the schema, which reads as a limit beside the cap.
+      timeout_ms: z.number().min(0).multipleOf(1).optional().describe(`optional: how long to block, in ms; default ${DEFAULT_WAIT_MS}. Values above ${MAX_WAIT_MS} are capped to ${MAX_WAIT_MS}, not refused. 0 only looks: the held matches above after, else an immediate timeout`),
       ...filterParams(shape),
       include_bytes: z.boolean().optional().describe('optional: also return each record\'s bytes (below the deposit header) and digest, saving a get_relay per record; up to 64 KiB of bytes per answer, items past that carry bytesOmitted: true'),
     },
