@@ -12,9 +12,7 @@ import { spawn } from 'node:child_process';
 import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { ToolListChangedNotificationSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { Client, StreamableHTTPClientTransport, type CallToolResult } from '@modelcontextprotocol/client';
 import { hubRefusal, hubUnreachable } from '../lib/bridge/hub-answers.js';
 import { parseHubUrl } from '../lib/bridge/hub-url.js';
 import { DEFAULT_MAX_RECORD_BYTES } from '../lib/model/record.js';
@@ -76,7 +74,7 @@ describe('bridge', { concurrency: true }, () => {
     const progress: number[] = [];
     const started = Date.now();
     // The SDK's default request timeout (60 s), reset by each progress notification.
-    const waiting = client.callTool({ name: 'wait_for_relay', arguments: { timeout_ms: 90_000 } }, undefined, {
+    const waiting = client.callTool({ name: 'wait_for_relay', arguments: { timeout_ms: 90_000 } }, {
       onprogress: (p) => progress.push(p.progress),
       resetTimeoutOnProgress: true,
     });
@@ -180,7 +178,7 @@ describe('bridge', { concurrency: true }, () => {
     const hub = await startHubProcess(t);
     const { client } = await bridgeClient(t, hub.url, AGENT, hub.keys);
     const cancel = new AbortController();
-    const waiting = client.callTool({ name: 'wait_for_relay', arguments: { timeout_ms: 60_000 } }, undefined, { signal: cancel.signal }).catch((err: Error) => err);
+    const waiting = client.callTool({ name: 'wait_for_relay', arguments: { timeout_ms: 60_000 } }, { signal: cancel.signal }).catch((err: Error) => err);
     await eventually(async () => (await activeWaits(hub.url)) === 1, 'the wait to reach the hub', { timeoutMs: 10_000, everyMs: 50 });
     cancel.abort();
     assert.ok((await waiting) instanceof Error);
@@ -191,7 +189,7 @@ describe('bridge', { concurrency: true }, () => {
     const hub = await startHubProcess(t);
     const { client } = await bridgeClient(t, hub.url, AGENT, hub.keys);
     const started = Date.now();
-    const waiting = client.callTool({ name: 'wait_for_relay', arguments: { timeout_ms: 60_000 } }, undefined, { onprogress: () => {} });
+    const waiting = client.callTool({ name: 'wait_for_relay', arguments: { timeout_ms: 60_000 } }, { onprogress: () => {} });
     await eventually(async () => (await activeWaits(hub.url)) === 1, 'the wait to reach the hub', { timeoutMs: 10_000, everyMs: 50 });
     hub.child.kill('SIGKILL');
     const result = await waiting;
@@ -229,7 +227,7 @@ describe('bridge', { concurrency: true }, () => {
     const port = await closedPort();
     const { client } = await bridgeClient(t, `http://127.0.0.1:${port}`, AGENT, store.keys);
     const listed = (await client.listTools()).tools;
-    const changed = new Promise<void>((resolve) => client.setNotificationHandler(ToolListChangedNotificationSchema, () => resolve()));
+    const changed = new Promise<void>((resolve) => client.setNotificationHandler('notifications/tools/list_changed', () => resolve()));
     hub = await startHubProcess(t, { store, port });
     const result = await client.callTool({ name: 'exists', arguments: { id: 'relay-000033' } });
     assert.equal(textOf(result), 'relay-000033 UNKNOWN');

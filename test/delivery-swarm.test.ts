@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult } from '@modelcontextprotocol/client';
 import { agentName, runSwarm } from '../bench/lib/swarm.js';
 import { record, stdioClient, tempStore, textOf } from './helpers.js';
 
@@ -53,7 +53,7 @@ test('a swarm of 20 agents, each in its own serve process, asks and answers thro
   const { corpus } = await tempStore(t);
   const clients = await Promise.all(Array.from({ length: 20 }, () => stdioClient(t, corpus).then((c) => c.client)));
   const agents = clients.map((client) => ({
-    call: (name: string, args: Record<string, unknown>) => client.callTool({ name, arguments: args }, undefined, { timeout: 120_000 }) as Promise<CallToolResult>,
+    call: (name: string, args: Record<string, unknown>) => client.callTool({ name, arguments: args }, { timeout: 120_000 }) as Promise<CallToolResult>,
   }));
   const report = await runSwarm(agents, { questionsEach: 3, mode: 'addressed', deadlineMs: 120_000, now: () => Date.now() });
   assert.equal(report.asked, 60);

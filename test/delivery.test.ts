@@ -8,8 +8,7 @@
  */
 import assert from 'node:assert/strict';
 import { test, type TestContext } from 'node:test';
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult, Client } from '@modelcontextprotocol/client';
 import { digestOf } from '../lib/model/deposit.js';
 import { errorCode, record, runCli, stdioClient, tempStore, textOf } from './helpers.js';
 import { httpClient, openEvents, sign, sseReader, startTestHub } from './http-helpers.js';

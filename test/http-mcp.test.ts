@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { SdkHttpError } from '@modelcontextprotocol/client';
 import { errorCode, record, textOf } from './helpers.js';
 import { httpClient, sign, startTestHub } from './http-helpers.js';
 import { eventually } from './support/poll.js';
@@ -73,7 +73,7 @@ test('a wrong credential on /mcp is a 401 before anything runs', async (t) => {
   const h = await startTestHub(t, { agents: ['scout-7', 'other'] });
   // Signing with another agent's key under scout-7's name: a bad signature.
   const client = httpClient(t, h.url, { agent: 'scout-7', key: await h.key('other') });
-  await assert.rejects(client, (err: unknown) => err instanceof StreamableHTTPError && err.code === 401 && /bad_signature/.test(err.message));
+  await assert.rejects(client, (err: unknown) => err instanceof SdkHttpError && err.status === 401 && /bad_signature/.test(err.message));
 });
 
 test('a signed append lands as deposited-by mcp/<agent> and a signed wait wakes on it', async (t) => {

@@ -15,7 +15,7 @@ test('progress notifications keep a wait alive past the client\'s request timeou
   const client = await httpClient(t, h.url, { agent: 'scout-7', key: await h.key('scout-7') });
   const progress: number[] = [];
   const started = Date.now();
-  const waiting = client.callTool({ name: 'wait_for_relay', arguments: { timeout_ms: 30_000 } }, undefined, {
+  const waiting = client.callTool({ name: 'wait_for_relay', arguments: { timeout_ms: 30_000 } }, {
     timeout: 11_000, // shorter than the wait below; only progress resets it
     resetTimeoutOnProgress: true,
     onprogress: (p) => progress.push(p.progress),

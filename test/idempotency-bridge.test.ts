@@ -12,7 +12,7 @@ import type { AddressInfo } from 'node:net';
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { test } from 'node:test';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult } from '@modelcontextprotocol/client';
 import { record, textOf } from './helpers.js';
 import { bridgeClient, startHubProcess } from './bridge-helpers.js';
 

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { test } from 'node:test';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult } from '@modelcontextprotocol/client';
 import { errorCode, record, runCli, stdioClient, tempStore, textOf } from './helpers.js';
 import { sign, startTestHub } from './http-helpers.js';
 

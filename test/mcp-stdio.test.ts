@@ -2,11 +2,8 @@ import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { test, type TestContext } from 'node:test';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { ReadBuffer, serializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js';
-import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import type { CallToolResult, JSONRPCMessage, Progress } from '@modelcontextprotocol/sdk/types.js';
-import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
+import { Client, ReadBuffer, serializeMessage, type CallToolResult, type JSONRPCMessage, type Progress, type Transport } from '@modelcontextprotocol/client';
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/client/validators/ajv';
 import { corpusPaths } from '../lib/store/paths.js';
 import { BIN, errorCode, record, stdioClient, tempStore, textOf } from './helpers.js';
 import { refused } from './support/refusal.js';
@@ -342,7 +339,7 @@ test('a blocked wait_for_relay sends progress notifications (~every 10 s) when t
   const { corpus } = await tempStore(t);
   const client = await connect(t, corpus);
   const progress: Progress[] = [];
-  const result = (await client.callTool({ name: 'wait_for_relay', arguments: { timeout_ms: 12_000 } }, undefined, { onprogress: (p) => progress.push(p), timeout: 30_000 })) as CallToolResult;
+  const result = (await client.callTool({ name: 'wait_for_relay', arguments: { timeout_ms: 12_000 } }, { onprogress: (p) => progress.push(p), timeout: 30_000 })) as CallToolResult;
   assert.equal(structured<{ timedOut: boolean }>(result).timedOut, true);
   assert.ok(progress.length >= 1, 'at least one progress notification');
   assert.ok(progress[0]!.progress >= 9_000, `progress reports the time waited (${progress[0]!.progress})`);
@@ -381,7 +378,7 @@ test('cancelling a wait ends it on the server, and the server still answers', as
   const client = new Client({ name: 'p-e-relay-test', version: '0.0.0' });
   await client.connect(new ChildTransport(child));
   const ac = new AbortController();
-  const pending = client.callTool({ name: 'wait_for_relay', arguments: { timeout_ms: 90_000 } }, undefined, { signal: ac.signal });
+  const pending = client.callTool({ name: 'wait_for_relay', arguments: { timeout_ms: 90_000 } }, { signal: ac.signal });
   await client.callTool({ name: 'exists', arguments: { id: 'relay-0001' } }); // the wait has started
   ac.abort();
   await assert.rejects(pending);

@@ -11,7 +11,7 @@ import { randomBytes } from 'node:crypto';
 import { readdir, readFile, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import { test } from 'node:test';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult } from '@modelcontextprotocol/client';
 import { addKey, readKey } from '../lib/auth/keys.js';
 import { localUser } from '../lib/cli/command.js';
 import { splitRecordFile } from '../lib/model/deposit.js';

@@ -16,7 +16,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { test, type TestContext } from 'node:test';
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { Client } from '@modelcontextprotocol/client';
 import { addKey, readKey } from '../lib/auth/keys.js';
 import { initStore } from '../lib/ops/init.js';
 import { corpusPaths } from '../lib/store/paths.js';

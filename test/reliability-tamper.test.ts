@@ -12,7 +12,7 @@ import { cp, mkdir, readFile, rename, rm, stat, symlink, truncate, unlink, write
 import path from 'node:path';
 import { test } from 'node:test';
 import { promisify } from 'node:util';
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { Client } from '@modelcontextprotocol/client';
 import { addKey, readKey } from '../lib/auth/keys.js';
 import { corpusPaths } from '../lib/store/paths.js';
 import { errorCode, record, runCli, stdioClient, tempStore, textOf } from './helpers.js';

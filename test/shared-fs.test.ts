@@ -15,7 +15,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { test, type TestContext } from 'node:test';
 import { promisify } from 'node:util';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult } from '@modelcontextprotocol/client';
 import { silentLogger, type Logger } from '../lib/log.js';
 import { buildRecordFile, digestOf, splitRecordFile } from '../lib/model/deposit.js';
 import { idShape } from '../lib/model/ids.js';

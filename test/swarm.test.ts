@@ -7,7 +7,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { readdir, readFile, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { test, type TestContext } from 'node:test';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult } from '@modelcontextprotocol/client';
 import { buildRecordFile, digestOf, splitRecordFile } from '../lib/model/deposit.js';
 import { idShape } from '../lib/model/ids.js';
 import { corpusPaths } from '../lib/store/paths.js';

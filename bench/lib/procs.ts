@@ -6,9 +6,8 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { Client, type CallToolResult } from '@modelcontextprotocol/client';
+import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { BIN, WORKERS } from './paths.js';
 
 export interface StdioPeer {
@@ -30,7 +29,7 @@ export async function connectStdio(command: string, args: string[], env: Record<
     client,
     pid: transport.pid!,
     async call(name, args = {}) {
-      const result = (await client.callTool({ name, arguments: args }, undefined, { timeout: 120_000 })) as CallToolResult;
+      const result = (await client.callTool({ name, arguments: args }, { timeout: 120_000 })) as CallToolResult;
       if (result.isError) throw new Error(`${name} refused: ${JSON.stringify(result.content)}`);
       return result;
     },

@@ -1,11 +1,15 @@
 /**
- * The stdio ceiling: an MCP server with the same SDK and one tool that does
- * nothing, so a tool call's cost is only the SDK, JSON and the pipes.
+ * The stdio ceiling: an MCP server on the same SDK (the v2 server, served by
+ * its own `serveStdio`, both eras, as `serve` is) with one tool that does
+ * nothing, so a tool call's cost is only the SDK, JSON and the pipes, and
+ * spawn → tools/list is only node and the SDK.
  */
-import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import { McpServer } from '@modelcontextprotocol/server';
+import { serveStdio } from '@modelcontextprotocol/server/stdio';
 import { z } from 'zod';
 
-const server = new McpServer({ name: 'bare', version: '0.0.0' });
-server.registerTool('noop', { description: 'answers at once', inputSchema: { id: z.string().optional() } }, async () => ({ content: [{ type: 'text', text: 'relay-0042 PRESENT' }] }));
-await server.connect(new StdioServerTransport());
+serveStdio(() => {
+  const server = new McpServer({ name: 'bare', version: '0.0.0' }, { capabilities: { tools: {} } });
+  server.registerTool('noop', { description: 'answers at once', inputSchema: z.object({ id: z.string().optional() }) }, async () => ({ content: [{ type: 'text', text: 'relay-0042 PRESENT' }] }));
+  return server;
+});

@@ -6,7 +6,7 @@
  * sentence and details.
  */
 import assert from 'node:assert/strict';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult } from '@modelcontextprotocol/client';
 import { ERROR_STATUS, RelayError, type ErrorCode } from '../../lib/errors.js';
 import { ERROR_META_KEY } from '../../lib/mcp/result.js';
 
