@@ -26,7 +26,9 @@ test('each record that lands is one event: id, event: relay, and the appeared me
   const event = await events.next();
   assert.equal(event.id, 'relay-0001');
   assert.equal(event.event, 'relay');
-  assert.deepEqual(JSON.parse(event.data), { id: 'relay-0001', kind: 'note', from: 'a', to: 'b', parent: null, refs: [], depositedBy: 'cli/test', provenance: 'as-received' });
+  const { depositedAt, ...item } = JSON.parse(event.data);
+  assert.deepEqual(item, { id: 'relay-0001', kind: 'note', from: 'a', to: 'b', parent: null, refs: [], depositedBy: 'cli/test', provenance: 'as-received' });
+  assert.equal(new Date(depositedAt).toISOString(), depositedAt);
   await append(h);
   assert.equal((await events.next()).id, 'relay-0002');
 });

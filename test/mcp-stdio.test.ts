@@ -253,7 +253,10 @@ test('wait_for_relay with after returns at once with the held records after it',
   await put(client, { kind: 'a' });
   await put(client, { kind: 'b', from: 'x', to: 'y' });
   const result = structured<{ appeared: unknown[]; timedOut: boolean }>(await call(client, 'wait_for_relay', { after: 'relay-0001', timeout_ms: 60_000 }));
-  assert.deepEqual(result.appeared, [{ id: 'relay-0002', kind: 'b', from: 'x', to: 'y', parent: null, refs: [], depositedBy: 'mcp', provenance: 'as-received' }]);
+  assert.equal(result.appeared.length, 1);
+  const { depositedAt, ...item } = result.appeared[0] as { depositedAt: string } & Record<string, unknown>;
+  assert.deepEqual(item, { id: 'relay-0002', kind: 'b', from: 'x', to: 'y', parent: null, refs: [], depositedBy: 'mcp', provenance: 'as-received' });
+  assert.equal(new Date(depositedAt).toISOString(), depositedAt);
   assert.equal(result.timedOut, false);
 });
 

@@ -297,7 +297,9 @@ test('wait with after returns at once with what is held after the mark', async (
   const result = await store.wait({ after: 'relay-0001', timeoutMs: 60_000 });
   assert.deepEqual(result.appeared.map((r) => r.id), ['relay-0002', 'relay-0003']);
   assert.equal(result.timedOut, false);
-  assert.deepEqual(result.appeared[0], { id: 'relay-0002', kind: null, from: null, to: null, parent: null, refs: [], depositedBy: 'cli/test', provenance: 'as-received' });
+  const { depositedAt, ...item } = result.appeared[0]!;
+  assert.deepEqual(item, { id: 'relay-0002', kind: null, from: null, to: null, parent: null, refs: [], depositedBy: 'cli/test', provenance: 'as-received' });
+  assert.equal(new Date(depositedAt).toISOString(), depositedAt);
 });
 
 test('wait with after blocks until an append lands', async (t) => {

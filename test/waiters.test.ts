@@ -51,7 +51,7 @@ test('clampWait: default 30000, capped at 90000, never negative', () => {
 });
 
 test('appeared keeps the fields a wait reports', () => {
-  assert.deepEqual(appeared(meta(3)), { id: 'relay-0003', kind: 'note', from: 'a', to: null, parent: null, refs: [], depositedBy: 'mcp', provenance: 'as-received' });
+  assert.deepEqual(appeared(meta(3)), { id: 'relay-0003', kind: 'note', from: 'a', to: null, parent: null, refs: [], depositedBy: 'mcp', provenance: 'as-received', depositedAt: '2026-11-30T00:00:00.000Z' });
 });
 
 test('with after, held records after the mark return at once', async () => {

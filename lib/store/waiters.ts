@@ -19,7 +19,7 @@ export interface WaitResult {
   cursor?: string;
 }
 
-export type AppearedRecord = Pick<RecordMeta, 'id' | 'kind' | 'from' | 'to' | 'parent' | 'refs' | 'depositedBy' | 'provenance'> & {
+export type AppearedRecord = Pick<RecordMeta, 'id' | 'kind' | 'from' | 'to' | 'parent' | 'refs' | 'depositedBy' | 'provenance' | 'depositedAt'> & {
   /** With include_bytes: the record's own bytes (below the deposit header), while the answer's budget lasts. */
   bytes?: string;
   digest?: string;
@@ -49,7 +49,7 @@ export interface WaitOptions {
 }
 
 export function appeared(meta: RecordMeta): AppearedRecord {
-  return { id: meta.id, kind: meta.kind, from: meta.from, to: meta.to, parent: meta.parent, refs: meta.refs, depositedBy: meta.depositedBy, provenance: meta.provenance };
+  return { id: meta.id, kind: meta.kind, from: meta.from, to: meta.to, parent: meta.parent, refs: meta.refs, depositedBy: meta.depositedBy, provenance: meta.provenance, depositedAt: meta.depositedAt };
 }
 
 export function clampWait(timeoutMs: number | undefined): number {

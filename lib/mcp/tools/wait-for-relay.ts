@@ -39,6 +39,7 @@ export const waitForRelay = defineTool({
             ...linkFields,
             depositedBy: z.string().describe('the channel the bytes came through (see append_relay)'),
             provenance: provenanceField.describe('how the bytes arrived (see append_relay)'),
+            depositedAt: z.string().describe('when the store wrote it, ISO 8601 UTC'),
             bytes: z.string().optional().describe('with include_bytes: the record as its sender sent it'),
             digest: z.string().optional().describe('with include_bytes: sha256:<hex> of bytes'),
             bytesOmitted: z.literal(true).optional().describe('with include_bytes: not inlined (over the answer\'s 64 KiB, or unreadable); fetch it with get_relay'),
