@@ -13,8 +13,10 @@
 import { randomUUID } from 'node:crypto';
 import type { Tool } from '@modelcontextprotocol/client';
 import type { RelayError } from '../errors.js';
+import { appendRelay } from '../mcp/tools/append-relay.js';
 
-export const KEYED_TOOL = 'append_relay';
+/** The tool the bridge keys and retries: the one the table marks as the append. */
+export const KEYED_TOOL = appendRelay.name;
 export const KEY_PARAM = 'idempotency_key';
 /** Pauses before each retry: the hub a moment to come back, well inside a client's 60 s. */
 export const RETRY_PAUSES_MS = [250, 1000];
