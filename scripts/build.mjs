@@ -4,6 +4,11 @@
 // twenty agents each spawn a server. Commands load lazily, so esbuild splits
 // them into chunks and `serve` over stdio never loads the HTTP hub.
 //
+// The SDK's `_shims` modules are replaced by lib/mcp/sdk-shims/, which load
+// its JSON Schema validator (ajv) on first use rather than at import: ~30 ms
+// of CPU and 1.7 MB per process that the stdio server never needed
+// (lib/mcp/sdk-shims/lazy-validator.ts has the measurement).
+//
 // The new build is written beside dist/ and swapped in with two renames, so a
 // server spawned while a build runs never loads half a bundle.
 import { build } from 'esbuild';
@@ -22,6 +27,10 @@ await build({
   target: 'node20',
   sourcemap: 'linked',
   logLevel: 'warning',
+  alias: {
+    '@modelcontextprotocol/server/_shims': `${root}lib/mcp/sdk-shims/server.ts`,
+    '@modelcontextprotocol/client/_shims': `${root}lib/mcp/sdk-shims/client.ts`,
+  },
   // Some dependencies are CommonJS and call require(); give the ESM bundle one.
   banner: { js: "import { createRequire as __pe_createRequire } from 'node:module'; const require = __pe_createRequire(import.meta.url);" },
 });

@@ -29,7 +29,6 @@
  * None of these files is fsynced: after a power cut the records are durable
  * and the scan reads their keys back, which is all a later retry needs.
  */
-import { createHash, randomBytes } from 'node:crypto';
 import { constants as fsc } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
@@ -69,11 +68,12 @@ export class IdempotencyClaims {
 
   /** Takes the claim on `scope`, or learns the id another writer stored under it. */
   async acquire(scope: string): Promise<Acquired> {
-    const base = path.join(this.dir, createHash('sha256').update(scope).digest('hex'));
+    // node:crypto on first use, as in model/deposit.ts: start-up never pays for it.
+    const base = path.join(this.dir, process.getBuiltinModule('node:crypto').createHash('sha256').update(scope).digest('hex'));
     await fs.mkdir(this.dir, { recursive: true });
     this.pruneOnce();
     const { host, boot } = hostIdentity();
-    const content = JSON.stringify({ host, boot, pid: process.pid, nonce: randomBytes(8).toString('hex') }) + '\n';
+    const content = JSON.stringify({ host, boot, pid: process.pid, nonce: process.getBuiltinModule('node:crypto').randomBytes(8).toString('hex') }) + '\n';
     const watched = new Map<number, { mtimeMs: number; since: number }>();
     const started = Date.now();
     let gen = 0;
