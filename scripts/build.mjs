@@ -26,6 +26,13 @@ await build({
   platform: 'node',
   target: 'node20',
   sourcemap: 'linked',
+  // Whitespace and syntax only, names kept (stack traces stay readable; the
+  // linked source map gives exact lines with node --enable-source-maps).
+  // Node holds every loaded module's source text in the heap of every
+  // process: measured on a 9,999-record corpus, a stdio server's private
+  // memory is 0.9 MB smaller, and a swarm runs twenty of them.
+  minifyWhitespace: true,
+  minifySyntax: true,
   logLevel: 'warning',
   alias: {
     '@modelcontextprotocol/server/_shims': `${root}lib/mcp/sdk-shims/server.ts`,

@@ -10,7 +10,7 @@
  * Reference: a do-nothing MCP server bundled the same way and spawned with
  * the launcher's node flags (what node and the SDK cost before any store work).
  */
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { bareServerBundle } from '../lib/build.js';
@@ -128,7 +128,7 @@ export const startSection: Section = {
 async function swarm(ctx: BenchContext, bundle: string): Promise<void> {
   const { corpus } = await cachedCorpus(9999, 4, ctx.log);
   await ensureSnapshot(corpus);
-  const v = { watches: [] as number[], rss: [] as number[], pss: [] as number[], barePss: [] as number[], above: [] as number[], fds: [] as number[], ready: [] as number[], cpu: [] as number[], idle: [] as number[] };
+  const v = { watches: [] as number[], rss: [] as number[], pss: [] as number[], barePss: [] as number[], bareReady: [] as number[], bareCpu: [] as number[], nodeCpu: [] as number[], above: [] as number[], fds: [] as number[], ready: [] as number[], cpu: [] as number[], idle: [] as number[] };
   for (let r = 0; r < Math.min(ctx.reps, 2); r++) {
     const t0 = nowMs();
     const servers: StdioPeer[] = await Promise.all(Array.from({ length: 20 }, () => relayServer(corpus)));
@@ -147,12 +147,16 @@ async function swarm(ctx: BenchContext, bundle: string): Promise<void> {
     v.idle.push(((later.reduce((a, p) => a + p.cpuS, 0) - v.cpu.at(-1)!) * 100_000) / idleMs);
     await Promise.all(servers.map((s) => s.close()));
     // The floor: twenty bare SDK servers, each having answered one call.
+    const b0 = nowMs();
     const bare: StdioPeer[] = await Promise.all(Array.from({ length: 20 }, () => bareServer(bundle)));
     await Promise.all(bare.map((s) => s.call('noop', {})));
+    v.bareReady.push(nowMs() - b0);
     const barePrints = await Promise.all(bare.map((s) => footprint(s.pid)));
     v.barePss.push(barePrints.reduce((a, p) => a + p.pssMb, 0));
+    v.bareCpu.push(barePrints.reduce((a, p) => a + p.cpuS, 0));
     v.above.push((v.pss.at(-1)! - v.barePss.at(-1)!) / 20);
     await Promise.all(bare.map((s) => s.close()));
+    v.nodeCpu.push(await twentyNodes());
   }
   const section = 'Start';
   const results = ctx.results;
@@ -162,7 +166,25 @@ async function swarm(ctx: BenchContext, bundle: string): Promise<void> {
   results.add({ section, name: '20 stdio servers (the launcher): total PSS (shared pages counted once)', unit: 'MB', values: v.pss, reference: { name: '20 bare servers', values: v.barePss }, goal: { on: 'value', op: '<=', target: 500, source: 'issue 14' } });
   results.add({ section, name: '20 stdio servers: PSS per server above the bare server\'s', unit: 'MB', values: v.above });
   results.add({ section, name: '20 stdio servers: total open fds', unit: 'fds', values: v.fds });
-  results.add({ section, name: '20 stdio servers: spawn → all 20 answered exists', unit: 'ms', values: v.ready, goal: { on: 'value', op: '<=', target: 1500, source: 'issue 14' } });
-  results.add({ section, name: '20 stdio servers: CPU time they used until then, in all', unit: 'CPU s', values: v.cpu, goal: { on: 'value', op: '<=', target: 3, source: 'issue 14' } });
+  results.add({ section: 'Ceilings', name: '20 bare bundled MCP servers: spawn → all 20 answered a call', unit: 'ms', values: v.bareReady });
+  results.add({ section: 'Ceilings', name: '20 bare bundled MCP servers: CPU time they used until then, in all', unit: 'CPU s', values: v.bareCpu });
+  results.add({ section: 'Ceilings', name: '20 node processes that load nothing (node -e with a stdin read): CPU time to start, in all', unit: 'CPU s', values: v.nodeCpu });
+  results.add({ section, name: '20 stdio servers: spawn → all 20 answered exists', unit: 'ms', values: v.ready, reference: { name: '20 bare servers', values: v.bareReady }, goal: { on: 'value', op: '<=', target: 1500, source: 'issue 14' } });
+  results.add({ section, name: '20 stdio servers: CPU time they used until then, in all', unit: 'CPU s', values: v.cpu, reference: { name: '20 bare servers', values: v.bareCpu }, goal: { on: 'value', op: '<=', target: 3, source: 'issue 14' } });
   results.add({ section, name: '20 stdio servers, idle: CPU they use in all', unit: '% of a core', values: v.idle });
+}
+
+/**
+ * Node's own floor: twenty node processes started at once that load no code,
+ * each answering one line on stdin so it is measured at the same point a
+ * server is (after its first answer). CPU-seconds in all.
+ */
+async function twentyNodes(): Promise<number> {
+  const script = "process.stdin.once('data', () => { process.stdout.write('ok\\n'); process.stdin.once('data', () => {}); })";
+  const procs = Array.from({ length: 20 }, () => spawn(process.execPath, [...NODE_FLAGS, '-e', script], { stdio: ['pipe', 'pipe', 'ignore'] }));
+  await Promise.all(procs.map((p) => new Promise<void>((resolve) => { p.stdout!.once('data', () => resolve()); p.stdin!.write('go\n'); })));
+  const prints = await Promise.all(procs.map((p) => footprint(p.pid!)));
+  for (const p of procs) p.stdin!.end();
+  await Promise.all(procs.map((p) => new Promise((resolve) => p.once('exit', resolve))));
+  return prints.reduce((a, p) => a + p.cpuS, 0);
 }
