@@ -4,7 +4,7 @@ import { spawn } from 'node:child_process';
 import { access, mkdir, readdir, readFile, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { test } from 'node:test';
-import { splitRecordFile } from '../lib/model/deposit.js';
+import { buildRecordFile, digestOf, splitRecordFile } from '../lib/model/deposit.js';
 import { corpusPaths } from '../lib/store/paths.js';
 import { BIN, killed, record, runCli, tempDir, tempStore } from './helpers.js';
 import { said } from './support/poll.js';
@@ -263,6 +263,38 @@ test('verify exits 1 naming a damaged record', async (t) => {
   assert.match(result.stdout, /^damaged relay-0002: .*digest/m);
   assert.doesNotMatch(result.stdout, /relay-0001/);
   assert.match(result.stdout, /2 records checked, 1 damaged/);
+});
+
+/** `n` records written straight to disk as an append writes them (thousands in well under a second). */
+async function writeRecords(corpus: string, n: number): Promise<void> {
+  for (let i = 1; i <= n; i++) {
+    const bytes = Buffer.from(record({}, i === n ? 'original' : `record ${i}`));
+    const deposit = { provenance: 'as-received' as const, depositedBy: 'test', depositedAt: new Date(0).toISOString(), digest: digestOf(bytes) };
+    await writeFile(path.join(corpus, `relay-${String(i).padStart(4, '0')}`), buildRecordFile(deposit, bytes));
+  }
+}
+
+test('verify prints its progress on stderr as whole lines, the last one counting every record', async (t) => {
+  const { corpus } = await tempStore(t);
+  await writeRecords(corpus, 4_500);
+  const result = await runCli(['verify', ...at(corpus)]);
+  assert.equal(result.code, 0, result.stderr);
+  assert.doesNotMatch(result.stderr, /\r/, 'lines, not a carriage-return spinner');
+  const progress = result.stderr.split('\n').filter((line) => line.startsWith('verified '));
+  assert.ok(progress.length >= 1);
+  for (const line of progress) assert.match(line, /^verified \d+\/4500 records \(\d+%\)$/);
+  assert.equal(progress.at(-1), 'verified 4500/4500 records (100%)');
+  assert.doesNotMatch(result.stdout, /verified/, 'stdout holds the findings only');
+});
+
+test('verify names a damaged record that lies past its first batch of reads', async (t) => {
+  const { corpus } = await tempStore(t);
+  await writeRecords(corpus, 4_500);
+  await tamper(corpus, 'relay-4500');
+  const result = await runCli(['verify', ...at(corpus)]);
+  assert.equal(result.code, 1);
+  assert.match(result.stdout, /^damaged relay-4500: .*digest/m);
+  assert.match(result.stdout, /^4500 records checked, 1 damaged/m);
 });
 
 test('verify warns of stray temp files; --clean removes those whose owner is dead, never a live one', async (t) => {
