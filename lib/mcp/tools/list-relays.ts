@@ -1,8 +1,21 @@
 import { z } from 'zod';
+import { RelayError } from '../../errors.js';
 import { listText } from '../../model/render.js';
 import { parseFilter } from '../../model/filter.js';
+import type { ListResult } from '../../store/store.js';
 import { listFilterParams } from './shared.js';
 import { defineTool, READ } from './tool.js';
+
+/**
+ * The most ids (present and known missing together) one list_relays answer
+ * carries. SPEC §8 gives list_relays no pagination, so a longer list is
+ * refused, not cut: an answer of a million ids is a ~30 MB JSON-RPC line
+ * (the ids twice, as text and as structuredContent), and the SDK's stdio
+ * client ends the whole session on any line over 10 MiB
+ * (STDIO_DEFAULT_MAX_BUFFER_SIZE), losing every other call with it. 200,000
+ * ids of the widest shape (9 digits) are ~7 MB as one line.
+ */
+export const LIST_MAX_IDS = 200_000;
 
 export const listRelays = defineTool({
   name: 'list_relays',
@@ -11,7 +24,7 @@ export const listRelays = defineTool({
   door: READ,
   contract: ({ shape }) => ({
     description: [
-      `Survey the store without blocking: held ids and KNOWN_MISSING ids (cited by a held record, bytes not here), ascending, ids only, in one answer (no pagination; at most ${shape.max} ids). Text: exactly two lines, "present (N): <ids>" and "known missing (M): <ids>".`,
+      `Survey the store without blocking: held ids and KNOWN_MISSING ids (cited by a held record, bytes not here), ascending, ids only, in one answer (no pagination; at most ${LIST_MAX_IDS.toLocaleString('en-US')} ids: a longer list is refused with too_large, naming the after that fits). Text: exactly two lines, "present (N): <ids>" and "known missing (M): <ids>".`,
       `Use it to see what is held or missing: which ids to fetch or re-deposit. To catch up with metadata (kind, from, to) and a cursor, use wait_for_relay with after: ${shape.format(0)}; list_replies for one thread, exists for one id.`,
       'Filters (as on wait_for_relay) select held records; any filter empties knownMissing: a missing id has no headers to match.',
     ].join('\n\n'),
@@ -27,6 +40,33 @@ export const listRelays = defineTool({
   }),
   async run(store, { after, to, from, kind, replies_to }) {
     const result = await store.list(after, parseFilter({ to, from, kind, replies_to }, store.shape));
+    refuseIfLonger(result);
     return { text: listText(result), structured: { ...result } };
   },
 });
+
+/** too_large for a list of more than LIST_MAX_IDS ids, naming the `after` whose answer holds the newest LIST_MAX_IDS. */
+function refuseIfLonger(list: ListResult): void {
+  const total = list.present.length + list.knownMissing.length;
+  if (total <= LIST_MAX_IDS) return;
+  const fits = nthOfBoth(list.present, list.knownMissing, total - LIST_MAX_IDS - 1);
+  const n = (x: number) => x.toLocaleString('en-US');
+  throw new RelayError(
+    'too_large',
+    `This list holds ${n(total)} ids (${n(list.present.length)} present, ${n(list.knownMissing.length)} known missing); one list_relays answer carries at most ${n(LIST_MAX_IDS)} (a longer one is a message MCP clients drop). ` +
+      `Narrow it: after: "${fits}" answers the newest ${n(LIST_MAX_IDS)} ids (after is exclusive; a later after, fewer), or filter with to, from, kind or replies_to. ` +
+      `For the whole list, an operator runs \`p-e-relay ls\` on the corpus or reads GET /relays from a hub (HTTP carries it whole).`,
+    { ids: total, limit: LIST_MAX_IDS, after: fits },
+  );
+}
+
+/** The k-th (0-based) id of two ascending lists of one id shape taken together: equal width, so string order is id order. */
+function nthOfBoth(a: string[], b: string[], k: number): string {
+  let i = 0;
+  let j = 0;
+  for (;;) {
+    const fromA = j >= b.length || (i < a.length && a[i]! < b[j]!);
+    const id = fromA ? a[i++]! : b[j++]!;
+    if (i + j === k + 1) return id;
+  }
+}
