@@ -26,6 +26,8 @@ import type { RecordIndex, RecordMeta } from '../model/record-index.js';
 const SETTLE_DELAYS_MS = [0, 20, 50, 100, 200, 400, 800];
 /** Files the scan reads between two turns of the event loop. */
 const SCAN_BATCH = 64;
+/** Settled: nothing to wait for (one shared promise, not one per record). */
+const DONE: Promise<void> = Promise.resolve();
 
 type Source = 'scan' | 'seen' | 'recheck';
 
@@ -107,15 +109,38 @@ export class CorpusIndexer {
     return listRecordIds(this.paths.corpus, this.shape);
   }
 
-  /** Indexes the file for `n` (a record another writer published), once it is whole. */
+  /**
+   * Indexes the file for `n` (a record another writer published), once it is whole.
+   *
+   * The first look is synchronous and makes no promise, timer or map entry:
+   * every process of a swarm runs this for every record any of them appends
+   * (twenty processes, each woken per record), and a file published with
+   * link() is whole the moment its name appears. Only a file that is not
+   * whole yet (written in place, by git pull) goes on to the retries.
+   */
   ingest(n: number, source: Source = 'seen'): Promise<void> {
-    if (this.index.has(n) && !this.damaged.has(n)) return Promise.resolve();
+    if (this.index.has(n) && !this.damaged.has(n)) return DONE;
     let pending = this.settling.get(n);
-    if (!pending) {
-      pending = this.readAndIndex(n, source).finally(() => this.settling.delete(n));
-      this.settling.set(n, pending);
+    if (pending) return pending;
+    let first: { error: unknown } | null = null;
+    if (!this.damaged.has(n)) {
+      first = this.lookOnce(n, source);
+      if (first === null) return DONE;
     }
+    pending = this.readAndIndex(n, source, first).finally(() => this.settling.delete(n));
+    this.settling.set(n, pending);
     return pending;
+  }
+
+  /**
+   * The lowest id this process has seen named on disk but not yet indexed
+   * (a file still being retried until it is whole), or null. A wait's cursor
+   * must not pass it (SPEC §8a: a cursor passed back as after misses nothing).
+   */
+  lowestSettling(): number | null {
+    let lowest: number | null = null;
+    for (const n of this.settling.keys()) if (!this.index.has(n) && (lowest === null || n < lowest)) lowest = n;
+    return lowest;
   }
 
   /** Held files that do not match their digest, to be looked at again on every reconcile. */
@@ -191,52 +216,92 @@ export class CorpusIndexer {
     });
   }
 
-  /** Adds a whole record; its metadata, or null when it was already held. */
+  /**
+   * Adds a whole record; its metadata, or null when it was already held.
+   * The metadata is built from what was just parsed, not read back out of
+   * the index's columns (which would re-format its time and digest): this
+   * runs in every process for every record.
+   */
   add(n: number, deposit: Deposit, claims: RecordClaims): RecordMeta | null {
     if (!this.index.add(n, deposit, claims)) return null;
     if (deposit.idempotencyKey !== undefined) this.options.keys?.note(idempotencyScope(deposit.depositedBy, deposit.idempotencyKey), n);
-    return this.index.get(n)!.meta;
+    return metaOf(n, deposit, claims, this.shape.format);
   }
 
-  private async readAndIndex(n: number, source: Source): Promise<void> {
+  /**
+   * One read of the file for `n`: null when there is nothing more to do
+   * (indexed, gone, or the indexer closed), else what stood in the way, for
+   * the retries.
+   */
+  private lookOnce(n: number, source: Source): { error: unknown } | null {
+    if ((this.index.has(n) && !this.damaged.has(n)) || this.closed) return null;
     const id = this.shape.format(n);
-    const delays = source === 'seen' ? SETTLE_DELAYS_MS : [0];
-    let lastError: unknown = null;
-    for (const delay of delays) {
-      if (delay) await this.pause(delay);
-      if ((this.index.has(n) && !this.damaged.has(n)) || this.closed) return;
-      let file: Buffer;
-      try {
-        // Synchronously: a record is small (1 MiB at most) and almost always in
-        // the page cache, and one readFileSync costs a fraction of the four
-        // thread-pool round trips of fs.promises.readFile (measured: a
-        // 10k-record scan 2-6x faster). Every process reads every record
-        // another process appends, so this is also on the swarm's append path.
-        file = readRecordFileSync(this.paths.record(id), this.options.maxRecordBytes); // a FIFO, a symlink or a huge file named like a record is damaged
-      } catch (err) {
-        if ((err as NodeJS.ErrnoException).code === 'ENOENT') return;
-        lastError = err;
-        continue;
-      }
-      try {
-        const { deposit, record } = splitRecordFile(file);
-        if (this.damaged.delete(n)) {
-          this.index.remove(n); // replace the damaged entry with the whole one
-          this.log.info(`${id} is whole again`);
-        }
-        const meta = this.add(n, deposit, claimsOf(record, this.shape));
-        if (meta && source !== 'scan') this.options.onNews(n, meta);
-        return;
-      } catch (err) {
-        lastError = err;
-      }
+    let file: Buffer;
+    try {
+      // Synchronously: a record is small (1 MiB at most) and almost always in
+      // the page cache, and one readFileSync costs a fraction of the four
+      // thread-pool round trips of fs.promises.readFile (measured: a
+      // 10k-record scan 2-6x faster). Every process reads every record
+      // another process appends, so this is also on the swarm's append path.
+      file = readRecordFileSync(this.paths.record(id), this.options.maxRecordBytes); // a FIFO, a symlink or a huge file named like a record is damaged
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
+      return { error: err };
     }
-    if (this.closed) return;
+    try {
+      const { deposit, record } = splitRecordFile(file);
+      if (this.damaged.delete(n)) {
+        this.index.remove(n); // replace the damaged entry with the whole one
+        this.log.info(`${id} is whole again`);
+      }
+      const meta = this.add(n, deposit, claimsOf(record, this.shape));
+      if (meta && source !== 'scan') this.options.onNews(n, meta);
+      return null;
+    } catch (err) {
+      return { error: err };
+    }
+  }
+
+  /** The retries after a first look that failed (`first`), or every look for a damaged file being re-checked. */
+  private async readAndIndex(n: number, source: Source, first: { error: unknown } | null): Promise<void> {
+    const delays = source === 'seen' ? SETTLE_DELAYS_MS : [0];
+    let lastError: unknown = first?.error ?? null;
+    for (const delay of first ? delays.slice(1) : delays) {
+      if (delay) await this.pause(delay);
+      const look = this.lookOnce(n, source);
+      if (look === null) return;
+      lastError = look.error;
+    }
+    if (this.closed || lastError === null) return;
+    const id = this.shape.format(n);
     const why = isRelayError(lastError) && lastError.details.why !== undefined ? String(lastError.details.why) : (lastError as Error).message;
     if (!this.damaged.has(n)) this.log.warn(`${id} is damaged and is held but not served: ${why}`);
     this.damaged.add(n);
     this.index.add(n, null, null);
   }
+}
+
+/** A record's metadata as the index gives it (RecordIndex entryOf): refs are the other named ids, distinct, in first-seen order. */
+export function metaOf(n: number, deposit: Deposit, claims: RecordClaims, format: (n: number) => string): RecordMeta {
+  const refs: string[] = [];
+  const named: number[] = claims.parent === null ? [] : [claims.parent];
+  for (const m of claims.named) {
+    if (named.includes(m)) continue;
+    named.push(m);
+    refs.push(format(m));
+  }
+  return {
+    id: format(n),
+    kind: claims.kind,
+    from: claims.from,
+    to: claims.to,
+    parent: claims.parent === null ? null : format(claims.parent),
+    refs,
+    depositedBy: deposit.depositedBy,
+    provenance: deposit.provenance,
+    depositedAt: deposit.depositedAt,
+    digest: deposit.digest,
+  };
 }
 
 /** A stored record's claims; one that no longer parses still counts as held, just with nothing claimed. */
