@@ -10,14 +10,14 @@ export const exists = defineTool({
   door: READ,
   contract: ({ shape }) => ({
     description: [
-      'What this store knows about one id, without reading its bytes: PRESENT, KNOWN_MISSING or UNKNOWN. Never refuses: a malformed id is UNKNOWN. Text: one line "<id> <STATE>".',
-      'Answered from this server\'s index, which follows every record as it lands (on a mirror: what has arrived). PRESENT does not re-check the digest: get_relay may still refuse a damaged record.',
+      `What this store knows about one id, without reading its bytes: PRESENT, KNOWN_MISSING or UNKNOWN. Every tool takes ids as ${shape.describe} (${shape.example}), compared literally: ${shape.format(33).replace(/-0+/, '-')} or ${shape.example.toUpperCase()} is malformed. Never refuses: a malformed id is UNKNOWN. Text: one line "<id> <STATE>".`,
+      'Answered from this server\'s index, which follows every record as it lands (on a mirror: what has arrived). PRESENT does not re-check the digest: get_relay may still refuse the record as damaged.',
       'Use it to check an id a record cites, or a lost id before re-depositing it with append_relay. To read a record, call get_relay directly: its refusal names the state.',
     ].join('\n\n'),
     input: { id: idParam(shape, 'the id to ask about') },
     output: {
       id: z.string().describe('the id asked about, exactly as given'),
-      state: z.enum(['PRESENT', 'KNOWN_MISSING', 'UNKNOWN']).describe('PRESENT: its file is held here; KNOWN_MISSING: a held record names it in parent: or ref:, its bytes are not here (not yet arrived, lost, or never sent); UNKNOWN: nothing held here mentions it'),
+      state: z.enum(['PRESENT', 'KNOWN_MISSING', 'UNKNOWN']).describe('PRESENT: its file is held here; KNOWN_MISSING: a held record cites it in parent: or ref: and its bytes are not here (not copied here yet, lost, or never written); UNKNOWN: nothing held here mentions it'),
     },
   }),
   async run(store, { id }) {

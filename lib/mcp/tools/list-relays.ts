@@ -3,7 +3,7 @@ import { RelayError } from '../../errors.js';
 import { listText } from '../../model/render.js';
 import { parseFilter } from '../../model/filter.js';
 import type { ListResult } from '../../store/store.js';
-import { listFilterParams } from './shared.js';
+import { filterParams } from './shared.js';
 import { defineTool, READ } from './tool.js';
 
 /**
@@ -24,18 +24,18 @@ export const listRelays = defineTool({
   door: READ,
   contract: ({ shape }) => ({
     description: [
-      `Survey the store without blocking: held ids and KNOWN_MISSING ids (cited by a held record, bytes not here), ascending, ids only, in one answer (no pagination; at most ${LIST_MAX_IDS.toLocaleString('en-US')} ids: a longer list is refused with too_large, naming the after that fits). Text: exactly two lines, "present (N): <ids>" and "known missing (M): <ids>".`,
-      `Use it to see what is held or missing: which ids to fetch or re-deposit. To catch up with metadata (kind, from, to) and a cursor, use wait_for_relay with after: ${shape.format(0)}; list_replies for one thread, exists for one id.`,
-      'Filters (as on wait_for_relay) select held records; any filter empties knownMissing: a missing id has no headers to match.',
+      `Survey the store without blocking: held ids and KNOWN_MISSING ids (cited by a held record, bytes not here), ascending, ids only, all in one answer (no pagination).`,
+      `Use it to see what is held or missing: which ids to fetch or re-deposit. For metadata (kind, from, to) and a cursor, call wait_for_relay with after: ${shape.format(0)} instead.`,
+      `after bounds both lists and is not a filter. The filters (to, from, kind, replies_to) select held records and empty knownMissing (a missing id has no headers); they combine with AND, the names in one with OR. Refusals are isError text saying what to do, code in _meta["p-e-relay/error"].code: bad_id (malformed after or replies_to), bad_filter (a to, from or kind with no name in it), too_large past ${LIST_MAX_IDS.toLocaleString('en-US')} ids in all (its after is a mark whose answer fits: the newest ${LIST_MAX_IDS.toLocaleString('en-US')}).`,
     ].join('\n\n'),
     input: {
-      after: z.string().optional().describe(`optional: only ids after this one (exclusive): any id of the shape, held or not, or ${shape.format(0)} for the start; ${shape.describe}. A malformed one is refused (bad_id): it has no place in id order. Omit it for the whole store`),
-      ...listFilterParams(shape),
+      after: z.string().optional().describe(`optional: only ids after this one (exclusive), held or not; ${shape.describe}, or ${shape.format(0)} for the start. A malformed one is refused (bad_id): it has no place in id order. Omit it for the whole store`),
+      ...filterParams(),
     },
     output: {
       after: z.string().nullable().describe('the after given, or null'),
-      present: z.array(z.string()).describe('held ids, ascending'),
-      knownMissing: z.array(z.string()).describe('KNOWN_MISSING ids, ascending'),
+      present: z.array(z.string()).describe('held ids, ascending. The text answer is exactly two lines, "present (N): <ids>" and "known missing (M): <ids>", ids separated by single spaces'),
+      knownMissing: z.array(z.string()).describe('KNOWN_MISSING ids, ascending; empty with any filter'),
     },
   }),
   async run(store, { after, to, from, kind, replies_to }) {

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { repliesText } from '../../model/render.js';
-import { claimFields, idParam, linkFields } from './shared.js';
+import { claimFields, idParam, linkFields, recordIdField } from './shared.js';
 import { defineTool, READ } from './tool.js';
 
 export const listReplies = defineTool({
@@ -10,14 +10,14 @@ export const listReplies = defineTool({
   door: READ,
   contract: ({ shape }) => ({
     description: [
-      'List the held records naming one id in parent: or ref:, one level deep, ascending, in one answer, each with kind, from, to, parent and refs: parent equal to the id marks an answer, refs holding it a citation. Call again with a reply\'s id to go deeper.',
-      'Use it to read a thread. list_relays with replies_to gives the same records as bare ids after a mark; wait_for_relay with replies_to blocks until one lands.',
-      'Never refuses: empty means nothing held here names the id yet; a malformed id gets an empty list too (the replies_to filter refuses it instead).',
+      'List the held records naming one id in parent: or ref:, one level deep, ascending, all in one answer: parent equal to the id marks an answer, refs holding it a citation. Call again with a reply\'s id to go deeper.',
+      'Use it to read a thread; to block until a reply lands, call wait_for_relay with replies_to.',
+      'Never refuses: empty means nothing held here names the id yet, and a malformed id has no replies.',
     ].join('\n\n'),
     input: { id: idParam(shape, 'the record whose replies you want') },
     output: {
       parent: z.string().describe('the id asked about, exactly as given'),
-      replies: z.array(z.object({ id: z.string(), ...claimFields, ...linkFields })).describe('ascending by id'),
+      replies: z.array(z.object({ id: recordIdField, ...claimFields, ...linkFields })).describe('ascending by id. The text answer opens "replies to <id> (N):", then one line per reply, "<id> (kind …, from …, to …, parent …, refs …)", headers it lacks left out'),
     },
   }),
   async run(store, { id }) {

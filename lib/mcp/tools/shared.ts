@@ -6,19 +6,24 @@
 import { z } from 'zod';
 import type { IdShape } from '../../model/ids.js';
 
-/** The id shape in a few words: what every id parameter says before its role. */
-export function idShapeText(shape: IdShape): string {
-  return `${shape.describe}, e.g. ${shape.example}, compared literally (relay-33 is no id)`;
-}
-
-/** An id parameter: its role, the shape, then anything that is true of it in this tool only. */
+/**
+ * An id parameter: its role, then the store's id shape (SPEC §3: every schema
+ * states the width), then anything true of it in this tool only. That ids are
+ * compared literally is said once, in exists' description.
+ */
 export function idParam(shape: IdShape, role: string, more = '') {
-  return z.string().describe(`${role}: ${idShapeText(shape)}${more && `. ${more}`}`);
+  return z.string().describe(`${role}: ${shape.describe}, e.g. ${shape.example}${more && `. ${more}`}`);
 }
 
 export const provenanceField = z
   .enum(['as-received', 'authored'])
-  .describe('as-received for every record sent through a channel; authored only when a local operator declared with `p-e-relay append --authored` that they wrote it');
+  .describe('as-received: sent through a channel (every MCP append is); authored: a local operator declared they wrote it themselves');
+
+export const depositedByField = z
+  .string()
+  .describe('the channel the bytes came through, not who wrote them: mcp (stdio), mcp/<agent> (signed MCP over HTTP), http/<agent> (REST) or cli/<user>');
+
+export const depositedAtField = z.string().describe('when the store wrote it, ISO 8601 UTC');
 
 /** What a record says about itself (its own headers): claims, never checked. */
 export const claimFields = {
@@ -33,27 +38,23 @@ export const linkFields = {
   refs: z.array(z.string()).describe('the ids in its ref: lines, first seen first, leaving out the parent'),
 };
 
+export const recordIdField = z.string().describe('the record\'s id');
+
+/** How every name filter compares (SPEC §8a), said in each, since each is read alone. */
+const LITERAL = (header: string) => `Exact and case-sensitive, no wildcard; a record without ${header}: never matches`;
+
 const names = (what: string) => z.union([z.string(), z.array(z.string())]).optional().describe(what);
 
 /**
- * The §8a filters in full: wait_for_relay's, where agents use them most.
- * list_relays takes the same filters and points here (listFilterParams).
+ * The §8a filters, identical on wait_for_relay and list_relays: each tool's
+ * schema is read alone, so neither points at the other. How filters combine
+ * and compare is said in each tool's description, once.
  */
-export function filterParams(shape: IdShape) {
+export function filterParams() {
   return {
-    to: names('optional: only records whose to: names one of these: a name or a list, e.g. ["scout-7","all"] (a string is split at commas and spaces, like the header). Literal: Scout-7 is not scout-7, no wildcard; a record without to: never matches'),
-    from: names('optional: only records whose from: is exactly one of these names'),
-    kind: names('optional: only records whose kind: is one of these, e.g. "question"'),
-    replies_to: z.string().optional().describe(`optional: only records naming this id in parent: or ref: (what list_replies answers); ${idShapeText(shape)}; a malformed one is refused (bad_id)`),
-  };
-}
-
-/** The same filters on list_relays, described by reference. */
-export function listFilterParams(shape: IdShape) {
-  return {
-    to: names('optional: only held records whose to: names one of these (a name or a list; as wait_for_relay\'s to)'),
-    from: names('optional: only held records whose from: is one of these names'),
-    kind: names('optional: only held records whose kind: is one of these'),
-    replies_to: z.string().optional().describe(`optional: only held records naming this id in parent: or ref:; ${shape.describe}, a malformed one is refused (bad_id)`),
+    to: names(`optional: only records whose to: names one of these: a name or a list, e.g. ["scout-7","all"]; each string is split at commas and spaces, as the header is. ${LITERAL('to')} (Scout-7 is not scout-7)`),
+    from: names(`optional: only records whose from: is one of these: a name or a list; each string is one whole name, trimmed, not split ("scout 7" matches from: scout 7). ${LITERAL('from')}`),
+    kind: names(`optional: only records whose kind: is one of these, e.g. "question": a name or a list; each string whole, trimmed. ${LITERAL('kind')}`),
+    replies_to: z.string().optional().describe('optional: only records naming this id in parent: or ref: (what list_replies answers); a malformed one is refused (bad_id)'),
   };
 }
