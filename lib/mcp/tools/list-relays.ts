@@ -25,11 +25,11 @@ export const listRelays = defineTool({
   contract: ({ shape }) => ({
     description: [
       `Survey the store without blocking: held ids and KNOWN_MISSING ids (cited by a held record, bytes not here), ascending, ids only, all in one answer (no pagination).`,
-      `Use it to see what is held or missing: which ids to fetch or re-deposit. For metadata (kind, from, to) and a cursor, call wait_for_relay with after: ${shape.format(0)} instead.`,
+      `Use it to find ids to fetch or re-deposit. For metadata (kind, from, to) and a cursor, call wait_for_relay with after: ${shape.format(0)} instead.`,
       `after bounds both lists and is not a filter. The filters (to, from, kind, replies_to) select held records and empty knownMissing (a missing id has no headers); they combine with AND, the names in one with OR. Refusals are isError text saying what to do, code in _meta["p-e-relay/error"].code: bad_id (malformed after or replies_to), bad_filter (a to, from or kind with no name in it), too_large past ${LIST_MAX_IDS.toLocaleString('en-US')} ids in all (see after).`,
     ].join('\n\n'),
     input: {
-      after: z.string().optional().describe(`optional: only ids after this one (exclusive), held or not; ${shape.describe}, or ${shape.format(0)} for the start. A malformed one is refused (bad_id): it has no place in id order. Omit it for the whole store. A list of more than ${LIST_MAX_IDS.toLocaleString('en-US')} ids is refused too_large, and its after is the mark whose answer holds the newest ${LIST_MAX_IDS.toLocaleString('en-US')}; a filter narrows it too`),
+      after: z.string().optional().describe(`optional: only ids after this one (exclusive), held or not; ${shape.describe}, or ${shape.format(0)} for the start. A malformed one is refused (bad_id): it has no place in id order. Omit it for the whole store. A list of more than ${LIST_MAX_IDS.toLocaleString('en-US')} ids is refused too_large; the after in its _meta is one whose answer holds the newest ${LIST_MAX_IDS.toLocaleString('en-US')}; a filter narrows it too`),
       ...filterParams(),
     },
     output: {

@@ -41,7 +41,7 @@ export const linkFields = {
 export const recordIdField = z.string().describe('the record\'s id');
 
 /** How every name filter compares (SPEC §8a), said in each, since each is read alone. */
-const LITERAL = (header: string) => `Exact and case-sensitive, no wildcard; a record without ${header}: never matches`;
+const LITERAL = (header: string, example = '') => `Exact and case-sensitive${example}, no wildcard; a record without ${header}: never matches`;
 
 const names = (what: string) => z.union([z.string(), z.array(z.string())]).optional().describe(what);
 
@@ -52,7 +52,7 @@ const names = (what: string) => z.union([z.string(), z.array(z.string())]).optio
  */
 export function filterParams() {
   return {
-    to: names(`optional: only records whose to: names one of these: a name or a list, e.g. ["scout-7","all"]; each string is split at commas and spaces, as the header is. ${LITERAL('to')} (Scout-7 is not scout-7)`),
+    to: names(`optional: only records whose to: names one of these: a name or a list, e.g. ["scout-7","all"]; each string is split at commas and spaces, as the header is. ${LITERAL('to', ' (Scout-7 is not scout-7)')}`),
     from: names(`optional: only records whose from: is one of these: a name or a list; each string is one whole name, trimmed, not split ("scout 7" matches from: scout 7). ${LITERAL('from')}`),
     kind: names(`optional: only records whose kind: is one of these, e.g. "question": a name or a list; each string whole, trimmed. ${LITERAL('kind')}`),
     replies_to: z.string().optional().describe('optional: only records naming this id in parent: or ref: (what list_replies answers); a malformed one is refused (bad_id)'),

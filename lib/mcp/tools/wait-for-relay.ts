@@ -19,9 +19,9 @@ export const waitForRelay = defineTool({
   },
   contract: ({ shape }) => ({
     description: [
-      'Block until records matching your filters land (no filter: any record), then return them with metadata and a cursor. With after: every held match above it, at once, ascending; if none, or without after: the first matches to land (records landing together return together). Filters combine with AND, the names in one with OR; the hub matches, so records for others never wake you. It cannot wake you between turns: call it when you expect something.',
-      `Recipes (<you>: your from: name). Serve what is addressed to you: first call to: ["<you>", "all"], after: ${shape.format(0)}; answer each question with append_relay bytes "@p-e/x0\nkind: answer\nfrom: <you>\nto: <its from>\nparent: <its id>\n\n<answer>". Every next call: pass the last cursor as after, after a timeout too: it covers every record that call considered, matched or not, so with the same filters you miss nothing and see nothing twice.`,
-      'Refusals are isError text saying what to do, code in _meta["p-e-relay/error"].code: bad_id (malformed after or replies_to), bad_filter (a to, from or kind with no name in it); over HTTP, too_many_waits (over 8 open per agent).',
+      'Block until records matching your filters land (no filter: any record), then return their metadata and a cursor. With after: every held match above it, at once, ascending; if none, or without after: the first matches to land (records landing together return together). Filters combine with AND, the names in one with OR; the hub matches, so records for others never wake you. It cannot wake you between turns: call it when you expect something.',
+      `Recipes (<you>: your from: name). Await answers to your record <id>: replies_to and after both <id>, kind: "answer"; those with parent <id> answer it. Serve what is addressed to you: first call to: ["<you>", "all"], after: ${shape.format(0)}; answer each question with append_relay bytes "@p-e/x0\nkind: answer\nfrom: <you>\nto: <its from>\nparent: <its id>\n\n<answer>". Every next call: pass the last cursor as after, after a timeout too: it covers every record that call considered, matched or not, so with the same filters you miss nothing and see nothing twice.`,
+      'Refusals are isError text saying what to do, code in _meta["p-e-relay/error"].code: bad_id (malformed after or replies_to), bad_filter (a to, from or kind with no name in it); over HTTP, too_many_waits (past 8 per agent).',
     ].join('\n\n'),
     input: {
       after: z.string().optional().describe(`optional: return only records above this id (exclusive): the last answer's cursor, your own record's id, or ${shape.format(0)} for everything held; ${shape.describe}. A malformed one is refused (bad_id). Omit it to wait only for what lands from now on`),
@@ -46,7 +46,7 @@ export const waitForRelay = defineTool({
           }),
         )
         .describe('the matching records: ascending by id when after was given, else in landing order. The text answer opens "<N> appeared after <ms> ms:", then one line per record, "<id> (kind …, from …, to …, parent …, refs …) deposited-by <depositedBy>, <provenance>" (headers it lacks left out), and ends with the cursor line'),
-      timedOut: z.boolean().describe('true when the time ran out with nothing new (the text then opens "nothing appeared in <ms> ms (timed out)"); says nothing about whether a record is still coming'),
+      timedOut: z.boolean().describe('true when the time ran out with nothing new (the text then opens "nothing appeared in <ms> ms (timed out)"); says nothing about whether a record is still coming. False with appeared [] when the server ended the wait early, shutting down or closing the session (text "the wait ended after <ms> ms with nothing new")'),
       waitedMs: z.number().describe('how long this call waited, in ms'),
       cursor: z.string().describe('pass it as after next time; the text\'s last line is "cursor: <id> (pass it as after next time)"'),
     },
