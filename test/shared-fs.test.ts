@@ -8,13 +8,10 @@
  * behind P_E_RELAY_MULTIHOST=1.
  */
 import assert from 'node:assert/strict';
-import { execFile, spawn } from 'node:child_process';
-import { rmSync } from 'node:fs';
-import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
-import os from 'node:os';
+import { spawn } from 'node:child_process';
+import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { test, type TestContext } from 'node:test';
-import { promisify } from 'node:util';
 import type { CallToolResult } from '@modelcontextprotocol/client';
 import { silentLogger, type Logger } from '../lib/log.js';
 import { buildRecordFile, digestOf, splitRecordFile } from '../lib/model/deposit.js';
@@ -25,30 +22,9 @@ import { hostIdentity } from '../lib/store/host.js';
 import { corpusPaths, tempName } from '../lib/store/paths.js';
 import { openStore } from '../lib/store/store.js';
 import { ROOT, record, runCli, stdioClient, tempDir, tempStore, textOf } from './helpers.js';
+import { shim } from './support/fs-lies.js';
 
-const run = promisify(execFile);
 const shape = idShape();
-
-let shimBuilt: Promise<string | null> | null = null;
-/** Builds the shim once per file; null (and the test skips, saying why) without a C compiler. */
-function shim(t: TestContext): Promise<string | null> {
-  return (shimBuilt ??= (async () => {
-    const out = path.join(await mkdtemp(path.join(os.tmpdir(), 'pe-relay-shim-')), 'fs-lies.so');
-    process.on('exit', () => rmSync(path.dirname(out), { recursive: true, force: true }));
-    for (const cc of ['cc', 'gcc']) {
-      try {
-        await run(cc, ['-shared', '-fPIC', '-O1', '-o', out, path.join(ROOT, 'test/fixtures/fs-lies.c'), '-ldl']);
-        return out;
-      } catch {
-        // try the next name
-      }
-    }
-    return null;
-  })()).then((so) => {
-    if (so === null) t.skip('no C compiler (cc or gcc) to build the LD_PRELOAD shim; .ci/run installs gcc');
-    return so;
-  });
-}
 
 function lyingEnv(so: string, corpus: string, lies: string, mode: string, extra: Record<string, string> = {}): Record<string, string> {
   // The local disk now lies like a network filesystem, so the store is told to treat it as one.

@@ -43,6 +43,8 @@ export interface CorpusIndexerOptions {
   /** A record that landed after this process started (or became whole again). */
   onNews(n: number, meta: RecordMeta): void;
   onRemoved(id: string): void;
+  /** A file stopped being retried (indexed, gone, or called damaged): what a cursor may pass has moved. */
+  onSettled?(): void;
 }
 
 export class CorpusIndexer {
@@ -127,7 +129,10 @@ export class CorpusIndexer {
       first = this.lookOnce(n, source);
       if (first === null) return DONE;
     }
-    pending = this.readAndIndex(n, source, first).finally(() => this.settling.delete(n));
+    pending = this.readAndIndex(n, source, first).finally(() => {
+      this.settling.delete(n);
+      this.options.onSettled?.();
+    });
     this.settling.set(n, pending);
     return pending;
   }

@@ -14,6 +14,18 @@
  *   next free id: a gap below the mark (a KNOWN_MISSING one is how a lost
  *   record is re-deposited) or the next free id itself.
  *
+ * Links are made one at a time in each process, in id order (`serially`):
+ * two appends in flight at once would otherwise race their link() calls
+ * through the thread pool, and N+1 could appear on disk before N. Every
+ * watcher then sees N+1 first, a wait there answers with cursor N+1, and an
+ * agent that passes the cursor back as `after` never sees N (SPEC §8a).
+ * Across processes the order holds by construction: a writer tries N+1
+ * only once N is on disk (its link of N failed) or is its own. An id is
+ * issued by the link itself, so no id is ever issued and not yet visible
+ * in another process; in this one, an id linked and not yet indexed is
+ * `published` until the store indexes it, and the store's cursor stops
+ * below it (store.ts visibleUpTo).
+ *
  * Citing an id buys nothing here (SPEC §8c): a KNOWN_MISSING id above the
  * mark is neither stepped over nor open to a proposal. Either would let one
  * agent, within its rate limit, burn ids it never fills (a record citing the
@@ -30,8 +42,12 @@ import { readRecordFile } from './record-file.js';
 import type { RecordIndex } from '../model/record-index.js';
 
 export class IdAllocator {
-  /** Ids this process is linking right now, so its concurrent appends do not collide. */
-  private readonly reserved = new Set<number>();
+  /** The id this process is linking right now (one at a time, see `serially`). */
+  private reserved: number | null = null;
+  /** Ids this process has linked and the index does not hold yet (a few at most: appends in flight). */
+  private readonly published = new Set<number>();
+  /** The tail of this process's links, one after another. */
+  private linking: Promise<unknown> = Promise.resolve();
 
   constructor(
     private readonly index: RecordIndex,
@@ -69,12 +85,42 @@ export class IdAllocator {
 
   /** Links `temp` under the proposed id, or refuses if another writer holds it now. */
   async linkProposed(temp: string, n: number, digest: string): Promise<number> {
-    if (await this.linkReserved(temp, n)) return n;
+    if (await this.serially(() => this.linkReserved(temp, n))) return n;
     throw await this.heldRefusal(n, digest);
   }
 
   /** Links `temp` under the next free id, moving on past ids other writers take first. */
-  async linkNextFree(temp: string): Promise<number> {
+  linkNextFree(temp: string): Promise<number> {
+    return this.serially(() => this.linkNext(temp));
+  }
+
+  /**
+   * The lowest id this process has linked that the index does not hold
+   * yet, or null: a cursor must stay below it, or a waiter that already
+   * saw a higher id would pass it by.
+   */
+  lowestUnindexed(): number | null {
+    let lowest: number | null = null;
+    for (const n of this.published) {
+      if (this.index.has(n)) this.published.delete(n); // indexed meanwhile (the watcher saw the link first)
+      else if (lowest === null || n < lowest) lowest = n;
+    }
+    return lowest;
+  }
+
+  /** The store has indexed `n` (or given up on it): the cursor may pass it. */
+  indexed(n: number): void {
+    this.published.delete(n);
+  }
+
+  /** Runs one link after the previous one has settled, so this process links in id order. */
+  private serially<T>(link: () => Promise<T>): Promise<T> {
+    const run = this.linking.then(link, link);
+    this.linking = run.catch(() => {});
+    return run;
+  }
+
+  private async linkNext(temp: string): Promise<number> {
     for (;;) {
       const n = this.nextFree();
       if (n === null) {
@@ -89,16 +135,19 @@ export class IdAllocator {
 
   private nextFree(): number | null {
     let highest = this.index.highest;
-    for (const r of this.reserved) if (r > highest) highest = r;
+    if (this.reserved !== null && this.reserved > highest) highest = this.reserved;
+    for (const r of this.published) if (r > highest) highest = r;
     return nextFreeId(highest, this.shape.max);
   }
 
   private async linkReserved(temp: string, n: number): Promise<boolean> {
-    this.reserved.add(n);
+    this.reserved = n;
     try {
-      return await linkExclusive(temp, this.paths.record(this.shape.format(n)), { eexistMayLie: this.shared() });
+      const linked = await linkExclusive(temp, this.paths.record(this.shape.format(n)), { eexistMayLie: this.shared() });
+      if (linked && !this.index.has(n)) this.published.add(n);
+      return linked;
     } finally {
-      this.reserved.delete(n);
+      this.reserved = null;
     }
   }
 

@@ -159,6 +159,7 @@ export class RelayStore extends EventEmitter<StoreEvents> implements RecordFeed 
         this.snapshots.noteChange();
         this.emit('removed', id);
       },
+      onSettled: () => this.releaseHeld(),
     });
     this.snapshots = new SnapshotKeeper(this.index, shape, () => this.sharedFs, this.keys, this.paths, () => this.issued.highest, this.log);
     this.watcher = new CorpusWatcher({
@@ -392,8 +393,10 @@ export class RelayStore extends EventEmitter<StoreEvents> implements RecordFeed 
     } catch (err) {
       throw asRelayError(err);
     }
+    let linked: number | null = null;
     try {
       const n = proposed === null ? await this.ids.linkNextFree(temp) : await this.ids.linkProposed(temp, proposed, digest);
+      linked = n;
       await this.dirSync.sync();
       await this.issued.note(n);
       const meta = this.indexer.add(n, deposit, claims);
@@ -402,8 +405,14 @@ export class RelayStore extends EventEmitter<StoreEvents> implements RecordFeed 
       if (this.entryNotDurable) result.durability = this.entryNotDurable;
       return result;
     } catch (err) {
+      // Linked, then a later step failed: the record is on disk all the same; index it from there.
+      if (linked !== null) await this.indexer.ingest(linked).catch(() => {});
       throw asRelayError(err);
     } finally {
+      if (linked !== null) {
+        this.ids.indexed(linked);
+        this.releaseHeld();
+      }
       await fs.unlink(temp).catch(() => {});
     }
   }
@@ -508,7 +517,7 @@ export class RelayStore extends EventEmitter<StoreEvents> implements RecordFeed 
       onProgress: options.onProgress,
       existing,
       filter: options.filter,
-      cursor: () => this.cursorAfter(after),
+      cursor: (atLeast) => this.cursorAfter(after, atLeast),
     });
     if (options.includeBytes) result.appeared = await inlineBytes(result.appeared, (id) => this.read(id));
     return { ...result, cursor: result.cursor! };
@@ -520,9 +529,33 @@ export class RelayStore extends EventEmitter<StoreEvents> implements RecordFeed 
    * held id. Until the start-up scan is done, held records below that may
    * still be unread: a wait with a mark then keeps its mark.
    */
-  private cursorAfter(after: number | null): string {
-    if (after !== null && !this.indexed) return this.shape.format(after);
-    return this.shape.format(Math.max(after ?? 0, this.index.highestHeld()));
+  private cursorAfter(after: number | null, atLeast: number): string {
+    if (after !== null && !this.indexed) return this.shape.format(Math.max(after, atLeast));
+    return this.shape.format(Math.max(after ?? 0, atLeast, Math.min(this.index.highestHeld(), this.announcedUpTo())));
+  }
+
+  /** Every record at or below this has been announced (or was there at the scan): below the first one still held back. */
+  private announcedUpTo(): number {
+    let upTo = this.visibleUpTo();
+    for (const { n } of this.held) if (n - 1 < upTo) upTo = n - 1;
+    return upTo;
+  }
+
+  /**
+   * The highest id a cursor may cover: every id at or below it that this
+   * process knows to exist is indexed. An id this process linked and has not
+   * indexed yet (an append in flight), or a file it saw named and is still
+   * reading until it is whole, stops it one below. Records above it are held
+   * back from waits and streams until it passes them (`releaseHeld`), so
+   * that a cursor passed back as `after` misses nothing (SPEC §8a). Both
+   * holds are bounded: an append's own dirSync and log note, a file's
+   * settle retries (under 2 s), and neither outlives this process.
+   */
+  private visibleUpTo(): number {
+    const unindexed = this.ids.lowestUnindexed();
+    const settling = this.indexer.lowestSettling();
+    const lowest = unindexed === null ? settling : settling === null ? unindexed : Math.min(unindexed, settling);
+    return lowest === null ? Infinity : lowest - 1;
   }
 
   /**
@@ -538,7 +571,9 @@ export class RelayStore extends EventEmitter<StoreEvents> implements RecordFeed 
   /** Held, whole records after a mark that match `filter`, ascending (a subscription's catch-up). */
   heldAfter(mark: number, filter: RecordFilter | null = null): HeldRecord[] {
     const out: HeldRecord[] = [];
+    const upTo = this.announcedUpTo(); // what lies above is announced live once visible
     for (const n of this.index.matchingAfter(mark, filter)) {
+      if (n > upTo) break;
       const meta = this.index.get(n)?.meta;
       if (meta) out.push({ n, meta });
     }
@@ -559,10 +594,33 @@ export class RelayStore extends EventEmitter<StoreEvents> implements RecordFeed 
     return n;
   }
 
-  /** A record landed (here or by another writer): every subscription hears of it. */
+  /**
+   * A record landed (here or by another writer): every subscription hears of
+   * it, in id order once it is visible (visibleUpTo); until then it waits in
+   * `held`.
+   */
   private announce(n: number, meta: RecordMeta): void {
     this.snapshots.noteChange();
-    this.emit('record', meta, n);
+    if (this.held.length === 0 && n <= this.visibleUpTo()) this.emit('record', meta, n);
+    else {
+      this.held.push({ n, meta });
+      this.releaseHeld();
+    }
+  }
+
+  /** Records indexed above what was visible, ascending by id once released. */
+  private held: HeldRecord[] = [];
+
+  /** Announces the held records that are visible now, lowest id first. */
+  private releaseHeld(): void {
+    if (this.held.length === 0) return;
+    const upTo = this.visibleUpTo();
+    this.held.sort((a, b) => a.n - b.n);
+    let released = 0;
+    while (released < this.held.length && this.held[released]!.n <= upTo) released++;
+    if (released === 0) return;
+    const out = this.held.splice(0, released);
+    for (const { n, meta } of out) this.emit('record', meta, n);
   }
 
   private notFound(id: string, state: IdState): RelayError {

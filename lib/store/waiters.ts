@@ -44,8 +44,8 @@ export interface WaitOptions {
   existing?: Promise<ReadonlySet<number>>;
   /** The §8a filters: a record they reject never wakes this wait. */
   filter?: RecordFilter | null;
-  /** The cursor to answer with, read at the moment the answer is decided. */
-  cursor?: () => string;
+  /** The cursor to answer with, read at the moment the answer is decided; never below `atLeast`, the highest id answered. */
+  cursor?: (atLeast: number) => string;
 }
 
 export function appeared(meta: RecordMeta): AppearedRecord {
@@ -76,7 +76,7 @@ export class Waiters {
   wait(options: WaitOptions): Promise<WaitResult> {
     const started = Date.now();
     const elapsed = () => Date.now() - started;
-    if (options.signal?.aborted) return Promise.resolve({ appeared: [], timedOut: false, waitedMs: 0, cursor: options.cursor?.() });
+    if (options.signal?.aborted) return Promise.resolve({ appeared: [], timedOut: false, waitedMs: 0, cursor: options.cursor?.(0) });
     const { after } = options;
 
     return new Promise<WaitResult>((resolve, reject) => {
@@ -96,7 +96,8 @@ export class Waiters {
         if (refusal) return reject(refusal);
         // With a mark, answer in id order: records from other writers can land out of order.
         if (after !== null) landed.sort((a, b) => a.n - b.n);
-        resolve({ appeared: landed.map((r) => appeared(r.meta)), timedOut, waitedMs: elapsed(), cursor: options.cursor?.() });
+        const highest = landed.reduce((m, r) => Math.max(m, r.n), 0);
+        resolve({ appeared: landed.map((r) => appeared(r.meta)), timedOut, waitedMs: elapsed(), cursor: options.cursor?.(highest) });
       };
       const onAbort = () => finish(false);
       const subscription = subscribe(

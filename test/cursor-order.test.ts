@@ -1,0 +1,79 @@
+/**
+ * The cursor's promise (SPEC §8a) when appends overlap: an agent that always
+ * passes the cursor back as `after` sees every record exactly once, even
+ * while several appends are in flight in each of several processes. Two
+ * appends in flight in one process used to race their link() calls, so
+ * that id N+1 could appear before N: a wait elsewhere answered N+1 with
+ * cursor N+1, and N was never seen. Which link lands first is timing, so
+ * the writers run under the LD_PRELOAD shim (test/fixtures/fs-lies.c) with
+ * every other link() slow by 30 ms, as one round trip to a file server can
+ * be: an append that started later then lands first unless this process
+ * links in id order.
+ */
+import assert from 'node:assert/strict';
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { test } from 'node:test';
+import type { CallToolResult } from '@modelcontextprotocol/client';
+import { record, stdioClient, tempStore, textOf } from './helpers.js';
+import { shim } from './support/fs-lies.js';
+
+const WRITERS = 4;
+const ROUNDS = 6;
+/** Appends each writer process has in flight at once. */
+const IN_FLIGHT = 4;
+
+test('a cursor loop sees every record exactly once while four processes each have four appends in flight, every other link slow', async (t) => {
+  const so = await shim(t);
+  if (so === null) return;
+  const { dir, corpus } = await tempStore(t);
+  const lies = path.join(dir, 'lies.log');
+  const slowLinks = { LD_PRELOAD: so, FS_LIES_DIR: corpus, FS_LIES_LOG: lies, FS_LIES_SLOW_EVERY: '2', FS_LIES_SLOW_MS: '30' };
+  const [reader, ...writers] = await Promise.all(Array.from({ length: WRITERS + 1 }, (_, i) => stdioClient(t, corpus, [], i === 0 ? {} : slowLinks).then((c) => c.client)));
+  assert.ok(reader);
+  // The reader's store is open and watching before the first append.
+  await reader.callTool({ name: 'wait_for_relay', arguments: { after: 'relay-0000', timeout_ms: 0 } });
+
+  const appended: string[] = [];
+  let writing = true;
+  const write = Promise.all(
+    writers.map(async (client, p) => {
+      for (let round = 0; round < ROUNDS; round++) {
+        const results = await Promise.all(
+          Array.from({ length: IN_FLIGHT }, (_, k) => client.callTool({ name: 'append_relay', arguments: { bytes: record({ from: `w${p}` }, `${p}/${round}/${k}`) } }) as Promise<CallToolResult>),
+        );
+        for (const result of results) {
+          assert.notEqual(result.isError, true, textOf(result));
+          appended.push((result.structuredContent as { id: string }).id);
+        }
+      }
+    }),
+  ).finally(() => (writing = false));
+
+  const seen: string[] = [];
+  let cursor = 'relay-0000';
+  const deadline = Date.now() + 90_000;
+  // Until the writers are done and a wait from the last cursor finds nothing more.
+  for (;;) {
+    assert.ok(Date.now() < deadline, `the loop saw ${seen.length} of ${WRITERS * ROUNDS * IN_FLIGHT} records in time`);
+    const done = !writing;
+    const result = (await reader.callTool({ name: 'wait_for_relay', arguments: { after: cursor, timeout_ms: done ? 1000 : 500 } })) as CallToolResult;
+    assert.notEqual(result.isError, true, textOf(result));
+    const answer = result.structuredContent as { appeared: { id: string }[]; cursor: string; timedOut: boolean };
+    for (const item of answer.appeared) {
+      assert.ok(item.id > cursor, `${item.id} came back although the cursor passed was ${cursor}`);
+      assert.ok(item.id <= answer.cursor, `${item.id} lies beyond the cursor ${answer.cursor} answered with it`);
+      seen.push(item.id);
+    }
+    assert.ok(answer.cursor >= cursor, 'the cursor never moves back');
+    cursor = answer.cursor;
+    if (done && answer.timedOut) break;
+  }
+  await write;
+  assert.ok((await readFile(lies, 'utf8')).includes('slow-link'), 'the shim slowed links down');
+  assert.equal(appended.length, WRITERS * ROUNDS * IN_FLIGHT);
+  assert.equal(new Set(seen).size, seen.length, 'no record was seen twice');
+  const missed = appended.filter((id) => !seen.includes(id)).sort();
+  assert.deepEqual(missed, [], 'every record appended was seen by the cursor loop');
+  assert.equal(seen.length, appended.length);
+});
