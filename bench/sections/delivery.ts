@@ -16,7 +16,7 @@
  */
 import type { BenchContext, Section } from '../lib/context.js';
 import { emptyCorpus } from '../lib/corpus.js';
-import { forkWorker, relayServer, type StdioPeer } from '../lib/procs.js';
+import { footprint, forkWorker, relayServer, type StdioPeer } from '../lib/procs.js';
 import { nowMs, percentiles, sleep } from '../lib/stats.js';
 import { agentName, runSwarm, type SwarmMode, type SwarmReport } from '../lib/swarm.js';
 
@@ -53,6 +53,40 @@ async function floorSwarm(ctx: BenchContext, questionsEach: number): Promise<num
   } finally {
     await Promise.all(agents.map((a) => a.stop()));
     await store.dispose();
+  }
+}
+
+/**
+ * What one record costs each process that is not its writer: BYSTANDERS
+ * stdio servers with their store open (each holding a wait filtered to a
+ * name no record carries, as a swarm agent does) and as many bare floor
+ * processes (floor-agent.ts with nothing to ask: fs.watch and a read per
+ * record) watch one corpus while another server appends `n` records; CPU
+ * from /proc per process per record, the servers' against the floor's.
+ */
+const BYSTANDERS = 5;
+async function bystanderCpu(corpus: string, n: number): Promise<{ server: number; floor: number }> {
+  const writer = await relayServer(corpus);
+  const servers = await Promise.all(Array.from({ length: BYSTANDERS }, () => relayServer(corpus)));
+  const floors = Array.from({ length: BYSTANDERS }, () => forkWorker('floor-agent', [corpus, '0', '1', '0']));
+  try {
+    await Promise.all(floors.map((f) => f.next('ready')));
+    await Promise.all(servers.map((s) => s.call('wait_for_relay', { after: 'relay-0000', timeout_ms: 0 })));
+    const blocked = servers.map((s) => s.call('wait_for_relay', { to: 'nobody-at-all', timeout_ms: 90_000 }).catch(() => null));
+    await sleep(300);
+    const cpu = async (pids: number[]) => (await Promise.all(pids.map((pid) => footprint(pid)))).reduce((sum, f) => sum + f.cpuS, 0);
+    const serverPids = servers.map((s) => s.pid);
+    const floorPids = floors.map((f) => f.child.pid!);
+    const [s0, f0] = [await cpu(serverPids), await cpu(floorPids)];
+    for (let i = 0; i < n; i++) await writer.call('append_relay', { bytes: `@p-e/x0\nkind: ping\nfrom: bench\nto: reader-${i % AGENTS}\n\nrecord ${i}\n` });
+    await sleep(300);
+    const [s1, f1] = [await cpu(serverPids), await cpu(floorPids)];
+    void blocked;
+    const per = (cpuS: number) => (1000 * cpuS) / BYSTANDERS / n;
+    return { server: per(s1 - s0), floor: per(f1 - f0) };
+  } finally {
+    await Promise.all([writer, ...servers].map((p) => p.close()));
+    await Promise.all(floors.map((f) => f.stop()));
   }
 }
 
@@ -143,6 +177,15 @@ export const deliverySection: Section = {
       put('wake.filtered', percentiles(await wakeSamples(store.corpus, n, true), [0.5])[0]!);
       await store.dispose();
     }
+    const records = ctx.quick ? 200 : 600;
+    for (let r = 0; r < reps; r++) {
+      const store = await emptyCorpus(ctx.tmp, 4);
+      const { server, floor } = await bystanderCpu(store.corpus, records);
+      put('bystander.server', server);
+      put('bystander.floor', floor);
+      await store.dispose();
+    }
+    results.add({ section, name: `CPU per record in a server that did not write it (store open, one filtered wait blocked; ${BYSTANDERS} servers, ${records} records, /proc)`, unit: 'ms', values: v['bystander.server']!, reference: { name: 'a bare process that fs.watches and reads each record (floor-agent.ts)', values: v['bystander.floor']! } });
     results.add({ section, name: `stdio wake with ${AGENTS} filtered waiters in the woken server, p50 (${n} samples a repetition)`, unit: 'ms', values: v['wake.filtered']!, reference: { name: 'one unfiltered waiter, p50', values: v['wake.any']! } });
   },
 };
