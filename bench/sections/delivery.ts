@@ -22,14 +22,21 @@ import { agentName, runSwarm, type SwarmMode, type SwarmReport } from '../lib/sw
 
 const AGENTS = 20;
 
-async function swarm(ctx: BenchContext, mode: SwarmMode, questionsEach: number): Promise<SwarmReport> {
+/** Total user + system CPU seconds of these processes so far (/proc). */
+async function cpuOf(pids: number[]): Promise<number> {
+  return (await Promise.all(pids.map((pid) => footprint(pid)))).reduce((sum, f) => sum + f.cpuS, 0);
+}
+
+async function swarm(ctx: BenchContext, mode: SwarmMode, questionsEach: number): Promise<SwarmReport & { cpuMsPerQuestion: number }> {
   const store = await emptyCorpus(ctx.tmp, 4);
   const peers = await Promise.all(Array.from({ length: AGENTS }, () => relayServer(store.corpus)));
   try {
+    const before = await cpuOf(peers.map((p) => p.pid));
     const report = await runSwarm(peers, { questionsEach, mode, deadlineMs: 300_000, now: nowMs });
+    const cpuMsPerQuestion = (1000 * ((await cpuOf(peers.map((p) => p.pid))) - before)) / report.answered;
     if (report.answered !== report.asked) throw new Error(`${mode} swarm: ${report.answered} of ${report.asked} questions answered`);
     if (report.leaks.length || report.duplicates.length) throw new Error(`${mode} swarm: ${report.leaks.length} records past a filter, ${report.duplicates.length} seen twice`);
-    return report;
+    return { ...report, cpuMsPerQuestion };
   } finally {
     await Promise.all(peers.map((p) => p.close()));
     await store.dispose();
@@ -42,14 +49,17 @@ async function swarm(ctx: BenchContext, mode: SwarmMode, questionsEach: number):
  * no MCP and no index. Its ask → answer latencies are the floor for twenty
  * processes on this machine.
  */
-async function floorSwarm(ctx: BenchContext, questionsEach: number): Promise<number[]> {
+async function floorSwarm(ctx: BenchContext, questionsEach: number): Promise<{ latencies: number[]; cpuMsPerQuestion: number }> {
   const store = await emptyCorpus(ctx.tmp, 4);
   const agents = Array.from({ length: AGENTS }, (_, i) => forkWorker('floor-agent', [store.corpus, String(i), String(AGENTS), String(questionsEach)]));
   try {
     await Promise.all(agents.map((a) => a.next('ready')));
+    const pids = agents.map((a) => a.child.pid!);
+    const before = await cpuOf(pids);
     const done = Promise.all(agents.map((a) => a.next<{ latencies: number[] }>('done')));
     for (const a of agents) a.send({ type: 'go' });
-    return (await done).flatMap((d) => d.latencies);
+    const latencies = (await done).flatMap((d) => d.latencies);
+    return { latencies, cpuMsPerQuestion: (1000 * ((await cpuOf(pids)) - before)) / latencies.length };
   } finally {
     await Promise.all(agents.map((a) => a.stop()));
     await store.dispose();
@@ -147,13 +157,15 @@ export const deliverySection: Section = {
         const [p50, p90] = percentiles(report.latencies, [0.5, 0.9]);
         put(`${mode}.p50`, p50!);
         put(`${mode}.p90`, p90!);
+        put(`${mode}.cpu`, report.cpuMsPerQuestion);
         if (mode === 'addressed') pooled.push(...report.latencies);
         ctx.log(`${mode}: ${report.asked} questions, ${report.waits} waits (${report.emptyWaits} empty), ${report.calls} calls, ask→answer p50 ${p50!.toFixed(1)} ms`);
       }
-      const floor = await floorSwarm(ctx, questionsEach);
+      const { latencies: floor, cpuMsPerQuestion } = await floorSwarm(ctx, questionsEach);
       const [f50, f90] = percentiles(floor, [0.5, 0.9]);
       put('floor.p50', f50!);
       put('floor.p90', f90!);
+      put('floor.cpu', cpuMsPerQuestion);
       ctx.log(`floor: ${floor.length} questions by ${AGENTS} bare processes, ask→answer p50 ${f50!.toFixed(1)} ms`);
     }
     const section = 'Delivery';
@@ -162,6 +174,7 @@ export const deliverySection: Section = {
     results.add({ section, name: `${swarmName}: wait answers carrying nothing for the agent, unfiltered loop`, unit: '%', values: v['unfiltered.empty']! });
     results.add({ section, name: 'swarm: ask → answer in hand, p50, addressed loop', unit: 'ms', values: v['addressed.p50']!, goal: { on: 'value', op: '<=', target: 30, source: 'issue 12' }, reference: { name: `the floor: ${AGENTS} bare processes, each woken by and reading every record, no MCP (bench/workers/floor-agent.ts), p50`, values: v['floor.p50']! } });
     results.add({ section, name: 'swarm: ask → answer in hand, p90, addressed loop', unit: 'ms', values: v['addressed.p90']!, reference: { name: 'the floor, p90', values: v['floor.p90']! } });
+    results.add({ section, name: `swarm: CPU of the ${AGENTS} servers per answered question (/proc), addressed loop`, unit: 'ms', values: v['addressed.cpu']!, reference: { name: `the floor's ${AGENTS} bare processes per question`, values: v['floor.cpu']! } });
     results.add({ section, name: 'swarm: ask → answer in hand, p50, unfiltered loop', unit: 'ms', values: v['unfiltered.p50']! });
     results.add({ section, name: 'swarm: the asker\'s tool calls per answered question (the ask + its waits while open), addressed loop', unit: 'calls', values: v['addressed.askerCalls']!, goal: { on: 'value', op: '<=', target: 3, source: 'issue 12' } });
     results.add({ section, name: 'swarm: the asker\'s tool calls per answered question, unfiltered loop', unit: 'calls', values: v['unfiltered.askerCalls']! });
