@@ -26,16 +26,40 @@ test('every input parameter of every tool has a description', async () => {
   }
 });
 
-test('the recipes pass after wherever a reply or the backlog could land before the wait starts', async () => {
+const descriptionOf = async (name: string) => (await listing).tools.find((tool) => tool.name === name)!.description ?? '';
+
+// Followed literally, a recipe must neither miss a message nor store or answer one twice.
+test('the ask recipe: headers in bytes, a fresh key, and a wait from the question\'s own id that repeats from its cursor until the answer comes', async () => {
+  const text = await descriptionOf('append_relay');
+  assert.match(text, /headers inside bytes/);
+  assert.match(text, /"@p-e\/x0\nkind: question\nfrom: <you>\nto: <peer>\n\n<question>" .*, with a fresh idempotency_key\./);
+  // after: <id>, or a fast reply is missed; include_bytes, or each answer costs a get_relay.
+  assert.match(text, /wait_for_relay with replies_to: <id>, after: <id>, kind: "answer", include_bytes: true \(<id>: the returned id\)/);
+  assert.match(text, /until one comes \(on timedOut too\), call again with after: its cursor/);
+  // The key belongs to the record, not the try: an earlier try whose answer was lost may have landed.
+  assert.match(text, /rate_limited; retry after its retryAfterS with the same idempotency_key/);
+});
+
+test('the serve recipe: questions only, from relay-0000, bytes inline, skipping your own, each answer with a fresh key', async () => {
+  const text = await descriptionOf('wait_for_relay');
+  assert.match(text, /first call to: \["<you>", "all"\], kind: "question", include_bytes: true, after: relay-0000/);
+  assert.match(text, /skip items from: <you>/);
+  assert.match(text, /"@p-e\/x0\nkind: answer\nfrom: <you>\nto: <its from>\nparent: <its id>\n\n<answer>" and a fresh idempotency_key/);
+});
+
+test('the cursor rule comes before the recipes: one cursor per filter set, never another set\'s', async () => {
+  const text = await descriptionOf('wait_for_relay');
+  const rule = text.indexOf('Keep one cursor per filter set');
+  assert.ok(rule > 0 && rule < text.indexOf('Serve'), text);
+  assert.match(text, /never another set's cursor/);
+});
+
+test('each name filter names its own refusal, bad_filter, so the descriptions need not list it', async () => {
   const { tools } = await listing;
-  const description = (name: string) => tools.find((tool) => tool.name === name)!.description ?? '';
-  // Asking: the headers go in bytes, and the wait takes the question's own id as the mark, or a fast reply is missed.
-  assert.match(description('append_relay'), /headers inside bytes/);
-  assert.match(description('append_relay'), /"@p-e\/x0\nkind: question\nfrom: <you>\nto: <peer>\n\n/);
-  assert.match(description('append_relay'), /wait_for_relay with replies_to: <id>, after: <id>, kind: "answer" \(<id>: the returned id\)/);
-  // Serving an inbox: the first call starts from relay-0000, or the backlog is missed.
-  assert.match(description('wait_for_relay'), /first call to: \["<you>", "all"\], after: relay-0000/);
-  assert.match(description('wait_for_relay'), /"@p-e\/x0\nkind: answer\nfrom: <you>\nto: <its from>\nparent: <its id>\n\n/);
+  for (const name of ['wait_for_relay', 'list_relays']) {
+    const props = tools.find((tool) => tool.name === name)!.inputSchema.properties as Record<string, { description?: string }>;
+    for (const key of ['to', 'from', 'kind']) assert.match(props[key]!.description ?? '', /refused bad_filter/, `${name}.${key}`);
+  }
 });
 
 test('every tool says how it refuses: the four that can, the form and their codes; the two that cannot, that they never refuse', async () => {

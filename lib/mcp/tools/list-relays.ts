@@ -17,6 +17,8 @@ import { defineTool, READ } from './tool.js';
  */
 export const LIST_MAX_IDS = 200_000;
 
+const n = (x: number) => x.toLocaleString('en-US');
+
 export const listRelays = defineTool({
   name: 'list_relays',
   title: 'List held and known-missing ids',
@@ -24,17 +26,17 @@ export const listRelays = defineTool({
   door: READ,
   contract: ({ shape }) => ({
     description: [
-      `Survey the store without blocking: held ids and KNOWN_MISSING ids (cited by a held record, bytes not here), ascending, ids only, all in one answer (no pagination).`,
-      `Use it to find ids to fetch or re-deposit. For metadata (kind, from, to) and a cursor, call wait_for_relay with after: ${shape.format(0)} instead.`,
-      `after bounds both lists and is not a filter. The filters (to, from, kind, replies_to) select held records and empty knownMissing (a missing id has no headers); they combine with AND, the names in one with OR. Refusals are isError text saying what to do, code in _meta["p-e-relay/error"].code: bad_id (malformed after or replies_to), bad_filter (a to, from or kind with no name in it), too_large past ${LIST_MAX_IDS.toLocaleString('en-US')} ids in all (see after).`,
+      'Survey the store without blocking: held ids and KNOWN_MISSING ids, ascending, ids only, all in one response (no pagination).',
+      `Use it to see what is held or missing: which ids to fetch or re-deposit. For metadata (kind, from, to) and a cursor, call wait_for_relay with after: ${shape.format(0)}, timeout_ms: 0 instead.`,
+      `after trims both lists; the filters (to, from, kind, replies_to) select held records and empty knownMissing; they combine with AND, the names in one with OR. Refusals are isError text saying what to do, code in _meta["p-e-relay/error"].code, as each parameter says; too_large past ${n(LIST_MAX_IDS)} ids (see after).`,
     ].join('\n\n'),
     input: {
-      after: z.string().optional().describe(`optional: only ids after this one (exclusive), held or not; ${shape.describe}, or ${shape.format(0)} for the start. A malformed one is refused (bad_id): it has no place in id order. Omit it for the whole store. A list of more than ${LIST_MAX_IDS.toLocaleString('en-US')} ids is refused too_large; the after in its _meta is one whose answer holds the newest ${LIST_MAX_IDS.toLocaleString('en-US')}; a filter narrows it too`),
+      after: z.string().optional().describe(`optional: only ids after this one (exclusive), held or not; ${shape.describe}, or ${shape.format(0)} for the start. A malformed one is refused (bad_id): it has no place in id order. Omit it for the whole store. A list of more than ${n(LIST_MAX_IDS)} ids (held and known missing together; only a store of ${String(LIST_MAX_IDS).length} or more digits holds so many) is refused too_large: send the after in its _meta["p-e-relay/error"].after, same filters, for the newest ${n(LIST_MAX_IDS)}, or filter more`),
       ...filterParams(),
     },
     output: {
       after: z.string().nullable().describe('the after given, or null'),
-      present: z.array(z.string()).describe('held ids, ascending. The text answer is exactly two lines, "present (N): <ids>" and "known missing (M): <ids>", ids separated by single spaces'),
+      present: z.array(z.string()).describe('held ids, ascending. The text is exactly two lines, "present (N): <ids>" and "known missing (M): <ids>", ids separated by single spaces'),
       knownMissing: z.array(z.string()).describe('KNOWN_MISSING ids, ascending; empty with any filter'),
     },
   }),
@@ -50,7 +52,6 @@ function refuseIfLonger(list: ListResult): void {
   const total = list.present.length + list.knownMissing.length;
   if (total <= LIST_MAX_IDS) return;
   const fits = nthOfBoth(list.present, list.knownMissing, total - LIST_MAX_IDS - 1);
-  const n = (x: number) => x.toLocaleString('en-US');
   throw new RelayError(
     'too_large',
     `This list holds ${n(total)} ids (${n(list.present.length)} present, ${n(list.knownMissing.length)} known missing); one list_relays answer carries at most ${n(LIST_MAX_IDS)} (a longer one is a message MCP clients drop). ` +

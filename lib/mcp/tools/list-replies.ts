@@ -10,14 +10,14 @@ export const listReplies = defineTool({
   door: READ,
   contract: ({ shape }) => ({
     description: [
-      'List the held records naming one id in parent: or ref:, one level deep, ascending, all in one answer: parent equal to the id marks an answer, refs holding it a citation. Call again with a reply\'s id to go deeper.',
+      'List the held records naming one id in parent: or ref:, one level deep, ascending, all in one response, metadata only (read each with get_relay): parent equal to the id marks a direct reply, refs holding it a citation. Call again with a reply\'s id to go deeper.',
       'Use it to read a thread; to block until a reply lands, call wait_for_relay with replies_to.',
       'Never refuses: empty means nothing held here names the id yet, and a malformed id has no replies.',
     ].join('\n\n'),
     input: { id: idParam(shape, 'the record whose replies you want') },
     output: {
-      parent: z.string().describe('the id asked about, exactly as given'),
-      replies: z.array(z.object({ id: recordIdField, ...claimFields, ...linkFields })).describe('ascending by id. The text answer opens "replies to <id> (N):", then one line per reply, "<id> (kind …, from …, to …, parent …, refs …)", headers it lacks left out'),
+      parent: z.string().describe('the id asked about, exactly as given (not a parent: header)'),
+      replies: z.array(z.object({ id: recordIdField, ...claimFields, ...linkFields })).describe('ascending by id. The text opens "replies to <id> (N):", then one line per reply, "<id> (kind …, from …, to …, parent …, refs …)", headers it lacks left out'),
     },
   }),
   async run(store, { id }) {

@@ -15,6 +15,12 @@ export function idParam(shape: IdShape, role: string, more = '') {
   return z.string().describe(`${role}: ${shape.describe}, e.g. ${shape.example}${more && `. ${more}`}`);
 }
 
+/** A byte count as a reader says it: 1 MiB for the default record limit, the exact count otherwise. */
+export function sizeText(bytes: number): string {
+  const mib = bytes / (1024 * 1024);
+  return Number.isInteger(mib) ? `${mib} MiB` : `${bytes} bytes`;
+}
+
 export const provenanceField = z
   .enum(['as-received', 'authored'])
   .describe('as-received: sent through a channel (every MCP append is); authored: a local operator declared they wrote it themselves');
@@ -43,6 +49,9 @@ export const recordIdField = z.string().describe('the record\'s id');
 /** How every name filter compares (SPEC §8a), said in each, since each is read alone. */
 const LITERAL = (header: string, example = '') => `Exact and case-sensitive${example}, no wildcard; a record without ${header}: never matches`;
 
+/** parseFilter's refusal of a filter that names nobody, said in each filter (only to is split, so only there is "," empty). */
+const NOBODY = (examples: string) => `A value with no name in it (${examples}) is refused bad_filter`;
+
 const names = (what: string) => z.union([z.string(), z.array(z.string())]).optional().describe(what);
 
 /**
@@ -52,9 +61,9 @@ const names = (what: string) => z.union([z.string(), z.array(z.string())]).optio
  */
 export function filterParams() {
   return {
-    to: names(`optional: only records whose to: names one of these: a name or a list, e.g. ["scout-7","all"]; each string is split at commas and spaces, as the header is. ${LITERAL('to', ' (Scout-7 is not scout-7)')}`),
-    from: names(`optional: only records whose from: is one of these: a name or a list; each string is one whole name, trimmed, not split ("scout 7" matches from: scout 7). ${LITERAL('from')}`),
-    kind: names(`optional: only records whose kind: is one of these, e.g. "question": a name or a list; each string whole, trimmed. ${LITERAL('kind')}`),
+    to: names(`optional: only records whose to: names one of these: a name or a list, e.g. ["scout-7","all"]; each string is split at commas and spaces, as the header is. ${LITERAL('to', ' (Scout-7 is not scout-7)')}. ${NOBODY('"", [] or ","')}`),
+    from: names(`optional: only records whose from: is one of these: a name or a list; each string is one whole name, trimmed, not split. ${LITERAL('from')}. ${NOBODY('"" or []')}`),
+    kind: names(`optional: only records whose kind: is one of these, e.g. "question": a name or a list; each string whole, trimmed. ${LITERAL('kind')}. ${NOBODY('"" or []')}`),
     replies_to: z.string().optional().describe('optional: only records naming this id in parent: or ref: (what list_replies answers); a malformed one is refused (bad_id)'),
   };
 }
