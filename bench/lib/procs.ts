@@ -116,12 +116,17 @@ export async function footprint(pid: number): Promise<ProcFootprint> {
     const info = await fs.readFile(`/proc/${pid}/fdinfo/${fd}`, 'utf8').catch(() => '');
     inotifyWatches += info.split('\n').filter((line) => line.startsWith('inotify wd:')).length;
   }
-  // /proc/<pid>/stat: fields after the ")" closing the command name; utime and stime are the 12th and 13th, in clock ticks (100/s).
-  const stat = (await fs.readFile(`/proc/${pid}/stat`, 'utf8')).split(') ')[1]!.split(' ');
-  const cpuS = (Number(stat[11]) + Number(stat[12])) / 100;
+  const cpuS = (await cpuMsOf(pid)) / 1000;
   const rollup = await fs.readFile(`/proc/${pid}/smaps_rollup`, 'utf8').catch(() => '');
   const pssKb = Number(/^Pss:\s+(\d+)/m.exec(rollup)?.[1] ?? NaN);
   return { rssMb: rssKb / 1024, fds: fds.length, inotifyWatches, cpuS, pssMb: pssKb / 1024 };
+}
+
+/** User + system CPU a process has used so far, in ms (10 ms ticks). */
+export async function cpuMsOf(pid: number): Promise<number> {
+  // /proc/<pid>/stat: fields after the ")" closing the command name; utime and stime are the 12th and 13th, in clock ticks (100/s).
+  const stat = (await fs.readFile(`/proc/${pid}/stat`, 'utf8')).split(') ')[1]!.split(' ');
+  return (Number(stat[11]) + Number(stat[12])) * 10;
 }
 
 /** The text of a tool result. */

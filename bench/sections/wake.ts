@@ -13,8 +13,8 @@ import { constants as fsc } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { BenchContext, Section } from '../lib/context.js';
-import { cachedCorpus, copyCorpus, emptyCorpus } from '../lib/corpus.js';
-import { forkWorker, relayServer } from '../lib/procs.js';
+import { cachedCorpus, copyCorpus, emptyCorpus, type Corpus } from '../lib/corpus.js';
+import { forkWorker, relayServer, type StdioPeer } from '../lib/procs.js';
 import { nowMs, percentiles, sleep } from '../lib/stats.js';
 
 /** Raw fs.watch latency across processes, with and without a durable write before the link. */
@@ -51,6 +51,15 @@ async function rawWatchSamples(ctx: BenchContext, n: number, durable: boolean): 
 /** Relay wake samples: B blocks in wait_for_relay, A appends, B's answer arrives. */
 async function relaySamples(corpus: string, n: number, newest: string | null = null): Promise<{ wake: number[]; append: number[]; last: string | null }> {
   const [a, b] = await Promise.all([relayServer(corpus), relayServer(corpus)]);
+  try {
+    return await samplesOn(a, b, n, newest);
+  } finally {
+    await Promise.all([a.close(), b.close()]);
+  }
+}
+
+/** `n` wakes through servers already running: A appends, B's wait_for_relay (after the newest id) answers. */
+async function samplesOn(a: StdioPeer, b: StdioPeer, n: number, newest: string | null): Promise<{ wake: number[]; append: number[]; last: string | null }> {
   // A corpus of known size names its newest id; listing a million ids (30 MB of JSON) only to find it is not the figure.
   let last = newest ?? (await b.call('list_relays').then((r) => (r.structuredContent as { present: string[] }).present.at(-1))) ?? null;
   const wake: number[] = [];
@@ -70,7 +79,6 @@ async function relaySamples(corpus: string, n: number, newest: string | null = n
     wake.push(tB - t0);
     append.push(tA - t0);
   }
-  await Promise.all([a.close(), b.close()]);
   return { wake, append, last };
 }
 
@@ -104,19 +112,30 @@ export const wakeSection: Section = {
     const [p50, p99] = percentiles(pooled, [0.5, 0.99]);
     results.note(`wake over all ${pooled.length} samples pooled: p50 ${p50!.toFixed(2)} ms, p99 ${p99!.toFixed(2)} ms`);
 
-    // How wake moves with the corpus size (fewer samples: the shape, not the tail).
+    // How wake moves with the corpus size (fewer samples: the shape, not the
+    // tail). A pair of servers per size, all started first; each repetition
+    // then samples every size in turn, so load that changes during the run
+    // moves all sizes alike (the figure is their ratio, issue 14).
     const m = ctx.quick ? 20 : 50;
+    const pairs: { size: number; copy: Corpus & { dispose(): Promise<void> }; a: StdioPeer; b: StdioPeer; newest: string | null; p50: number[] }[] = [];
     for (const { size, width } of ctx.sizes) {
       const copy = await copyCorpus(await cachedCorpus(size, width, ctx.log), ctx.tmp);
-      const p: number[] = [];
-      let newest: string | null = 'relay-' + String(size).padStart(width, '0');
-      for (let r = 0; r < reps; r++) {
-        const samples = await relaySamples(copy.corpus, m, newest);
-        newest = samples.last;
-        p.push(percentiles(samples.wake, [0.5])[0]!);
+      const [a, b] = await Promise.all([relayServer(copy.corpus), relayServer(copy.corpus)]);
+      const newest = 'relay-' + String(size).padStart(width, '0');
+      await Promise.all([a.call('exists', { id: newest }), b.call('exists', { id: newest })]); // both scans are done
+      pairs.push({ size, copy, a, b, newest, p50: [] });
+    }
+    for (let r = 0; r < reps; r++) {
+      for (const pair of pairs) {
+        const samples = await samplesOn(pair.a, pair.b, m, pair.newest);
+        pair.newest = samples.last;
+        pair.p50.push(percentiles(samples.wake, [0.5])[0]!);
       }
-      await copy.dispose();
-      results.add({ section: 'Scaling', name: 'stdio wake, p50', unit: 'ms', values: p, size });
+    }
+    for (const pair of pairs) {
+      await Promise.all([pair.a.close(), pair.b.close()]);
+      await pair.copy.dispose();
+      results.add({ section: 'Scaling', name: 'stdio wake, p50', unit: 'ms', values: pair.p50, size: pair.size });
     }
   },
 };
