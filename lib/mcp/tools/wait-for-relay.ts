@@ -46,10 +46,10 @@ export const waitForRelay = defineTool({
             bytesOmitted: z.literal(true).optional().describe('with include_bytes: not inlined (past the call\'s 64 KiB, or unreadable); fetch it with get_relay'),
           }),
         )
-        .describe('the matching records: ascending by id when after was given, else in landing order; every match found at that moment, with no count cap. The text opens "<N> appeared after <ms> ms:", then one line per record, "<id> (kind …, from …, to …, parent …, refs …) deposited-by <depositedBy>, <provenance>" (headers it lacks left out), and ends with the cursor line'),
+        .describe(`the matching records: ascending by id when after was given, else in landing order; every match found at that moment, up to ${WAIT_MAX_ITEMS.toLocaleString('en-US')} (past that the lowest ids, and cursor is the last of them: call again with it). The text opens "<N> appeared after <ms> ms:", then one line per record, "<id> (kind …, from …, to …, parent …, refs …) deposited-by <depositedBy>, <provenance>" (headers it lacks left out), and ends with the cursor line`),
       timedOut: z.boolean().describe('true when the time ran out with nothing new (the text then opens "nothing appeared in <ms> ms (timed out)"); says nothing about whether a record is still coming. False with appeared [] when the server ended the wait early, shutting down or closing the session (text "the wait ended after <ms> ms with nothing new")'),
       waitedMs: z.number().describe('how long this call waited, in ms'),
-      cursor: z.string().describe(`every record up to this id was considered: the highest held, or just below one still being written; never below after, ${shape.format(0)} in an empty store. Pass it as after next time, with the same filters; the text's last line is "cursor: <id> (pass it as after next time)"`),
+      cursor: z.string().describe(`every record up to this id was considered: the highest held (the last item, past the item cap), or just below one still being written; never below after, ${shape.format(0)} in an empty store. Pass it as after next time, with the same filters; the text's last line is "cursor: <id> (pass it as after next time)"`),
     },
   }),
   async run(store, { after, timeout_ms, to, from, kind, replies_to, include_bytes }, { signal, progress }) {
@@ -61,6 +61,24 @@ export const waitForRelay = defineTool({
       signal,
       onProgress: progress && ((waitedMs) => progress(waitedMs, `still waiting after ${Math.round(waitedMs / 1000)} s`)),
     });
-    return { text: waitText(result), structured: { ...result } };
+    const answer = capped(result);
+    return { text: waitText(answer), structured: { ...answer } };
   },
 });
+
+/**
+ * The most items one answer carries. A catch-up from the start of a
+ * million-record store would otherwise be a million items (~200 MB of JSON on
+ * one line; the SDK's stdio client ends the session past 10 MiB). Past the
+ * cap the answer holds the lowest ids and its cursor is the last of them, so
+ * the next call (after = cursor) goes on from there: the cursor covers what
+ * this call answered, and every record above it is still ahead.
+ */
+export const WAIT_MAX_ITEMS = 10_000;
+
+function capped<T extends { appeared: { id: string }[]; cursor: string }>(result: T): T {
+  if (result.appeared.length <= WAIT_MAX_ITEMS) return result;
+  // Ids of one store have one width: string order is id order.
+  const kept = [...result.appeared].sort((a, b) => (a.id < b.id ? -1 : 1)).slice(0, WAIT_MAX_ITEMS);
+  return { ...result, appeared: kept, cursor: kept[kept.length - 1]!.id };
+}
