@@ -22,7 +22,7 @@ class World extends EventEmitter<StoreEvents> implements RecordFeed {
     this.held = initial.map((n) => ({ n, meta: meta(n) }));
   }
 
-  heldAfter(after: number, filter: RecordFilter | null = null): HeldRecord[] {
+  eachHeldAfter(after: number, filter: RecordFilter | null = null): HeldRecord[] {
     return this.held.filter((r) => r.n > after && this.matches(r.n, filter)).sort((a, b) => a.n - b.n);
   }
 

@@ -80,6 +80,8 @@ export interface WaitOptions {
   filter?: RecordFilter | null;
   /** Inline each record's bytes and digest, up to INLINE_BYTES_BUDGET in one answer. */
   includeBytes?: boolean;
+  /** At most this many held records from the catch-up; the cursor is then the last of them (waiters.ts). */
+  limit?: number;
 }
 
 export interface ListResult {
@@ -517,6 +519,7 @@ export class RelayStore extends EventEmitter<StoreEvents> implements RecordFeed 
       onProgress: options.onProgress,
       existing,
       filter: options.filter,
+      limit: options.limit,
       cursor: (atLeast) => this.cursorAfter(after, atLeast),
     });
     if (options.includeBytes) result.appeared = await inlineBytes(result.appeared, (id) => this.read(id));
@@ -570,14 +573,22 @@ export class RelayStore extends EventEmitter<StoreEvents> implements RecordFeed 
 
   /** Held, whole records after a mark that match `filter`, ascending (a subscription's catch-up). */
   heldAfter(mark: number, filter: RecordFilter | null = null): HeldRecord[] {
-    const out: HeldRecord[] = [];
+    return [...this.eachHeldAfter(mark, filter)];
+  }
+
+  /**
+   * The same, one at a time: a catch-up that stops early (a wait at its
+   * item cap) builds the metadata of no more records than it sends. From
+   * relay-0000000 at 1M, building all of them first took ~4.7 CPU-s and
+   * ~800 MB for an answer of 10,000.
+   */
+  *eachHeldAfter(mark: number, filter: RecordFilter | null = null): Generator<HeldRecord> {
     const upTo = this.announcedUpTo(); // what lies above is announced live once visible
     for (const n of this.index.matchingAfter(mark, filter)) {
       if (n > upTo) break;
       const meta = this.index.get(n)?.meta;
-      if (meta) out.push({ n, meta });
+      if (meta) yield { n, meta };
     }
-    return out;
   }
 
   /** Whether held record `n` matches `filter` (SPEC §8a), from the index. */

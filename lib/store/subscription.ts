@@ -39,8 +39,8 @@ export interface HeldRecord {
 export interface RecordFeed extends Pick<EventEmitter<StoreEvents>, 'on' | 'off'> {
   /** Resolves once the index has been built (the catch-up reads it). */
   readonly ready: Promise<void>;
-  /** Held, whole records after a mark, ascending. */
-  heldAfter(mark: number, filter?: RecordFilter | null): HeldRecord[];
+  /** Held, whole records after a mark, ascending, built as they are taken. */
+  eachHeldAfter(mark: number, filter?: RecordFilter | null): Iterable<HeldRecord>;
   /** Whether held record `n` matches `filter`, asked of the index. */
   matches(n: number, filter: RecordFilter | null): boolean;
 }
@@ -123,9 +123,9 @@ export function subscribe(feed: RecordFeed, options: SubscribeOptions, onRecord:
         if (ended) return; // closed meanwhile: onClosed has said so
         throw err;
       }
-      for (const { n, meta } of feed.heldAfter(options.after, filter)) {
+      for (const { n, meta } of feed.eachHeldAfter(options.after, filter)) {
         if (ended) return;
-        if (skip.has(n) || !test(meta, n)) continue; // heldAfter applied the filter
+        if (skip.has(n) || !test(meta, n)) continue; // eachHeldAfter applied the filter
         sent.add(n);
         const pending = onRecord(meta, n, 'catch-up');
         if (pending) await pending;

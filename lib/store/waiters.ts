@@ -46,6 +46,12 @@ export interface WaitOptions {
   filter?: RecordFilter | null;
   /** The cursor to answer with, read at the moment the answer is decided; never below `atLeast`, the highest id answered. */
   cursor?: (atLeast: number) => string;
+  /**
+   * At most this many held records from the catch-up: it stops there, and
+   * the cursor is the last of them (not the highest held), so the next call
+   * goes on from it.
+   */
+  limit?: number;
 }
 
 export function appeared(meta: RecordMeta): AppearedRecord {
@@ -83,6 +89,7 @@ export class Waiters {
       const landed: HeldRecord[] = [];
       let settle: NodeJS.Immediate | null = null;
       let done = false;
+      let limited = false;
       this.active++;
       const finish = (timedOut: boolean, refusal?: RelayError) => {
         if (done) return;
@@ -97,7 +104,8 @@ export class Waiters {
         // With a mark, answer in id order: records from other writers can land out of order.
         if (after !== null) landed.sort((a, b) => a.n - b.n);
         const highest = landed.reduce((m, r) => Math.max(m, r.n), 0);
-        resolve({ appeared: landed.map((r) => appeared(r.meta)), timedOut, waitedMs: elapsed(), cursor: options.cursor?.(highest) });
+        const cursor = limited ? landed[landed.length - 1]!.meta.id : options.cursor?.(highest);
+        resolve({ appeared: landed.map((r) => appeared(r.meta)), timedOut, waitedMs: elapsed(), cursor });
       };
       const onAbort = () => finish(false);
       const subscription = subscribe(
@@ -110,8 +118,12 @@ export class Waiters {
           match: after === null ? undefined : (_meta, n) => n > after,
           onClosed: (reason) => finish(false, reason),
         },
-        (meta, n) => {
+        (meta, n, phase) => {
           landed.push({ n, meta });
+          if (phase === 'catch-up' && options.limit !== undefined && landed.length >= options.limit) {
+            limited = true;
+            return finish(false);
+          }
           // Records often land in bursts; answering on the next turn of the
           // event loop hands a burst back as one answer instead of one record a call.
           settle ??= setImmediate(() => finish(false));

@@ -58,6 +58,7 @@ export const waitForRelay = defineTool({
       timeoutMs: timeout_ms,
       filter: parseFilter({ to, from, kind, replies_to }, store.shape),
       includeBytes: include_bytes === true,
+      limit: WAIT_MAX_ITEMS,
       signal,
       onProgress: progress && ((waitedMs) => progress(waitedMs, `still waiting after ${Math.round(waitedMs / 1000)} s`)),
     });
