@@ -19,7 +19,9 @@ export const BIN = path.join(ROOT, 'bin', 'p-e-relay');
 /** A fresh temp directory, removed when the test ends. */
 export async function tempDir(t: TestContext, prefix = 'pe-relay-'): Promise<string> {
   const dir = await mkdtemp(path.join(os.tmpdir(), prefix));
-  t.after(() => rm(dir, { recursive: true, force: true }));
+  // after hooks run in the order registered, so this runs before the close of a store the test opened later;
+  // a store still writing (its index snapshot) can refill a directory mid-removal: rm retries ENOTEMPTY.
+  t.after(() => rm(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 20 }));
   return dir;
 }
 

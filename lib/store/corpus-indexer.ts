@@ -163,6 +163,9 @@ export class CorpusIndexer {
     const n = this.shape.parseRecordId(name);
     if (n === null) return; // dotfiles, rsync temp names, editors' backups, READMEs
     if (!this.index.has(n)) void this.ingest(n);
+    // A damaged file that changes may have just become whole (a git pull finishing): look now, not at the next listing,
+    // which a loaded machine can put off for seconds (watch.ts LISTING_BUDGET).
+    else if (this.damaged.has(n)) void this.ingest(n, 'recheck').then(() => this.dropIfGone(n));
     else void fs.access(this.paths.record(name)).catch(() => this.dropVanished(n));
   }
 
