@@ -18,11 +18,11 @@ export const DESCRIPTION_BUDGET_BYTES = 4720;
 
 const BIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', 'bin', 'p-e-relay');
 
-/** The tools/list answer of a real stdio server over a fresh store. */
-export async function listTools(): Promise<Awaited<ReturnType<Client['listTools']>>> {
+/** The tools/list answer of a real stdio server over a fresh store (of `idWidth` digits; default 4). */
+export async function listTools(options: { idWidth?: number } = {}): Promise<Awaited<ReturnType<Client['listTools']>>> {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'pe-relay-tools-'));
   try {
-    await initStore({ corpus: path.join(dir, 'corpus'), keys: path.join(dir, 'keys') });
+    await initStore({ corpus: path.join(dir, 'corpus'), keys: path.join(dir, 'keys'), idWidth: options.idWidth });
     const transport = new StdioClientTransport({ command: process.execPath, args: [BIN, 'serve', '--corpus', path.join(dir, 'corpus')], stderr: 'ignore' });
     const client = new Client({ name: 'tools-list', version: '0.0.0' });
     await client.connect(transport);

@@ -10,9 +10,9 @@ export const exists = defineTool({
   door: READ,
   contract: ({ shape }) => ({
     description: [
-      `What this store knows about one id, without reading its bytes: PRESENT, KNOWN_MISSING or UNKNOWN. Every tool takes ids of this store's width, ${shape.describe} (${shape.example}), compared literally: ${shape.format(33).replace(/-0+/, '-')} or ${shape.example.toUpperCase()} is malformed. Never refuses: a malformed id is UNKNOWN. Text: one line "<id> <STATE>".`,
+      `What this store knows about one id, without reading its bytes: PRESENT, KNOWN_MISSING or UNKNOWN. Ids are ${shape.describe} (${shape.example}), compared literally by every tool: ${shape.format(33).replace(/-0+/, '-')} or ${shape.example.toUpperCase()} is malformed. Never refuses: a malformed id is UNKNOWN. Text: one line "<id> <STATE>".`,
       'On a mirror it knows only what has arrived. PRESENT does not re-check the digest: get_relay may still refuse the record as damaged.',
-      'Use it to check an id a record cites, or that a lost id is not PRESENT before re-depositing it. To read a record, call get_relay directly: its refusal names the state.',
+      'Use it to check an id a record cites. To read a record, call get_relay directly: its refusal names the state.',
     ].join('\n\n'),
     input: { id: idParam(shape, 'the id to ask about') },
     output: {

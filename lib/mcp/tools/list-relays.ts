@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { RelayError } from '../../errors.js';
 import { listText } from '../../model/render.js';
 import { parseFilter } from '../../model/filter.js';
+import type { IdShape } from '../../model/ids.js';
 import type { ListResult } from '../../store/store.js';
 import { filterParams } from './shared.js';
 import { defineTool, READ } from './tool.js';
@@ -19,6 +20,13 @@ export const LIST_MAX_IDS = 200_000;
 
 const n = (x: number) => x.toLocaleString('en-US');
 
+/**
+ * Whether the cap can bite: only where the id space is larger than it (6 or
+ * more digits). On a smaller store the contract leaves it out, since a rule
+ * that never applies is one more thing for an agent to reason about.
+ */
+const capped = (shape: IdShape) => shape.max > LIST_MAX_IDS;
+
 export const listRelays = defineTool({
   name: 'list_relays',
   title: 'List held and known-missing ids',
@@ -28,10 +36,10 @@ export const listRelays = defineTool({
     description: [
       'Survey the store without blocking: held ids and KNOWN_MISSING ids, ascending, ids only, all in one response (no pagination).',
       `Use it to see what is held or missing: which ids to fetch or re-deposit. For metadata (kind, from, to) and a cursor, call wait_for_relay with after: ${shape.format(0)}, timeout_ms: 0 instead.`,
-      `after trims both lists; the filters (to, from, kind, replies_to) select held records and empty knownMissing; they combine with AND, the names in one with OR. Refusals are isError text saying what to do, code in _meta["p-e-relay/error"].code, as each parameter says; too_large past ${n(LIST_MAX_IDS)} ids (see after).`,
+      `after trims both lists; the filters (to, from, kind, replies_to) select held records and empty knownMissing; they combine with AND, the names in one with OR. Refusals are isError text saying what to do, code in _meta["p-e-relay/error"].code, as each parameter says${capped(shape) ? `; too_large past ${n(LIST_MAX_IDS)} ids (see after)` : ''}.`,
     ].join('\n\n'),
     input: {
-      after: z.string().optional().describe(`optional: only ids after this one (exclusive), held or not; ${shape.describe}, or ${shape.format(0)} for the start. A malformed one is refused (bad_id): it has no place in id order. Omit it for the whole store. A list of more than ${n(LIST_MAX_IDS)} ids (held and known missing together; only a store of ${String(LIST_MAX_IDS).length} or more digits holds so many) is refused too_large: send the after in its _meta["p-e-relay/error"].after, same filters, for the newest ${n(LIST_MAX_IDS)}, or filter more`),
+      after: z.string().optional().describe(`optional: only ids after this one (exclusive), held or not; ${shape.describe}, or ${shape.format(0)} for the start. A malformed one is refused (bad_id): it has no place in id order. Omit it for the whole store${capped(shape) ? `. A list of more than ${n(LIST_MAX_IDS)} ids (held and known missing together) is refused too_large: send the after in its _meta["p-e-relay/error"].after, same filters, for the newest ${n(LIST_MAX_IDS)}, or filter more` : ''}`),
       ...filterParams(),
     },
     output: {

@@ -64,6 +64,7 @@ export function filterParams() {
     to: names(`optional: only records whose to: names one of these: a name or a list, e.g. ["scout-7","all"]; each string is split at commas and spaces, as the header is. ${LITERAL('to', ' (Scout-7 is not scout-7)')}. ${NOBODY('"", [] or ","')}`),
     from: names(`optional: only records whose from: is one of these: a name or a list; each string is one whole name, trimmed, not split. ${LITERAL('from')}. ${NOBODY('"" or []')}`),
     kind: names(`optional: only records whose kind: is one of these, e.g. "question": a name or a list; each string whole, trimmed. ${LITERAL('kind')}. ${NOBODY('"" or []')}`),
-    replies_to: z.string().optional().describe('optional: only records naming this id in parent: or ref: (what list_replies answers); a malformed one is refused (bad_id)'),
+    // The fallback for an answer the one loop missed (sent to another to:): it finds the answer by its parent: whatever its to: says.
+    replies_to: z.string().optional().describe('optional: only records naming this id in parent: or ref: (what list_replies answers); a malformed one is refused (bad_id). Given your question\'s id (after: that id too), it finds its answer (the item whose parent is that id) whatever its to: says: the fallback when an answer seems overdue'),
   };
 }

@@ -1,0 +1,84 @@
+/**
+ * The one loop wait_for_relay's description gives (serve and collect answers
+ * on one cursor, answer under "<you>/answer/<question id>"), run as written
+ * by agents in their own serve processes on one corpus over real stdio. The
+ * text itself is held by test/tool-descriptions.test.ts; this is what it
+ * promises: no deadlock when two agents ask each other, and a question
+ * answered again after a restart stores nothing.
+ */
+import assert from 'node:assert/strict';
+import { test, type TestContext } from 'node:test';
+import type { CallToolResult, Client } from '@modelcontextprotocol/client';
+import { errorCode, record, stdioClient, tempStore, textOf } from './helpers.js';
+
+interface Item {
+  id: string;
+  kind: string | null;
+  from: string | null;
+  parent: string | null;
+  bytes?: string;
+}
+
+async function call(client: Client, name: string, args: Record<string, unknown>): Promise<CallToolResult> {
+  return (await client.callTool({ name, arguments: args }, { timeout: 60_000 })) as CallToolResult;
+}
+
+function answerBytes(me: string, question: Item): string {
+  return record({ kind: 'answer', from: me, to: question.from ?? 'all', parent: question.id }, `${me} answers ${question.id}`);
+}
+
+/** Asks `peer` one question, then runs the loop until its answer came and every question seen was answered. */
+async function agent(client: Client, me: string, peer: string): Promise<{ answer: Item; answered: string[] }> {
+  const asked = await call(client, 'append_relay', { bytes: record({ kind: 'question', from: me, to: peer }, `${me} asks ${peer}`), idempotency_key: `q-${me}-${Math.random()}` });
+  assert.notEqual(asked.isError, true, textOf(asked));
+  const question = (asked.structuredContent as { id: string }).id;
+  let answer: Item | undefined;
+  const answered: string[] = [];
+  let cursor = 'relay-0000';
+  const deadline = Date.now() + 30_000;
+  while (!answer || answered.length === 0) {
+    assert.ok(Date.now() < deadline, `${me}: no deadlock, the loop ends`);
+    const r = await call(client, 'wait_for_relay', { to: [me, 'all'], include_bytes: true, after: cursor, timeout_ms: 5000 });
+    const { appeared, cursor: next } = r.structuredContent as { appeared: Item[]; cursor: string };
+    for (const item of appeared) {
+      if (item.from === me) continue;
+      if (item.parent === question) answer = item;
+      if (item.kind === 'question') {
+        const sent = await call(client, 'append_relay', { bytes: answerBytes(me, item), idempotency_key: `${me}/answer/${item.id}` });
+        assert.notEqual(sent.isError, true, textOf(sent));
+        answered.push(item.id);
+      }
+    }
+    cursor = next;
+  }
+  return { answer, answered };
+}
+
+async function twoAgents(t: TestContext) {
+  const { corpus } = await tempStore(t);
+  const [a, b] = await Promise.all([stdioClient(t, corpus), stdioClient(t, corpus)]);
+  return { a: a.client, b: b.client };
+}
+
+test('two agents asking each other in the one loop each answer and each get their answer', async (t) => {
+  const { a, b } = await twoAgents(t);
+  const [alpha, beta] = await Promise.all([agent(a, 'alpha', 'beta'), agent(b, 'beta', 'alpha')]);
+  assert.equal(alpha.answer.from, 'beta');
+  assert.match(alpha.answer.bytes ?? '', /beta answers/);
+  assert.equal(beta.answer.from, 'alpha');
+  assert.deepEqual([alpha.answered.length, beta.answered.length], [1, 1]);
+});
+
+test('a question answered again from relay-0000 under "<you>/answer/<its id>" stores nothing: same bytes replay, other bytes conflict', async (t) => {
+  const { a, b } = await twoAgents(t);
+  const [, beta] = await Promise.all([agent(a, 'alpha', 'beta'), agent(b, 'beta', 'alpha')]);
+  const [questionId] = beta.answered;
+  const held = await call(b, 'wait_for_relay', { to: ['beta', 'all'], include_bytes: true, after: 'relay-0000', timeout_ms: 0 });
+  const question = (held.structuredContent as { appeared: Item[] }).appeared.find((item) => item.id === questionId)!;
+  const again = await call(b, 'append_relay', { bytes: answerBytes('beta', question), idempotency_key: `beta/answer/${question.id}` });
+  assert.equal((again.structuredContent as { replayed?: boolean }).replayed, true, textOf(again));
+  const redone = await call(b, 'append_relay', { bytes: answerBytes('beta', question) + ' (re-done)', idempotency_key: `beta/answer/${question.id}` });
+  assert.equal(errorCode(redone), 'idempotency_conflict');
+  const list = await call(b, 'list_relays', {});
+  assert.equal((list.structuredContent as { present: string[] }).present.length, 4, 'two questions and two answers');
+});
