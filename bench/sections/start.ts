@@ -23,7 +23,7 @@ import { idShape } from '../../lib/model/ids.js';
 
 const run = promisify(execFile);
 /** The launcher's node flags (bin/p-e-relay's shebang), for the bare server too. */
-const NODE_FLAGS = ['--max-semi-space-size=1'];
+const NODE_FLAGS = ['--max-semi-space-size=1', '--optimize-for-size'];
 
 interface Start {
   listMs: number;
