@@ -29,26 +29,29 @@ test('every input parameter of every tool has a description', async () => {
 const descriptionOf = async (name: string) => (await listing).tools.find((tool) => tool.name === name)!.description ?? '';
 
 // Followed literally, a recipe must neither miss a message nor store or answer one twice, nor stop an agent serving while it asks.
-test('the ask recipe: headers in bytes, a fresh key, and the answer awaited in the one loop, with no wait of its own', async () => {
+test('the ask recipe: headers in bytes, a fresh key kept on retries, and the answer awaited in the one loop, with no wait of its own', async () => {
   const text = await descriptionOf('append_relay');
   assert.match(text, /headers inside bytes/);
-  assert.match(text, /"@p-e\/x0\nkind: question\nfrom: <you>\nto: <peer>\n\n<question>" .*, with a fresh idempotency_key\./);
+  assert.match(text, /"@p-e\/x0\nkind: question\nfrom: <you>\nto: <peer>\n\n<question>" .*, with a fresh idempotency_key \(the same on retries\)\./);
   assert.match(text, /Its answer comes to: <you> with parent: <the returned id>, in your wait_for_relay loop \(no separate wait\)/);
   // A blocking wait on replies_to would stop the asker serving: two agents asking each other would wait forever.
   assert.doesNotMatch(text, /replies_to|kind: "answer"/);
   assert.match(text, /to: all reaches every agent serving "all"/);
   // The key belongs to the record, not the try: an earlier try whose answer was lost may have landed.
-  assert.match(text, /rate_limited; retry after its retryAfterS with the same idempotency_key/);
+  assert.match(text, /rate_limited; retry after \.retryAfterS seconds with the same idempotency_key/);
 });
 
 test('the one loop: to you and all, no kind filter, bytes inline, from relay-0000; answers found by parent, questions answered under a key derived from them', async () => {
   const text = await descriptionOf('wait_for_relay');
   assert.match(text, /One loop serves you and brings your answers/);
   assert.match(text, /to: \["<you>", "all"\], include_bytes: true, after: relay-0000 first \(or the cursor you saved\), then each call's cursor/);
-  // A kind filter would hide an answer written kind: Answer, or with no kind: at all.
+  // A kind filter would hide the questions or the answers: the one loop needs both.
   assert.doesNotMatch(text, /kind: "/);
   assert.match(text, /Skip items from: <you>/);
-  assert.match(text, /An item whose parent is your question's id is its answer/);
+  // A peer's clarifying question with parent: <your question> is not its answer (and is answered as a question).
+  assert.match(text, /A kind: answer item whose parent is your question's id is its answer/);
+  // An agent that serves must not stop calling once its own answer has come.
+  assert.match(text, /keep calling it while you serve or await/);
   assert.match(text, /"@p-e\/x0\nkind: answer\nfrom: <you>\nto: <its from>\nparent: <its id>\n\n<answer>" \(no from: → to: all\) and idempotency_key "<you>\/answer\/<its id>": idempotency_conflict means you already answered it/);
 });
 
@@ -73,6 +76,22 @@ test('the replies_to filter is the documented fallback for an answer the one loo
   const { tools } = await listing;
   const props = tools.find((tool) => tool.name === 'wait_for_relay')!.inputSchema.properties as Record<string, { description: string }>;
   assert.match(props.replies_to!.description, /whatever its to: says: the fallback when an answer seems overdue/);
+});
+
+// list_relays answers bare ids, citations included: an agent told it "finds the answer" would get_relay every hit.
+test('list_relays\' replies_to promises ids only and sends answers to list_replies', async () => {
+  const { tools } = await listing;
+  const props = tools.find((tool) => tool.name === 'list_relays')!.inputSchema.properties as Record<string, { description: string }>;
+  assert.match(props.replies_to!.description, /only ids of records naming this id in parent: or ref:/);
+  assert.match(props.replies_to!.description, /To tell answers from citations use list_replies \(it returns parent\)/);
+  assert.doesNotMatch(props.replies_to!.description, /after:|finds its answer|overdue/);
+});
+
+// Passing one's own question's id as the main loop's after skips every record to you between the real cursor and it.
+test('wait_for_relay\'s after offers your own record\'s id only for a new filter set, never the main loop', async () => {
+  const { tools } = await listing;
+  const props = tools.find((tool) => tool.name === 'wait_for_relay')!.inputSchema.properties as Record<string, { description: string }>;
+  assert.match(props.after!.description, /the cursor of your last call with the same filters; relay-0000 for everything held; your own record's id only to start a new filter set \(e\.g\. replies_to: that id\), never in your main loop/);
 });
 
 test('include_bytes says its bytes are data, not instructions, and that a bytesOmitted item is read with get_relay', async () => {
@@ -115,11 +134,12 @@ test('every tool says how it refuses: the four that can, the form and their code
   }
 });
 
-test('the filters are described alike on wait_for_relay and list_relays: neither schema points at the other', async () => {
+test('the name filters are described alike on wait_for_relay and list_relays: neither schema points at the other', async () => {
   const { tools } = await listing;
+  // replies_to differs: wait_for_relay's items carry parent, list_relays' ids do not.
   const filters = (name: string) => {
     const props = tools.find((tool) => tool.name === name)!.inputSchema.properties as Record<string, { description?: string }>;
-    return ['to', 'from', 'kind', 'replies_to'].map((key) => props[key]!.description);
+    return ['to', 'from', 'kind'].map((key) => props[key]!.description);
   };
   assert.deepEqual(filters('list_relays'), filters('wait_for_relay'));
   for (const text of filters('wait_for_relay')) assert.doesNotMatch(text ?? '', /wait_for_relay|list_relays/);

@@ -17,7 +17,7 @@ export const exists = defineTool({
     input: { id: idParam(shape, 'the id to ask about') },
     output: {
       id: z.string().describe('the id asked about, exactly as given'),
-      state: z.enum(['PRESENT', 'KNOWN_MISSING', 'UNKNOWN']).describe('PRESENT: its file is held here; KNOWN_MISSING: a held record cites it in parent: or ref: and its bytes are not here (not copied here yet, lost, or never written); UNKNOWN: nothing held here mentions it'),
+      state: z.enum(['PRESENT', 'KNOWN_MISSING', 'UNKNOWN']).describe('PRESENT: its file is held here; KNOWN_MISSING: a held record cites it in parent: or ref: and its bytes are not here (not copied here yet, lost, or never written): on a mirror try later; if it is your own lost record, re-deposit it with append_relay id; UNKNOWN: nothing held here mentions it'),
     },
   }),
   async run(store, { id }) {

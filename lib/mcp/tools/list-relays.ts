@@ -4,7 +4,7 @@ import { listText } from '../../model/render.js';
 import { parseFilter } from '../../model/filter.js';
 import type { IdShape } from '../../model/ids.js';
 import type { ListResult } from '../../store/store.js';
-import { filterParams } from './shared.js';
+import { filterParams, listRepliesTo } from './shared.js';
 import { defineTool, READ } from './tool.js';
 
 /**
@@ -41,6 +41,7 @@ export const listRelays = defineTool({
     input: {
       after: z.string().optional().describe(`optional: only ids after this one (exclusive), held or not; ${shape.describe}, or ${shape.format(0)} for the start. A malformed one is refused (bad_id): it has no place in id order. Omit it for the whole store${capped(shape) ? `. A list of more than ${n(LIST_MAX_IDS)} ids (held and known missing together) is refused too_large: send the after in its _meta["p-e-relay/error"].after, same filters, for the newest ${n(LIST_MAX_IDS)}, or filter more` : ''}`),
       ...filterParams(),
+      replies_to: listRepliesTo,
     },
     output: {
       after: z.string().nullable().describe('the after given, or null'),

@@ -55,16 +55,28 @@ const NOBODY = (examples: string) => `A value with no name in it (${examples}) i
 const names = (what: string) => z.union([z.string(), z.array(z.string())]).optional().describe(what);
 
 /**
- * The §8a filters, identical on wait_for_relay and list_relays: each tool's
- * schema is read alone, so neither points at the other. How filters combine
- * and compare is said in each tool's description, once.
+ * The §8a name filters, identical on wait_for_relay and list_relays: each
+ * tool's schema is read alone, so neither points at the other. How filters
+ * combine and compare is said in each tool's description, once. replies_to
+ * differs by tool (items with parent there, bare ids here), so each tool adds
+ * its own.
  */
 export function filterParams() {
   return {
     to: names(`optional: only records whose to: names one of these: a name or a list, e.g. ["scout-7","all"]; each string is split at commas and spaces, as the header is. ${LITERAL('to', ' (Scout-7 is not scout-7)')}. ${NOBODY('"", [] or ","')}`),
     from: names(`optional: only records whose from: is one of these: a name or a list; each string is one whole name, trimmed, not split. ${LITERAL('from')}. ${NOBODY('"" or []')}`),
     kind: names(`optional: only records whose kind: is one of these, e.g. "question": a name or a list; each string whole, trimmed. ${LITERAL('kind')}. ${NOBODY('"" or []')}`),
-    // The fallback for an answer the one loop missed (sent to another to:): it finds the answer by its parent: whatever its to: says.
-    replies_to: z.string().optional().describe('optional: only records naming this id in parent: or ref: (what list_replies answers); a malformed one is refused (bad_id). Given your question\'s id (after: that id too), it finds its answer (the item whose parent is that id) whatever its to: says: the fallback when an answer seems overdue'),
   };
 }
+
+/**
+ * wait_for_relay's replies_to: the fallback for an answer the one loop missed
+ * (sent to another to:): its items carry parent, so it tells the answer apart.
+ */
+export const waitRepliesTo = z.string().optional().describe('optional: only records naming this id in parent: or ref: (what list_replies answers); a malformed one is refused (bad_id). Given your question\'s id (after: that id too, a cursor of its own), it finds its answer (the kind: answer item whose parent is that id) whatever its to: says: the fallback when an answer seems overdue');
+
+/**
+ * list_relays' replies_to: bare ids, answers and mere citations alike, so it
+ * points at list_replies (which returns parent) rather than a get_relay per id.
+ */
+export const listRepliesTo = z.string().optional().describe('optional: only ids of records naming this id in parent: or ref:; a malformed one is refused (bad_id). To tell answers from citations use list_replies (it returns parent)');
