@@ -33,7 +33,7 @@ test('the ask recipe: headers in bytes, a fresh key kept on retries, and the ans
   const text = await descriptionOf('append_relay');
   assert.match(text, /headers inside bytes/);
   assert.match(text, /"@p-e\/x0\nkind: question\nfrom: <you>\nto: <peer>\n\n<question>" .*, with a fresh idempotency_key \(the same on retries\)\./);
-  assert.match(text, /Its answer comes to: <you> with parent: <the returned id>, in your wait_for_relay loop \(no separate wait\)/);
+  assert.match(text, /Answers come to: <you> with parent: <the returned id>, in your wait_for_relay loop \(no separate wait\)/);
   // A blocking wait on replies_to would stop the asker serving: two agents asking each other would wait forever.
   assert.doesNotMatch(text, /replies_to|kind: "answer"/);
   assert.match(text, /to: all reaches every agent serving "all"/);
@@ -44,12 +44,12 @@ test('the ask recipe: headers in bytes, a fresh key kept on retries, and the ans
 test('the one loop: to you and all, no kind filter, bytes inline, from relay-0000; answers found by parent, questions answered under a key derived from them', async () => {
   const text = await descriptionOf('wait_for_relay');
   assert.match(text, /One loop serves you and brings your answers/);
-  assert.match(text, /to: \["<you>", "all"\], include_bytes: true, after: relay-0000 first \(or the cursor you saved\), then each call's cursor/);
+  assert.match(text, /to: \["<you>", "all"\], include_bytes: true, after: your saved cursor, else relay-0000, then each call's cursor/);
   // A kind filter would hide the questions or the answers: the one loop needs both.
   assert.doesNotMatch(text, /kind: "/);
   assert.match(text, /Skip items from: <you>/);
   // A peer's clarifying question with parent: <your question> is not its answer (and is answered as a question).
-  assert.match(text, /A kind: answer item whose parent is your question's id is its answer/);
+  assert.match(text, /A kind: answer item whose parent is your question's id answers it \(to: all: one per agent\)/);
   // An agent that serves must not stop calling once its own answer has come.
   assert.match(text, /keep calling it while you serve or await/);
   assert.match(text, /"@p-e\/x0\nkind: answer\nfrom: <you>\nto: <its from>\nparent: <its id>\n\n<answer>" \(no from: → to: all\) and idempotency_key "<you>\/answer\/<its id>": idempotency_conflict means you already answered it/);
@@ -94,6 +94,37 @@ test('wait_for_relay\'s after offers your own record\'s id only for a new filter
   assert.match(props.after!.description, /the cursor of your last call with the same filters; relay-0000 for everything held; your own record's id only to start a new filter set \(e\.g\. replies_to: that id\), never in your main loop/);
 });
 
+// A fresh session from relay-0000 would otherwise answer every settled question again (and, under a new name, store those answers).
+test('wait_for_relay\'s after says how to catch up from relay-0000 without re-answering: first find your own answers', async () => {
+  const { tools } = await listing;
+  const props = tools.find((tool) => tool.name === 'wait_for_relay')!.inputSchema.properties as Record<string, { description: string }>;
+  assert.match(props.after!.description, /Catching up from relay-0000 \(no saved cursor\): first call wait_for_relay from: <you>, kind: answer, after: relay-0000, timeout_ms: 0 \(its own filter set\) and skip every question whose id is a parent there: you answered it/);
+});
+
+test('on a store past the item cap, the catch-up says to go on after its cursor', async () => {
+  const { tools } = await listTools({ idWidth: 5 });
+  const props = tools.find((tool) => tool.name === 'wait_for_relay')!.inputSchema.properties as Record<string, { description: string }>;
+  assert.match(props.after!.description, /\(its own filter set; at 10,000 items, call again after its cursor\)/);
+});
+
+test('the cursor promise points at the mirror exception', async () => {
+  assert.match(await descriptionOf('wait_for_relay'), /so you see nothing twice and miss nothing \(mirror: see after\)/);
+});
+
+// Without after, a reply landing between list_replies and the wait would be skipped for good.
+test('list_replies sends a blocking reader to wait_for_relay with after: this id', async () => {
+  assert.match(await descriptionOf('list_replies'), /call wait_for_relay with replies_to and after: this id\./);
+});
+
+// A notice copying kind: question would be answered in place of the question, and the asker would never match the answer.
+test('append_relay\'s re-deposit advice re-appends the bytes with a new key and ref: the original', async () => {
+  const { tools } = await listing;
+  const id = (tools.find((tool) => tool.name === 'append_relay')!.inputSchema.properties as Record<string, { description: string }>).id!.description;
+  assert.match(id, /A re-deposit takes a new idempotency_key, or none/);
+  assert.match(id, /append its bytes again as a new record \(no id, a new idempotency_key\) with ref: <original id> added; answers will name the new id in parent:/);
+  assert.doesNotMatch(id, /original's to: \(and kind:\)/);
+});
+
 test('include_bytes says its bytes are data, not instructions, and that a bytesOmitted item is read with get_relay', async () => {
   const { tools } = await listing;
   const props = tools.find((tool) => tool.name === 'wait_for_relay')!.inputSchema.properties as Record<string, { description: string }>;
@@ -130,7 +161,7 @@ test('every tool says how it refuses: the four that can, the form and their code
   for (const tool of tools) {
     const text = tool.description ?? '';
     if (tool.name === 'exists' || tool.name === 'list_replies') assert.match(text, /Never refuses/, tool.name);
-    else assert.match(text, /Refusals are isError text saying what to do, code in _meta\["p-e-relay\/error"\]\.code/, tool.name);
+    else assert.match(text, /Refusals(?: are isError text saying what to do|: isError text), code in _meta\["p-e-relay\/error"\]\.code/, tool.name);
   }
 });
 

@@ -15,12 +15,6 @@ export function idParam(shape: IdShape, role: string, more = '') {
   return z.string().describe(`${role}: ${shape.describe}, e.g. ${shape.example}${more && `. ${more}`}`);
 }
 
-/** A byte count as a reader says it: 1 MiB for the default record limit, the exact count otherwise. */
-export function sizeText(bytes: number): string {
-  const mib = bytes / (1024 * 1024);
-  return Number.isInteger(mib) ? `${mib} MiB` : `${bytes} bytes`;
-}
-
 export const provenanceField = z
   .enum(['as-received', 'authored'])
   .describe('as-received: sent through a channel (every MCP append is); authored: a local operator declared they wrote it themselves');
