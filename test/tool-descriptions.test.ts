@@ -44,7 +44,7 @@ test('the ask recipe: headers in bytes, a fresh key kept on retries, and the ans
 test('the one loop: to you and all, no kind filter, bytes inline, from relay-0000; answers found by parent, questions answered under a key derived from them', async () => {
   const text = await descriptionOf('wait_for_relay');
   assert.match(text, /One loop serves you and brings your answers/);
-  assert.match(text, /to: \["<you>", "all"\], include_bytes: true, after: your saved cursor, else relay-0000, then each call's cursor/);
+  assert.match(text, /to: \["<you>", "all"\], include_bytes: true, after: your saved cursor, else relay-0000 \(first read after's catch-up rule\), then each call's cursor/);
   // A kind filter would hide the questions or the answers: the one loop needs both.
   assert.doesNotMatch(text, /kind: "/);
   assert.match(text, /Skip items from: <you>/);
@@ -60,7 +60,7 @@ test('the cursor rules come before the recipe: one cursor per filter set, never 
   const rule = text.indexOf('Keep one cursor per filter set');
   assert.ok(rule > 0 && rule < text.indexOf('One loop'), text);
   assert.match(text, /never another set's cursor/);
-  assert.match(text, /Save a cursor for later only once every item it covers is handled/);
+  assert.match(text, /Note a cursor outside this chat only once every item it covers is handled/);
 });
 
 test('the answer key is stated where the key is: "<you>/answer/<question id>", printable ASCII, replay and conflict as the store does them', async () => {
@@ -98,7 +98,7 @@ test('wait_for_relay\'s after offers your own record\'s id only for a new filter
 test('wait_for_relay\'s after says how to catch up from relay-0000 without re-answering: first find your own answers', async () => {
   const { tools } = await listing;
   const props = tools.find((tool) => tool.name === 'wait_for_relay')!.inputSchema.properties as Record<string, { description: string }>;
-  assert.match(props.after!.description, /Catching up from relay-0000 \(no saved cursor\): first call wait_for_relay from: <you>, kind: answer, after: relay-0000, timeout_ms: 0 \(its own filter set\) and skip every question whose id is a parent there: you answered it/);
+  assert.match(props.after!.description, /Catch-up from relay-0000 \(no saved cursor\): first call wait_for_relay from: <you>, kind: answer, after: relay-0000, timeout_ms: 0 \(its own filter set\) and skip every question whose id is a parent there: you answered it/);
 });
 
 test('on a store past the item cap, the catch-up says to go on after its cursor', async () => {
@@ -111,9 +111,28 @@ test('the cursor promise points at the mirror exception', async () => {
   assert.match(await descriptionOf('wait_for_relay'), /so you see nothing twice and miss nothing \(mirror: see after\)/);
 });
 
-// Without after, a reply landing between list_replies and the wait would be skipped for good.
-test('list_replies sends a blocking reader to wait_for_relay with after: this id', async () => {
-  assert.match(await descriptionOf('list_replies'), /call wait_for_relay with replies_to and after: this id\./);
+// A second blocking wait beside the one loop would starve it and deliver each answer twice.
+test('list_replies sends an asker to its one wait_for_relay loop, not a separate blocking wait', async () => {
+  const text = await descriptionOf('list_replies');
+  assert.match(text, /answers to your questions reach your wait_for_relay loop \(replies_to there is the fallback\)/);
+  assert.doesNotMatch(text, /to block until a reply lands/);
+});
+
+// "Older than your task" could not be decided, and "still unanswered" contradicted one answer per agent.
+test('the catch-up rule for an old to: all question is decidable from what the agent sees', async () => {
+  const { tools } = await listing;
+  const props = tools.find((tool) => tool.name === 'wait_for_relay')!.inputSchema.properties as Record<string, { description: string }>;
+  assert.match(props.after!.description, /a to: all question deposited \(depositedAt: structured field only\) before you joined: answer it only if list_replies shows no kind: answer to it at all \(the one exception to one answer per agent\)/);
+  assert.doesNotMatch(props.after!.description, /older than your task/);
+});
+
+// Two agents under one name skip each other's questions, and over stdio the second one's answer key conflicts: the answer is lost.
+test('append_relay asks for a swarm-unique name, and says a question key\'s conflict means the question landed', async () => {
+  const { tools } = await listing;
+  const tool = tools.find((t) => t.name === 'append_relay')!;
+  assert.match(tool.description!, /<you>: your swarm-unique name, the one peers address you by/);
+  const props = tool.inputSchema.properties as Record<string, { description: string }>;
+  assert.match(props.idempotency_key!.description, /under a question key it means your question already landed as that id: await answers to it, do not re-ask/);
 });
 
 // A notice copying kind: question would be answered in place of the question, and the asker would never match the answer.

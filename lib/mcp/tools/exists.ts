@@ -12,7 +12,7 @@ export const exists = defineTool({
     description: [
       `What this store knows about one id, without reading its bytes: PRESENT, KNOWN_MISSING or UNKNOWN. Ids are ${shape.describe} (${shape.example}), compared literally by every tool: ${shape.format(33).replace(/-0+/, '-')} or ${shape.example.toUpperCase()} is malformed. Never refuses: a malformed id is UNKNOWN. Text: one line "<id> <STATE>".`,
       'On a mirror it knows only what has arrived. PRESENT does not re-check the digest: get_relay may still refuse the record as damaged.',
-      'Use it to check an id a record cites. To read a record, call get_relay directly: its refusal names the state.',
+      'To read a record, call get_relay directly: its refusal names the state.',
     ].join('\n\n'),
     input: { id: idParam(shape, 'the id to ask about') },
     output: {

@@ -11,10 +11,10 @@ export const listReplies = defineTool({
   contract: ({ shape }) => ({
     description: [
       'List the held records naming one id in parent: or ref:, one level deep, ascending, all in one response, metadata only (read each with get_relay): parent equal to the id marks a direct reply, refs holding it a citation. Call again with a reply\'s id to go deeper.',
-      'Use it to read a thread; to block until a reply lands, call wait_for_relay with replies_to and after: this id.',
+      'Use it to read a thread; answers to your questions reach your wait_for_relay loop (replies_to there is the fallback).',
       'Never refuses: empty means nothing held here names the id yet, or the id is malformed.',
     ].join('\n\n'),
-    input: { id: idParam(shape, 'the record whose replies you want', `A malformed id returns [] (not refused): check the shape. For the replies' bytes in one call: wait_for_relay replies_to: this id, after: ${shape.format(0)}, timeout_ms: 0, include_bytes: true`) },
+    input: { id: idParam(shape, 'the record whose replies you want', `A malformed id returns []: check the shape. For the replies' bytes in one call: wait_for_relay replies_to: this id, after: ${shape.format(0)}, timeout_ms: 0, include_bytes: true`) },
     output: {
       parent: z.string().describe('the id asked about, exactly as given (not a parent: header; each reply\'s own parent: is its parent field)'),
       replies: z.array(z.object({ id: recordIdField, ...claimFields, ...linkFields })).describe('ascending by id. The text opens "replies to <id> (N):", then one line per reply, "<id> (kind …, from …, to …, parent …, refs …)", to as written, refs separated by spaces, headers it lacks left out'),
