@@ -30,12 +30,12 @@ const SEPARATOR = Buffer.from('---\n');
 
 // node:crypto is fetched on first use, not imported: a stdio server that only answers
 // exists or a wait never loads it (~5–10 ms of start-up, times twenty agents).
-// crypto.hash (Node >= 20.12) hashes in one call without building a Hash
-// object: half the cost for a record of a few hundred bytes, and every
-// process of a swarm checks the digest of every record it indexes.
+// crypto.hash (Node >= 20.12; package.json asks for 20.19) hashes in one
+// call without building a Hash object: half the cost for a record of a few
+// hundred bytes, and every process of a swarm checks the digest of every
+// record it indexes.
 export function digestOf(bytes: Uint8Array): string {
-  const crypto = process.getBuiltinModule('node:crypto') as typeof import('node:crypto') & { hash?: (algorithm: string, data: Uint8Array, encoding: 'hex') => string };
-  return 'sha256:' + (crypto.hash ? crypto.hash('sha256', bytes, 'hex') : crypto.createHash('sha256').update(bytes).digest('hex'));
+  return 'sha256:' + process.getBuiltinModule('node:crypto').hash('sha256', bytes, 'hex');
 }
 
 /** The whole file for a record: header, separator, the bytes as received. */
