@@ -67,6 +67,19 @@ test('a repeat with the same key and different bytes is refused idempotency_conf
   assert.deepEqual(await recordFiles(corpus), [first.id]);
 });
 
+test('the conflict\'s sentence says what landed: under a question\'s key, the question (await its answers, do not ask again); under a note\'s, how to go on', async (t) => {
+  const { corpus } = await tempStore(t);
+  const store = await open(t, corpus);
+  const ask = (body: string) => Buffer.from(record({ kind: 'question', from: 'planner', to: 'scout-7' }, body));
+  const q = await store.append(ask('Which route?'), { depositedBy: MCP, idempotencyKey: 'q-1' });
+  const asked = await refused(store.append(ask('Which route is open?'), { depositedBy: MCP, idempotencyKey: 'q-1' }), 'idempotency_conflict');
+  assert.match(asked.message, new RegExp(`Your question already landed as ${q.id}: do not ask again; its answers will name ${q.id} in parent:`));
+  const note = await store.append(bytes('one'), { depositedBy: MCP, idempotencyKey: 'n-1' });
+  const noted = await refused(store.append(bytes('two'), { depositedBy: MCP, idempotencyKey: 'n-1' }), 'idempotency_conflict');
+  assert.match(noted.message, new RegExp(`Use a fresh key for a new record, or send ${note.id}'s exact bytes again`));
+  assert.doesNotMatch(noted.message, /already landed/);
+});
+
 test('a repeat that proposes another id than the stored one is a conflict too', async (t) => {
   const { corpus } = await tempStore(t);
   const store = await open(t, corpus);

@@ -11,7 +11,8 @@ import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { test } from 'node:test';
 import { openStore } from '../lib/store/store.js';
-import { BIN, record, runCli, tempStore } from './helpers.js';
+import type { CallToolResult } from '@modelcontextprotocol/client';
+import { BIN, errorCode, record, runCli, stdioClient, tempStore, textOf } from './helpers.js';
 
 /** What Claude Code sends a PostToolUse command hook on stdin. */
 const CLAUDE_POST_TOOL_USE = {
@@ -70,6 +71,29 @@ test('Claude Code PostToolUse hook: additionalContext carries the records addres
   const again = await inbox(corpus, ['--to', 'scout-7', '--format', 'hook'], CLAUDE_POST_TOOL_USE);
   assert.equal(again.code, 0, again.stderr);
   assert.equal(again.stdout, '', 'nothing new: no output, the host carries on');
+});
+
+test('the hook text\'s answer recipe, followed literally over stdio, answers under <you>/answer/<its id>; a second answer is refused: it already landed', async (t) => {
+  const { corpus } = await tempStore(t);
+  const [q] = await seed(corpus, [question('scout-7', 'Which route is open?')]);
+  const hook = await inbox(corpus, ['--to', 'scout-7', '--to', 'all', '--format', 'hook'], CLAUDE_POST_TOOL_USE);
+  const context = (JSON.parse(hook.stdout) as { hookSpecificOutput: { additionalContext: string } }).hookSpecificOutput.additionalContext;
+  // What a model does with it: take the bytes and the key as printed, fill in the placeholders.
+  const recipe = /To answer one: append_relay bytes "([^"]+)", idempotency_key "([^"]+)"\./.exec(context);
+  assert.ok(recipe, context);
+  const fill = (text: string, answer: string) => text.replaceAll('<its id>', q!).replaceAll('<its from>', 'planner').replaceAll('<answer>', answer).replaceAll('\\n', '\n');
+  const { client } = await stdioClient(t, corpus);
+  const answer = async (text: string) => (await client.callTool({ name: 'append_relay', arguments: { bytes: fill(recipe[1]!, text), idempotency_key: fill(recipe[2]!, '') } })) as CallToolResult;
+
+  const first = await answer('The north one.');
+  assert.equal(first.isError, undefined, textOf(first));
+  assert.equal(recipe[2], 'scout-7/answer/<its id>');
+  const replies = (await client.callTool({ name: 'list_replies', arguments: { id: q } })).structuredContent as { replies: { id: string; kind: string; from: string; to: string; parent: string }[] };
+  assert.deepEqual(replies.replies.map(({ kind, from, to, parent }) => ({ kind, from, to, parent })), [{ kind: 'answer', from: 'scout-7', to: 'planner', parent: q }]);
+
+  const again = await answer('The north one, I think.');
+  assert.equal(errorCode(again), 'idempotency_conflict');
+  assert.match(textOf(again), new RegExp(`Your answer to ${q} already landed as ${replies.replies[0]!.id}: do not send it again`));
 });
 
 test('Claude Code Stop hook: new records block the stop with a reason; nothing new lets it stop', async (t) => {

@@ -33,7 +33,9 @@ Prints the records addressed to NAME (their to: header names it; several
 mark, then moves the mark past them. Run it from an agent host's hook, so a
 busy agent hears what is addressed to it without spending a turn on a wait.
 
-  --to NAME       a recipient, matched literally against each record's to:
+  --to NAME       a recipient, matched literally against each record's to:.
+                  The first is you: it names the mark, and the text's answer
+                  recipe (from: NAME, idempotency_key NAME/answer/<its id>)
   --mark FILE     where the mark is kept (default: corpus/.state/marks/NAME,
                   this machine's, never mirrored). No mark: from the start
   --peek          print, but never move the mark

@@ -47,7 +47,7 @@ export function isHookEvent(event: string): boolean {
   return CONTEXT_EVENTS.has(event) || STOP_EVENTS.has(event);
 }
 
-/** The text a model reads: what arrived, and how to answer it. */
+/** The text a model reads: what arrived, and how to answer it (as `inbox.to[0]`, the agent the mark is named for). */
 export function inboxText(inbox: Inbox): string {
   const names = inbox.to.join(', ');
   const lines = [`p-e-relay: ${inbox.items.length} new record${inbox.items.length === 1 ? '' : 's'} addressed to ${names}.`];
@@ -55,7 +55,9 @@ export function inboxText(inbox: Inbox): string {
     lines.push('', `--- ${item.id}${claim('kind', item.kind)}${claim('from', item.from)}${claim('to', item.to)} ---`);
     lines.push(item.text === null ? `(not shown: over this delivery's size budget; read it with get_relay ${item.id})` : item.text.replace(/\n$/, ''));
   }
-  lines.push('', `To answer one, append_relay a record with "kind: answer", "parent: <its id>" and "to: <its from>".${inbox.more ? ' More records are waiting; they come with the next delivery.' : ''}`);
+  // The same recipe as wait_for_relay's loop: from: and the answer key make a repeated answer (this hook fires again, the loop sees it too) store nothing.
+  const you = inbox.to[0]!;
+  lines.push('', `To answer one: append_relay bytes "@p-e/x0\\nkind: answer\\nfrom: ${you}\\nto: <its from>\\nparent: <its id>\\n\\n<answer>", idempotency_key "${you}/answer/<its id>".${inbox.more ? ' More records are waiting; they come with the next delivery.' : ''}`);
   return lines.join('\n');
 }
 

@@ -24,6 +24,32 @@ export function checkIdempotencyKey(key: string): string {
   throw new RelayError('bad_idempotency_key', `That idempotency key cannot be used: ${why}. Send 1 to ${MAX_IDEMPOTENCY_KEY_LENGTH} printable ASCII characters (a fresh random one per record, e.g. a UUID), or leave it out. Nothing was stored.`, { why });
 }
 
+/** What the record a key already stored says of itself, for the conflict's sentence. */
+export interface StoredUnderKey {
+  id: string;
+  digest: string;
+  depositedBy: string;
+  /** Its `kind:` claim, and its `parent:` id (formatted), or null. */
+  kind: string | null;
+  parent: string | null;
+}
+
+/**
+ * The idempotency_conflict refusal. The sentence is the one place that says
+ * what a conflict means for the record the key guards, told by that record's
+ * own kind: under an answer's key (`<you>/answer/<question id>`) the answer
+ * already landed, so the answerer sends nothing; under a question's, the
+ * question landed, so the asker waits for its answers instead of asking again.
+ */
+export function idempotencyConflict(key: string, stored: StoredUnderKey, why: string): RelayError {
+  const { id } = stored;
+  const next =
+    stored.kind === 'answer' ? `Your answer${stored.parent ? ` to ${stored.parent}` : ''} already landed as ${id}: do not send it again.`
+    : stored.kind === 'question' ? `Your question already landed as ${id}: do not ask again; its answers will name ${id} in parent:. A new question takes a fresh key.`
+    : `Use a fresh key for a new record, or send ${id}'s exact bytes again to get its answer.`;
+  return new RelayError('idempotency_conflict', `The idempotency key "${key}" was already used on this channel (${stored.depositedBy}) for ${id}, ${why}; nothing was stored. ${next}`, { id, digest: stored.digest });
+}
+
 /** The one string a (channel, key) pair is known by, here and on disk. */
 export function idempotencyScope(depositedBy: string, key: string): string {
   return `${depositedBy}\n${key}`;

@@ -13,7 +13,8 @@
  */
 import { RelayError } from '../errors.js';
 import { splitRecordFile, type Deposit } from '../model/deposit.js';
-import type { IdempotencyKeys } from '../model/idempotency-keys.js';
+import { idempotencyConflict, type IdempotencyKeys } from '../model/idempotency-keys.js';
+import { parseRecord } from '../model/record.js';
 import type { IdShape } from '../model/ids.js';
 import type { IdempotencyClaims } from './idempotency-claims.js';
 import type { CorpusPaths } from './paths.js';
@@ -93,8 +94,9 @@ export class AppendOnce {
   /** The earlier record's own facts, read back from its file; or the conflict. */
   private async answer(id: string, key: string, digest: string, proposed: number | null): Promise<OnceResult> {
     let deposit: Deposit;
+    let record: Buffer;
     try {
-      deposit = splitRecordFile(await readRecordFile(this.deps.paths.record(id))).deposit;
+      ({ deposit, record } = splitRecordFile(await readRecordFile(this.deps.paths.record(id))));
     } catch (err) {
       const why = err instanceof RelayError ? String(err.details.why ?? err.message) : (err as NodeJS.ErrnoException).code === 'ENOENT' ? 'its file is gone' : (err as Error).message;
       throw new RelayError('damaged', `This idempotency key already stored ${id}, but ${id} cannot be read back (${why}), so nothing was stored again. Ask the operator to run \`p-e-relay verify\` and restore ${id} from a mirror or from git.`, { id, state: 'PRESENT' });
@@ -102,12 +104,18 @@ export class AppendOnce {
     const sameId = proposed === null || this.deps.shape.format(proposed) === id;
     if (deposit.digest !== digest || !sameId) {
       const what = deposit.digest !== digest ? 'whose bytes differ from yours' : `under another id than the ${this.deps.shape.format(proposed!)} you propose`;
-      throw new RelayError(
-        'idempotency_conflict',
-        `The idempotency key "${key}" was already used on this channel (${deposit.depositedBy}) for ${id}, ${what}; nothing was stored. Use a fresh key for a new record, or send ${id}'s exact bytes again to get its answer.`,
-        { id, digest: deposit.digest },
-      );
+      throw idempotencyConflict(key, { id, digest: deposit.digest, depositedBy: deposit.depositedBy, ...this.claimsOf(record) }, what);
     }
     return { id, digest: deposit.digest, depositedBy: deposit.depositedBy, provenance: deposit.provenance, depositedAt: deposit.depositedAt, replayed: true };
+  }
+
+  /** The stored record's kind and parent, which tell the conflict's sentence what the key guarded. */
+  private claimsOf(record: Buffer): { kind: string | null; parent: string | null } {
+    try {
+      const claims = parseRecord(record, this.deps.shape, Infinity);
+      return { kind: claims.kind, parent: claims.parent === null ? null : this.deps.shape.format(claims.parent) };
+    } catch {
+      return { kind: null, parent: null }; // stored by hand, unparseable: the plain sentence
+    }
   }
 }
