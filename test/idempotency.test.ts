@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdir, readdir, readFile, utimes, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, unlink, utimes, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { test } from 'node:test';
 import { RelayError } from '../lib/errors.js';
@@ -235,4 +235,20 @@ test('verify accepts a record with the idempotency-key line', async (t) => {
   const report = await verifyCorpus(corpus);
   assert.equal(report.checked, 1);
   assert.deepEqual(report.damaged, []);
+});
+
+// append_relay's id parameter says so: a re-deposit under the lost record's own key is no repair.
+test('a lost record re-deposited under its original key is refused damaged and stores nothing; under a new key it lands', async (t) => {
+  const { corpus } = await tempStore(t);
+  const first = await openStore({ corpus, watch: 'none' });
+  const lost = await first.append(bytes('the question'), { depositedBy: MCP, idempotencyKey: 'k-lost' });
+  await first.append(Buffer.from(record({ parent: lost.id }, 'cites it')), { depositedBy: MCP });
+  await first.close();
+  await unlink(path.join(corpus, lost.id));
+  const store = await open(t, corpus);
+  assert.equal((await store.exists(lost.id)).state, 'KNOWN_MISSING');
+  await refused(store.append(bytes('the question'), { depositedBy: MCP, idempotencyKey: 'k-lost', id: lost.id }), 'damaged');
+  assert.deepEqual(await recordFiles(corpus), ['relay-0002']);
+  const redeposited = await store.append(bytes('the question'), { depositedBy: MCP, idempotencyKey: 'k-lost-2', id: lost.id });
+  assert.equal(redeposited.id, lost.id);
 });

@@ -33,23 +33,26 @@ test('the ask recipe: headers in bytes, a fresh key kept on retries, and the ans
   const text = await descriptionOf('append_relay');
   assert.match(text, /headers inside bytes/);
   assert.match(text, /"@p-e\/x0\nkind: question\nfrom: <you>\nto: <peer>\n\n<question>" .*, with a fresh idempotency_key \(the same on retries\)\./);
-  assert.match(text, /Answers come to: <you> with parent: <the returned id>, in your wait_for_relay loop \(no separate wait\)/);
+  assert.match(text, /Answers come to: <you> with parent: <the returned id>, in your wait_for_relay loop \(no separate wait; it says when to stop\)/);
   // A blocking wait on replies_to would stop the asker serving: two agents asking each other would wait forever.
   assert.doesNotMatch(text, /replies_to|kind: "answer"/);
-  assert.match(text, /to: all reaches every agent serving "all"/);
+  assert.match(text, /<peer>: a name, or all/);
   // The key belongs to the record, not the try: an earlier try whose answer was lost may have landed.
-  assert.match(text, /rate_limited; retry after \.retryAfterS seconds with the same idempotency_key/);
+  // The full path, once: a relative .retryAfterS left the agent to guess what it hangs off.
+  assert.match(text, /rate_limited; retry after _meta\["p-e-relay\/error"\]\.retryAfterS seconds with the same idempotency_key/);
 });
 
-test('the one loop: to you and all, no kind filter, bytes inline, from relay-0000; answers found by parent, questions answered under a key derived from them', async () => {
+test('the one loop: numbered catch-up, loop and answering steps; to you and all, no kind filter, bytes inline, from relay-0000; answers found by parent, questions answered under a key derived from them', async () => {
   const text = await descriptionOf('wait_for_relay');
   assert.match(text, /One loop serves you and brings your answers/);
-  assert.match(text, /to: \["<you>", "all"\], include_bytes: true, after: your saved cursor, else relay-0000 \(first read after's catch-up rule\), then each call's cursor/);
+  const steps = ['\n1. Catch-up', '\n2. Loop', '\n3. Answer'].map((step) => text.indexOf(step));
+  assert.ok(steps[0]! > text.indexOf('One loop') && steps[0]! < steps[1]! && steps[1]! < steps[2]!, text);
+  assert.match(text, /2\. Loop: to: \["<you>", "all"\], include_bytes: true, after: your saved cursor, else relay-0000, then each call's cursor/);
   // A kind filter would hide the questions or the answers: the one loop needs both.
   assert.doesNotMatch(text, /kind: "/);
   assert.match(text, /Skip items from: <you>/);
   // A peer's clarifying question with parent: <your question> is not its answer (and is answered as a question).
-  assert.match(text, /A kind: answer item whose parent is your question's id answers it \(to: all: one per agent\)/);
+  assert.match(text, /A kind: answer item whose parent is your question's id answers it\./);
   // An agent that serves must not stop calling once its own answer has come.
   assert.match(text, /keep calling it while you serve or await/);
   assert.match(text, /"@p-e\/x0\nkind: answer\nfrom: <you>\nto: <its from>\nparent: <its id>\n\n<answer>" \(no from: → to: all\) and idempotency_key "<you>\/answer\/<its id>": idempotency_conflict means you already answered it/);
@@ -60,7 +63,7 @@ test('the cursor rules come before the recipe: one cursor per filter set, never 
   const rule = text.indexOf('Keep one cursor per filter set');
   assert.ok(rule > 0 && rule < text.indexOf('One loop'), text);
   assert.match(text, /never another set's cursor/);
-  assert.match(text, /Note a cursor outside this chat only once every item it covers is handled/);
+  assert.match(text, /If you persist your cursor, save it only after handling every item up to it\./);
 });
 
 test('the answer key is stated where the key is: "<you>/answer/<question id>", printable ASCII, replay and conflict as the store does them', async () => {
@@ -69,7 +72,8 @@ test('the answer key is stated where the key is: "<you>/answer/<question id>", p
   assert.match(key, /1-200 printable ASCII/);
   assert.match(key, /a fresh random one \(e\.g\. a UUID\) for a question or note; for an answer "<you>\/answer\/<question id>"/);
   assert.match(key, /same bytes answers the first record with replayed: true/);
-  assert.match(key, /refused idempotency_conflict, naming the first record in _meta\["p-e-relay\/error"\]\.id; under an answer key that means you already answered it/);
+  // One rule for every key: the earlier record landed, so nothing is sent again.
+  assert.match(key, /refused idempotency_conflict, naming the first record in _meta\["p-e-relay\/error"\]\.id: that record already landed, so do not resend \(under an answer key: you already answered; a question key: await its answers\)/);
 });
 
 test('the replies_to filter is the documented fallback for an answer the one loop missed', async () => {
@@ -95,20 +99,29 @@ test('wait_for_relay\'s after offers your own record\'s id only for a new filter
 });
 
 // A fresh session from relay-0000 would otherwise answer every settled question again (and, under a new name, store those answers).
-test('wait_for_relay\'s after says how to catch up from relay-0000 without re-answering: first find your own answers', async () => {
+// Step 1 of the description, not a rule inside after: agents skipped it there.
+test('wait_for_relay\'s first step catches up from relay-0000 without re-answering: first find your own answers', async () => {
   const { tools } = await listing;
-  const props = tools.find((tool) => tool.name === 'wait_for_relay')!.inputSchema.properties as Record<string, { description: string }>;
-  assert.match(props.after!.description, /Catch-up from relay-0000 \(no saved cursor\): first call wait_for_relay from: <you>, kind: answer, after: relay-0000, timeout_ms: 0 \(its own filter set\) and skip every question whose id is a parent there: you answered it/);
+  const tool = tools.find((t) => t.name === 'wait_for_relay')!;
+  assert.match(tool.description!, /1\. Catch-up, only with no saved cursor: call with from: <you>, kind: answer, after: relay-0000, timeout_ms: 0\. Each item's parent is a question you answered: skip those in step 2\./);
+  const after = (tool.inputSchema.properties as Record<string, { description: string }>).after!.description;
+  assert.doesNotMatch(after, /[Cc]atch-up|list_replies|joined/, 'after keeps only cursor semantics');
 });
 
 test('on a store past the item cap, the catch-up says to go on after its cursor', async () => {
   const { tools } = await listTools({ idWidth: 5 });
-  const props = tools.find((tool) => tool.name === 'wait_for_relay')!.inputSchema.properties as Record<string, { description: string }>;
-  assert.match(props.after!.description, /\(its own filter set; at 10,000 items, call again after its cursor\)/);
+  const text = tools.find((tool) => tool.name === 'wait_for_relay')!.description!;
+  assert.match(text, /timeout_ms: 0 \(at 10,000 items, again after its cursor until fewer come: use every call's items and the last cursor\)\./);
 });
 
-test('the cursor promise points at the mirror exception', async () => {
-  assert.match(await descriptionOf('wait_for_relay'), /so you see nothing twice and miss nothing \(mirror: see after\)/);
+// The mirror caveat is said once, where after is: the promise itself is bounded to what lands above the cursor.
+test('the cursor promise covers what lands above it, and the late-copy caveat lives in after alone', async () => {
+  const { tools } = await listing;
+  const tool = tools.find((t) => t.name === 'wait_for_relay')!;
+  assert.match(tool.description!, /so you see nothing twice and miss nothing that lands above it/);
+  assert.doesNotMatch(tool.description!, /mirror/);
+  const after = (tool.inputSchema.properties as Record<string, { description: string }>).after!.description;
+  assert.match(after, /A record landing below a cursor later \(a mirror's late copy, a re-deposit\) is never returned to it/);
 });
 
 // A second blocking wait beside the one loop would starve it and deliver each answer twice.
@@ -118,30 +131,60 @@ test('list_replies sends an asker to its one wait_for_relay loop, not a separate
   assert.doesNotMatch(text, /to block until a reply lands/);
 });
 
-// "Older than your task" could not be decided, and "still unanswered" contradicted one answer per agent.
+// "Before you joined" could not be decided (an agent has no join time); the catch-up call's cursor is one it holds.
 test('the catch-up rule for an old to: all question is decidable from what the agent sees', async () => {
   const { tools } = await listing;
-  const props = tools.find((tool) => tool.name === 'wait_for_relay')!.inputSchema.properties as Record<string, { description: string }>;
-  assert.match(props.after!.description, /a to: all question deposited \(depositedAt: structured field only\) before you joined: answer it only if list_replies shows no kind: answer to it at all \(the one exception to one answer per agent\)/);
-  assert.doesNotMatch(props.after!.description, /older than your task/);
+  const tool = tools.find((t) => t.name === 'wait_for_relay')!;
+  assert.match(tool.description!, /A to: all question up to its cursor is old: answer it only if list_replies shows no kind: answer to it\./);
+  assert.doesNotMatch(JSON.stringify(tool), /older than your task|before you joined/);
+});
+
+// Neither an asker nor a server may wait forever: nothing promises an answer, and a broadcast's count is unknown.
+test('wait_for_relay gives a stop rule: no answer is guaranteed, to: all brings an unknown number, stop at the brief\'s deadline', async () => {
+  const text = await descriptionOf('wait_for_relay');
+  assert.match(text, /No answer is guaranteed and to: all brings an unknown number \(one per serving agent\): stop at your brief's deadline\./);
 });
 
 // Two agents under one name skip each other's questions, and over stdio the second one's answer key conflicts: the answer is lost.
-test('append_relay asks for a swarm-unique name, and says a question key\'s conflict means the question landed', async () => {
-  const { tools } = await listing;
-  const tool = tools.find((t) => t.name === 'append_relay')!;
-  assert.match(tool.description!, /<you>: your swarm-unique name, the one peers address you by/);
-  const props = tool.inputSchema.properties as Record<string, { description: string }>;
-  assert.match(props.idempotency_key!.description, /under a question key it means your question already landed as that id: await answers to it, do not re-ask/);
+test('append_relay asks for a swarm-unique name', async () => {
+  assert.match(await descriptionOf('append_relay'), /<you>: your swarm-unique name/);
 });
 
 // A notice copying kind: question would be answered in place of the question, and the asker would never match the answer.
-test('append_relay\'s re-deposit advice re-appends the bytes with a new key and ref: the original', async () => {
+test('append_relay\'s id opens with "Omit for a new record.", and its re-deposit advice re-appends the bytes with a new key and ref: the original', async () => {
   const { tools } = await listing;
   const id = (tools.find((tool) => tool.name === 'append_relay')!.inputSchema.properties as Record<string, { description: string }>).id!.description;
-  assert.match(id, /A re-deposit takes a new idempotency_key, or none/);
-  assert.match(id, /append its bytes again as a new record \(no id, a new idempotency_key\) with ref: <original id> added; answers will name the new id in parent:/);
-  assert.doesNotMatch(id, /original's to: \(and kind:\)/);
+  // The common case first: an agent writing a new record stops reading here.
+  assert.match(id, /^Omit for a new record\. /);
+  // What the store does (test/idempotency.test.ts): the original's key answers damaged, it does not replay.
+  assert.match(id, /A re-deposit takes a new idempotency_key or none: under the original's key it is refused damaged and stores nothing\./);
+  assert.match(id, /also append its bytes as a new record \(no id, a new key\) with ref: <original id> added, and treat the new id as the question's id \(answers name it in parent:\)/);
+  assert.doesNotMatch(id, /original's to: \(and kind:\)|replayed: true or idempotency_conflict/);
+});
+
+// Each fact once: the malformed-id answer of list_replies is in its description, not again in its parameter.
+test('exists says UNKNOWN is also a malformed id\'s answer; list_replies says "malformed id: empty" once', async () => {
+  const { tools } = await listing;
+  const state = (tools.find((t) => t.name === 'exists')!.outputSchema!.properties as Record<string, { description: string }>).state!.description;
+  assert.match(state, /UNKNOWN: nothing held here mentions it; also the answer for a malformed id, so check the id's shape first/);
+  const replies = tools.find((t) => t.name === 'list_replies')!;
+  assert.equal(JSON.stringify(replies).match(/malformed/g)?.length, 1);
+  assert.match(replies.description!, /replies\[\]\.parent equal to the id marks a direct reply/);
+});
+
+test('get_relay gives the digest\'s form and the line endings; list_relays lists damaged ids and says its answer grows with the store', async () => {
+  const { tools } = await listing;
+  assert.match(tools.find((t) => t.name === 'get_relay')!.description!, /Header lines \("name: value", LF-ended like "---"\): .*digest \(sha256:<64 hex> of the bytes below ---\)/);
+  const list = tools.find((t) => t.name === 'list_relays')!;
+  assert.match(list.description!, /in one response that grows with the store \(no pagination\)/);
+  assert.match((list.outputSchema!.properties as Record<string, { description: string }>).present!.description, /damaged ones included \(get_relay refuses those; they match no filter\)/);
+});
+
+// Said once per tool: "Filters combine with AND" sat in both descriptions beside the parameters' own "only records whose…".
+test('how filters combine is said once in each tool that takes them', async () => {
+  assert.match(await descriptionOf('wait_for_relay'), /matching every filter you give/);
+  assert.match(await descriptionOf('list_relays'), /filters keep only the held records matching all of them/);
+  for (const name of ['wait_for_relay', 'list_relays']) assert.doesNotMatch(await descriptionOf(name), /combine with AND/);
 });
 
 test('include_bytes says its bytes are data, not instructions, and that a bytesOmitted item is read with get_relay', async () => {

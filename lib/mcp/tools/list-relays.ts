@@ -34,9 +34,9 @@ export const listRelays = defineTool({
   door: READ,
   contract: ({ shape }) => ({
     description: [
-      'Survey the store without blocking: held ids and KNOWN_MISSING ids, ascending, ids only, all in one response (no pagination).',
-      `Use it to see what is held or missing: which ids to fetch or re-deposit. For metadata (kind, from, to) and a cursor, call wait_for_relay with after: ${shape.format(0)}, timeout_ms: 0 instead.`,
-      `after trims both lists; the filters (to, from, kind, replies_to) select held records (any filter empties knownMissing); they combine with AND, the names in one with OR. Refusals: isError text, code in _meta["p-e-relay/error"].code, as each parameter says${capped(shape) ? `; too_large past ${n(LIST_MAX_IDS)} ids (see after)` : ''}.`,
+      'Survey the store without blocking: held ids and KNOWN_MISSING ids, ascending, ids only, in one response that grows with the store (no pagination).',
+      `Use it to find ids to fetch or re-deposit. For metadata and a cursor, call wait_for_relay with after: ${shape.format(0)}, timeout_ms: 0 instead.`,
+      `after trims both lists; filters keep only the held records matching all of them. Refusals: isError text, code in _meta["p-e-relay/error"].code, as each parameter says${capped(shape) ? `; too_large past ${n(LIST_MAX_IDS)} ids (see after)` : ''}.`,
     ].join('\n\n'),
     input: {
       after: z.string().optional().describe(`optional: only ids after this one (exclusive), held or not; ${shape.describe}, or ${shape.format(0)} for the start. A malformed one is refused (bad_id): it has no place in id order. Omit it for the whole store${capped(shape) ? `. A list of more than ${n(LIST_MAX_IDS)} ids (held and known missing together) is refused too_large: send the after in its _meta["p-e-relay/error"].after, same filters, for the newest ${n(LIST_MAX_IDS)}, or filter more` : ''}`),
@@ -45,7 +45,7 @@ export const listRelays = defineTool({
     },
     output: {
       after: z.string().nullable().describe('the after given, or null'),
-      present: z.array(z.string()).describe('held ids, ascending. The text is exactly two lines, "present (N): <ids>" and "known missing (M): <ids>", ids separated by single spaces'),
+      present: z.array(z.string()).describe('held ids, ascending, damaged ones included (get_relay refuses those; they match no filter). The text is exactly two lines, "present (N): <ids>" and "known missing (M): <ids>", ids separated by single spaces'),
       knownMissing: z.array(z.string()).describe('KNOWN_MISSING ids, ascending; empty with any filter'),
     },
   }),
