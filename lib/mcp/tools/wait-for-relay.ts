@@ -49,13 +49,13 @@ export const waitForRelay = defineTool({
             depositedAt: depositedAtField,
             bytes: z.string().optional().describe('with include_bytes: the record as its sender sent it'),
             digest: z.string().optional().describe('with include_bytes: sha256:<64 hex> of bytes'),
-            bytesOmitted: z.literal(true).optional().describe('with include_bytes: not inlined (past the call\'s 64 KiB, or unreadable: then get_relay refuses it damaged or not_found); fetch it with get_relay before using it'),
+            bytesOmitted: z.literal(true).optional().describe('with include_bytes: not inlined (past the call\'s 64 KiB, or unreadable: then get_relay refuses it damaged or not_found)'),
           }),
         )
         .describe(`the matching records: ascending by id when after was given, else in landing order; every match found at that moment, ${itemCapped(shape) ? `up to ${WAIT_MAX_ITEMS.toLocaleString('en-US')} (past that the lowest ids, and cursor is the last of them: call again with it)` : `with no count cap: after ${shape.format(0)}, every held match, so the answer grows with the store (include_bytes caps only the bytes)`}. The text opens "<N> appeared after <ms> ms:", then one line per record, "<id> (kind …, from …, to …, parent …, refs …) deposited-by <depositedBy>, <provenance>" (headers it lacks left out), and ends with the cursor line`),
       timedOut: z.boolean().describe('true when the time ran out with nothing new (the text then opens "nothing appeared in <ms> ms (timed out)"); says nothing about whether a record is still coming. False with appeared [] when the server ended the wait early, shutting down or closing the session (text "the wait ended after <ms> ms with nothing new")'),
       waitedMs: z.number().describe('how long this call waited, in ms'),
-      cursor: z.string().describe(`every record up to this id was considered: the highest held${itemCapped(shape) ? ' (the last item, past the item cap)' : ''}, or just below one still being written (records above it are held back until it lands); never below after, ${shape.format(0)} in an empty store. Pass it as after next time, with the same filters; the text's last line is "cursor: <id> (pass it as after next time)"`),
+      cursor: z.string().describe(`every record up to this id was considered: the highest held${itemCapped(shape) ? ' (the last item, past the item cap)' : ''}, or just below one still being written (records above it are held back until it lands); never below after, ${shape.format(0)} in an empty store. The text's last line is "cursor: <id> (pass it as after next time)"`),
     },
   }),
   async run(store, { after, timeout_ms, to, from, kind, replies_to, include_bytes }, { signal, progress }) {
