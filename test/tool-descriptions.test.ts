@@ -17,6 +17,20 @@ test(`the six tool descriptions together fit in ${DESCRIPTION_BUDGET_BYTES} byte
   assert.ok(total <= DESCRIPTION_BUDGET_BYTES, `${total} bytes: ${JSON.stringify(sizes)}`);
 });
 
+// The whole listing is what a model re-reads: parameter and output text weighed five times the descriptions (29.5 KB pretty in round 9).
+test('the whole tools/list, as sent (compact JSON), stays within 17,000 bytes', async () => {
+  const { tools } = await listing;
+  const bytes = Buffer.byteLength(JSON.stringify(tools));
+  assert.ok(bytes <= 17_000, `${bytes} bytes`);
+});
+
+// The text mirrors structuredContent; framing the text again in every field doubled what a model reads.
+test('output fields describe the structured facts only; wait_for_relay says once to use structuredContent', async () => {
+  const { tools } = await listing;
+  for (const tool of tools) assert.doesNotMatch(JSON.stringify(tool.outputSchema ?? {}), /\btext\b|>>>|<<</, tool.name);
+  assert.match((await descriptionOf('wait_for_relay')), /Use structuredContent; the text repeats it\./);
+});
+
 test('every input parameter of every tool has a description', async () => {
   const { tools } = await listing;
   for (const tool of tools) {
@@ -39,14 +53,26 @@ test('the ask recipe: headers in bytes, a fresh key kept on retries, and the ans
   assert.match(text, /<peer>: a name, or all/);
   // The key belongs to the record, not the try: an earlier try whose answer was lost may have landed.
   // The full path, once: a relative .retryAfterS left the agent to guess what it hangs off.
-  assert.match(text, /rate_limited; retry after _meta\["p-e-relay\/error"\]\.retryAfterS seconds with the same idempotency_key/);
+  assert.match(text, /rate_limited: retry after _meta\["p-e-relay\/error"\]\.retryAfterS seconds, same idempotency_key/);
+});
+
+// One line with every code and its action: scattered over three parameters, a model missed them, and one with no action is retried forever.
+test('append_relay lists every refusal code with what to do, and says read_only and ids_exhausted are final', async () => {
+  const text = await descriptionOf('append_relay');
+  const line = text.slice(text.indexOf('Refusals:'));
+  for (const code of ['bad_record', 'too_large', 'too_many_refs', 'bad_idempotency_key', 'bad_id', 'id_held', 'id_ahead', 'idempotency_conflict', 'rate_limited', 'read_only', 'ids_exhausted', 'disk_full', 'store_unavailable']) {
+    assert.match(line, new RegExp(`\\b${code}\\b`), code);
+  }
+  assert.match(line, /bad_record, too_large, too_many_refs, bad_idempotency_key: fix and resend/);
+  assert.match(line, /read_only \(a mirror\), ids_exhausted: final, never retry/);
 });
 
 test('the one loop: numbered catch-up, loop and answering steps; to you and all, no kind filter, bytes inline, from relay-0000; answers found by parent, questions answered under a key derived from them', async () => {
   const text = await descriptionOf('wait_for_relay');
-  assert.match(text, /One loop serves you and brings your answers/);
+  // Its purpose first: the inbox, not the blocking mechanics.
+  assert.match(text, /^Your inbox: one loop brings questions to you and answers to yours\./);
   const steps = ['\n1. Catch-up', '\n2. Loop', '\n3. Answer'].map((step) => text.indexOf(step));
-  assert.ok(steps[0]! > text.indexOf('One loop') && steps[0]! < steps[1]! && steps[1]! < steps[2]!, text);
+  assert.ok(steps[0]! > 0 && steps[0]! < steps[1]! && steps[1]! < steps[2]!, text);
   assert.match(text, /2\. Loop: to: \["<you>", "all"\], include_bytes: true, after: your saved cursor, else relay-0000, then each call's cursor/);
   // A kind filter would hide the questions or the answers: the one loop needs both.
   assert.doesNotMatch(text, /kind: "/);
@@ -55,15 +81,26 @@ test('the one loop: numbered catch-up, loop and answering steps; to you and all,
   assert.match(text, /A kind: answer item whose parent is your question's id answers it\./);
   // An agent that serves must not stop calling once its own answer has come.
   assert.match(text, /keep calling it while you serve or await/);
-  assert.match(text, /"@p-e\/x0\nkind: answer\nfrom: <you>\nto: <its from>\nparent: <its id>\n\n<answer>" \(no from: → to: all\) and idempotency_key "<you>\/answer\/<its id>": idempotency_conflict means you already answered it/);
+  assert.match(text, /"@p-e\/x0\nkind: answer\nfrom: <you>\nto: <its from>\nparent: <its id>\n\n<answer>" \(no from: → to: all\), idempotency_key "<you>\/answer\/<its id>"\./);
+  // Notes and other kinds are read, never answered: a reply to each would be noise every reader pays for.
+  assert.match(text, /Other kinds: read, never reply\./);
+});
+
+// A question to you must never go unanswered; a broadcast answered by everyone is N-1 "I don't know"s.
+test('the answering rule: a question to you always, one to: all only with something to add and, if old, only unanswered', async () => {
+  const text = await descriptionOf('wait_for_relay');
+  assert.match(text, /3\. Answer a kind: question to you always \(if you cannot, say so\); one to: all only if you can add something and, if its id ≤ step 1's cursor, list_replies shows no kind: answer to it\./);
 });
 
 test('the cursor rules come before the recipe: one cursor per filter set, never another set\'s, saved only once its items are handled', async () => {
-  const text = await descriptionOf('wait_for_relay');
+  const { tools } = await listing;
+  const tool = tools.find((t) => t.name === 'wait_for_relay')!;
+  const text = tool.description!;
   const rule = text.indexOf('Keep one cursor per filter set');
-  assert.ok(rule > 0 && rule < text.indexOf('One loop'), text);
-  assert.match(text, /never another set's cursor/);
-  assert.match(text, /If you persist your cursor, save it only after handling every item up to it\./);
+  assert.ok(rule > 0 && rule < text.indexOf('\n1. Catch-up'), text);
+  assert.match(text, /the cursor of your last call with the same filters \(timeouts too\), never another set's;/);
+  // Where the cursor is described: a fact about the field.
+  assert.match((tool.outputSchema!.properties as Record<string, { description: string }>).cursor!.description, /Persist it only after handling every item up to it/);
 });
 
 test('the answer key is stated where the key is: "<you>/answer/<question id>", printable ASCII, replay and conflict as the store does them', async () => {
@@ -103,7 +140,7 @@ test('wait_for_relay\'s after offers your own record\'s id only for a new filter
 test('wait_for_relay\'s first step catches up from relay-0000 without re-answering: first find your own answers', async () => {
   const { tools } = await listing;
   const tool = tools.find((t) => t.name === 'wait_for_relay')!;
-  assert.match(tool.description!, /1\. Catch-up, only with no saved cursor: call with from: <you>, kind: answer, after: relay-0000, timeout_ms: 0\. Each item's parent is a question you answered: skip those in step 2\./);
+  assert.match(tool.description!, /1\. Catch-up, with no saved cursor only: from: <you>, kind: answer, after: relay-0000, timeout_ms: 0\. Each item's parent is a question you answered: skip those questions\./);
   const after = (tool.inputSchema.properties as Record<string, { description: string }>).after!.description;
   assert.doesNotMatch(after, /[Cc]atch-up|list_replies|joined/, 'after keeps only cursor semantics');
 });
@@ -135,14 +172,18 @@ test('list_replies sends an asker to its one wait_for_relay loop, not a separate
 test('the catch-up rule for an old to: all question is decidable from what the agent sees', async () => {
   const { tools } = await listing;
   const tool = tools.find((t) => t.name === 'wait_for_relay')!;
-  assert.match(tool.description!, /A to: all question up to its cursor is old: answer it only if list_replies shows no kind: answer to it\./);
-  assert.doesNotMatch(JSON.stringify(tool), /older than your task|before you joined/);
+  assert.match(tool.description!, /if its id ≤ step 1's cursor, list_replies shows no kind: answer to it/);
+  assert.doesNotMatch(JSON.stringify(tool), /older than your task|before you joined|up to its cursor/);
 });
 
-// Neither an asker nor a server may wait forever: nothing promises an answer, and a broadcast's count is unknown.
-test('wait_for_relay gives a stop rule: no answer is guaranteed, to: all brings an unknown number, stop at the brief\'s deadline', async () => {
+// Neither an asker nor a server may wait forever, with or without a deadline in its brief: nothing promises an answer, and a broadcast's count is unknown.
+test('wait_for_relay gives a stop rule that needs no deadline: the answers needed or 3 empty timeouts; own work done and one empty timeout', async () => {
   const text = await descriptionOf('wait_for_relay');
-  assert.match(text, /No answer is guaranteed and to: all brings an unknown number \(one per serving agent\): stop at your brief's deadline\./);
+  assert.match(text, /Stop awaiting once you have the answers you need \(to: <peer>: its first\) or after 3 empty timeouts in a row; serving, once your work is done and a full timeout brings nothing; the loop, when both hold or at your deadline\./);
+});
+
+test('too_many_waits is named with its remedy: one open wait at a time', async () => {
+  assert.match(await descriptionOf('wait_for_relay'), /too_many_waits: let your open wait end first, never wait in parallel\./);
 });
 
 // Two agents under one name skip each other's questions, and over stdio the second one's answer key conflicts: the answer is lost.
@@ -156,9 +197,11 @@ test('append_relay\'s id opens with "Omit for a new record.", and its re-deposit
   const id = (tools.find((tool) => tool.name === 'append_relay')!.inputSchema.properties as Record<string, { description: string }>).id!.description;
   // The common case first: an agent writing a new record stops reading here.
   assert.match(id, /^Omit for a new record\. /);
+  // Ownership is decidable from what the agent holds.
+  assert.match(id, /yours if append_relay returned that id to you/);
   // What the store does (test/idempotency.test.ts): the original's key answers damaged, it does not replay.
-  assert.match(id, /A re-deposit takes a new idempotency_key or none: under the original's key it is refused damaged and stores nothing\./);
-  assert.match(id, /also append its bytes as a new record \(no id, a new key\) with ref: <original id> added, and treat the new id as the question's id \(answers name it in parent:\)/);
+  assert.match(id, /with a new idempotency_key \(the original's is refused damaged\)/);
+  assert.match(id, /as waits past the id never return it, also append it anew with ref: <its id>/);
   assert.doesNotMatch(id, /original's to: \(and kind:\)|replayed: true or idempotency_conflict/);
 });
 
@@ -174,7 +217,7 @@ test('exists says UNKNOWN is also a malformed id\'s answer; list_replies says "m
 
 test('get_relay gives the digest\'s form and the line endings; list_relays lists damaged ids and says its answer grows with the store', async () => {
   const { tools } = await listing;
-  assert.match(tools.find((t) => t.name === 'get_relay')!.description!, /Header lines \("name: value", LF-ended like "---"\): .*digest \(sha256:<64 hex> of the bytes below ---\)/);
+  assert.match(tools.find((t) => t.name === 'get_relay')!.description!, /the deposit header \("name: value" lines, LF-ended: .*digest \(sha256:<64 hex> of the bytes below\).*\), a "---" line/);
   const list = tools.find((t) => t.name === 'list_relays')!;
   assert.match(list.description!, /in one response that grows with the store \(no pagination\)/);
   assert.match((list.outputSchema!.properties as Record<string, { description: string }>).present!.description, /damaged ones included \(get_relay refuses those; they match no filter\)/);
@@ -182,8 +225,8 @@ test('get_relay gives the digest\'s form and the line endings; list_relays lists
 
 // Said once per tool: "Filters combine with AND" sat in both descriptions beside the parameters' own "only records whose…".
 test('how filters combine is said once in each tool that takes them', async () => {
-  assert.match(await descriptionOf('wait_for_relay'), /matching every filter you give/);
-  assert.match(await descriptionOf('list_relays'), /filters keep only the held records matching all of them/);
+  assert.match(await descriptionOf('wait_for_relay'), /matching all your filters/);
+  assert.match(await descriptionOf('list_relays'), /Filters keep only the held records matching all of them/);
   for (const name of ['wait_for_relay', 'list_relays']) assert.doesNotMatch(await descriptionOf(name), /combine with AND/);
 });
 
@@ -210,12 +253,13 @@ test('a 6-digit store\'s tools name both caps: list_relays\' in its description 
   assert.match(JSON.stringify(wait.outputSchema), /up to 10,000 \(past that the lowest ids, and cursor is the last of them: call again with it\)/);
 });
 
-test('each name filter names its own refusal, bad_filter, so the descriptions need not list it', async () => {
+test('wait_for_relay\'s to names the refusal bad_filter, from and kind compare as it does, and both tools list bad_filter', async () => {
   const { tools } = await listing;
-  for (const name of ['wait_for_relay', 'list_relays']) {
-    const props = tools.find((tool) => tool.name === name)!.inputSchema.properties as Record<string, { description?: string }>;
-    for (const key of ['to', 'from', 'kind']) assert.match(props[key]!.description ?? '', /refused bad_filter/, `${name}.${key}`);
-  }
+  const props = tools.find((tool) => tool.name === 'wait_for_relay')!.inputSchema.properties as Record<string, { description?: string }>;
+  assert.match(props.to!.description!, /No name at all \("", \[\], ","\) is refused bad_filter/);
+  assert.match(props.from!.description!, /else as to$/);
+  assert.match(props.kind!.description!, /as from$/);
+  for (const name of ['wait_for_relay', 'list_relays']) assert.match(await descriptionOf(name), /bad_id, bad_filter/, name);
 });
 
 test('every tool says how it refuses: the four that can, the form and their codes; the two that cannot, that they never refuse', async () => {
@@ -227,14 +271,15 @@ test('every tool says how it refuses: the four that can, the form and their code
   }
 });
 
-test('the name filters are described alike on wait_for_relay and list_relays: neither schema points at the other', async () => {
+// Said once in every tools/list: the full wording sat verbatim in both tools (~1 KB twice).
+test('the name filters are worded in full on wait_for_relay only; list_relays\' point at it', async () => {
   const { tools } = await listing;
   // replies_to differs: wait_for_relay's items carry parent, list_relays' ids do not.
   const filters = (name: string) => {
     const props = tools.find((tool) => tool.name === name)!.inputSchema.properties as Record<string, { description?: string }>;
     return ['to', 'from', 'kind'].map((key) => props[key]!.description);
   };
-  assert.deepEqual(filters('list_relays'), filters('wait_for_relay'));
+  assert.deepEqual(filters('list_relays'), Array(3).fill('optional: as in wait_for_relay'));
   for (const text of filters('wait_for_relay')) assert.doesNotMatch(text ?? '', /wait_for_relay|list_relays/);
 });
 
@@ -244,4 +289,17 @@ test('timeout_ms states no maximum in its schema: values above the cap are cappe
   const timeout = (wait.inputSchema.properties as Record<string, { maximum?: number; minimum?: number }>).timeout_ms!;
   assert.equal(timeout.maximum, undefined);
   assert.equal(timeout.minimum, 0);
+});
+
+// A refusal with no next step is retried forever or given up on at random.
+test('get_relay says what to do on each not_found state', async () => {
+  assert.match(await descriptionOf('get_relay'), /not_found with \.state KNOWN_MISSING \(cited, bytes not here: retry after one wait cycle, then report it missing\) or UNKNOWN \(check the id's shape, then stop\)/);
+});
+
+test('exists opens with when to use it, and its KNOWN_MISSING says what to do with your own id and with another\'s', async () => {
+  const { tools } = await listing;
+  const tool = tools.find((t) => t.name === 'exists')!;
+  assert.match(tool.description!, /^Use it before a re-deposit, or to tell a lost record from one never written:/);
+  const state = (tool.outputSchema!.properties as Record<string, { description: string }>).state!.description;
+  assert.match(state, /if yours \(append_relay returned that id to you\), re-deposit it with append_relay id; else ask again after one wait cycle, at most 3 times, then report it missing/);
 });

@@ -4,7 +4,7 @@ import { listText } from '../../model/render.js';
 import { parseFilter } from '../../model/filter.js';
 import type { IdShape } from '../../model/ids.js';
 import type { ListResult } from '../../store/store.js';
-import { filterParams, listRepliesTo } from './shared.js';
+import { listFilterParams, listRepliesTo } from './shared.js';
 import { defineTool, READ } from './tool.js';
 
 /**
@@ -34,19 +34,19 @@ export const listRelays = defineTool({
   door: READ,
   contract: ({ shape }) => ({
     description: [
-      'Survey the store without blocking: held ids and KNOWN_MISSING ids, ascending, ids only, in one response that grows with the store (no pagination).',
-      `Use it to find ids to fetch or re-deposit. For metadata and a cursor, call wait_for_relay with after: ${shape.format(0)}, timeout_ms: 0 instead.`,
-      `after trims both lists; filters keep only the held records matching all of them. Refusals: isError text, code in _meta["p-e-relay/error"].code, as each parameter says${capped(shape) ? `; too_large past ${n(LIST_MAX_IDS)} ids (see after)` : ''}.`,
+      'Survey the store without blocking: held and KNOWN_MISSING ids, ascending, ids only, in one response that grows with the store (no pagination): pass after (the last id you saw) to keep it small.',
+      `Use it to find ids to fetch or re-deposit; for metadata and a cursor, wait_for_relay with after: ${shape.format(0)}, timeout_ms: 0.`,
+      `Filters keep only the held records matching all of them. Refusals: isError text, code in _meta["p-e-relay/error"].code: bad_id, bad_filter${capped(shape) ? `; too_large past ${n(LIST_MAX_IDS)} ids (see after)` : ''}.`,
     ].join('\n\n'),
     input: {
-      after: z.string().optional().describe(`optional: only ids after this one (exclusive), held or not; ${shape.describe}, or ${shape.format(0)} for the start. A malformed one is refused (bad_id): it has no place in id order. Omit it for the whole store${capped(shape) ? `. A list of more than ${n(LIST_MAX_IDS)} ids (held and known missing together) is refused too_large: send the after in its _meta["p-e-relay/error"].after, same filters, for the newest ${n(LIST_MAX_IDS)}, or filter more` : ''}`),
-      ...filterParams(),
+      after: z.string().optional().describe(`optional: only ids after this one (exclusive), held or not; ${shape.describe}, or ${shape.format(0)} for the start; malformed: bad_id. Omit it for the whole store${capped(shape) ? `. A list of more than ${n(LIST_MAX_IDS)} ids (held and known missing together) is refused too_large: send the after in its _meta["p-e-relay/error"].after, same filters, for the newest ${n(LIST_MAX_IDS)}, or filter more` : ''}`),
+      ...listFilterParams(),
       replies_to: listRepliesTo,
     },
     output: {
-      after: z.string().nullable().describe('the after given, or null'),
-      present: z.array(z.string()).describe('held ids, ascending, damaged ones included (get_relay refuses those; they match no filter). The text is exactly two lines, "present (N): <ids>" and "known missing (M): <ids>", ids separated by single spaces'),
-      knownMissing: z.array(z.string()).describe('KNOWN_MISSING ids, ascending; empty with any filter'),
+      after: z.string().nullable(),
+      present: z.array(z.string()).describe('held ids, damaged ones included (get_relay refuses those; they match no filter)'),
+      knownMissing: z.array(z.string()).describe('KNOWN_MISSING ids; empty with any filter'),
     },
   }),
   async run(store, { after, to, from, kind, replies_to }) {

@@ -17,49 +17,51 @@ export function idParam(shape: IdShape, role: string, more = '') {
 
 export const provenanceField = z
   .enum(['as-received', 'authored'])
-  .describe('as-received: sent through a channel (every MCP append is); authored: a local operator declared they wrote it themselves');
+  .describe('authored: a local operator\'s own; as-received: anything else (every MCP append)');
 
 export const depositedByField = z
   .string()
-  .describe('the channel the bytes came through, not who wrote them: mcp (stdio), mcp/<agent> (signed MCP over HTTP), http/<agent> (REST) or cli/<user>');
+  .describe('the channel, not the author: mcp (stdio), mcp/<agent>, http/<agent>, cli/<user>');
 
 export const depositedAtField = z.string().describe('when the store wrote it, ISO 8601 UTC');
 
-/** What a record says about itself (its own headers): claims, never checked. */
+/** What a record says about itself (its own headers): claims, never checked. kind needs no words (null when absent, as the type says). */
 export const claimFields = {
-  kind: z.string().nullable().describe('its kind: header, or null'),
-  from: z.string().nullable().describe('its from: header: who it says wrote it (a claim, not a verified identity), or null'),
-  to: z.string().nullable().describe('its to: header as written (e.g. "scout-7, all"), or null'),
+  kind: z.string().nullable(),
+  from: z.string().nullable().describe('its from: header (unchecked), or null'),
+  to: z.string().nullable().describe('its to: header as written, or null'),
 };
 
 /** The thread links a record's headers name, as the index holds them. */
 export const linkFields = {
   parent: z.string().nullable().describe('the id in its parent:, or null'),
-  refs: z.array(z.string()).describe('the ids in its ref: lines, first seen first, leaving out the parent'),
+  refs: z.array(z.string()).describe('the ids in its ref: lines, less the parent'),
 };
 
-export const recordIdField = z.string().describe('the record\'s id');
-
-/** How every name filter compares (SPEC §8a), said in each, since each is read alone. */
-const LITERAL = (header: string, example = '') => `Exact and case-sensitive${example}, no wildcard; a record without ${header}: never matches`;
-
-/** parseFilter's refusal of a filter that names nobody, said in each filter (only to is split, so only there is "," empty). */
-const NOBODY = (examples: string) => `A value with no name in it (${examples}) is refused bad_filter`;
+/** Self-explanatory beside its siblings: no description, since every tools/list carries it. */
+export const recordIdField = z.string();
 
 const names = (what: string) => z.union([z.string(), z.array(z.string())]).optional().describe(what);
 
 /**
- * The §8a name filters, identical on wait_for_relay and list_relays: each
- * tool's schema is read alone, so neither points at the other. How filters
- * combine and compare is said in each tool's description, once. replies_to
- * differs by tool (items with parent there, bare ids here), so each tool adds
- * its own.
+ * The §8a name filters. wait_for_relay (the tool an agent loops on) carries
+ * the full wording; list_relays points at it, so the ~1 KB is not sent twice
+ * in every tools/list. Each says how it compares and what bad_filter refuses.
  */
 export function filterParams() {
   return {
-    to: names(`optional: only records whose to: names one of these: a name or a list, e.g. ["scout-7","all"]; each string is split at commas and spaces, as the header is. ${LITERAL('to', ' (Scout-7 is not scout-7)')}. ${NOBODY('"", [] or ","')}`),
-    from: names(`optional: only records whose from: is one of these: a name or a list; each string is one whole name, trimmed, not split. ${LITERAL('from')}. ${NOBODY('"" or []')}`),
-    kind: names(`optional: only records whose kind: is one of these, e.g. "question": a name or a list; each string whole, trimmed. ${LITERAL('kind')}. ${NOBODY('"" or []')}`),
+    to: names('optional: records whose to: names one of these: a name or a list, e.g. ["scout-7","all"], split at commas and spaces as the header is. Exact, case-sensitive, no wildcard; a record with no to: never matches. No name at all ("", [], ",") is refused bad_filter'),
+    from: names('optional: records whose from: is one of these; each string one whole name, trimmed ("," too); else as to'),
+    kind: names('optional: records whose kind: is one of these, e.g. "question"; as from'),
+  };
+}
+
+/** list_relays' filters: the same parsing as wait_for_relay's (lib/model/filter.ts), said there once. */
+export function listFilterParams() {
+  return {
+    to: names('optional: as in wait_for_relay'),
+    from: names('optional: as in wait_for_relay'),
+    kind: names('optional: as in wait_for_relay'),
   };
 }
 
@@ -67,10 +69,10 @@ export function filterParams() {
  * wait_for_relay's replies_to: the fallback for an answer the one loop missed
  * (sent to another to:): its items carry parent, so it tells the answer apart.
  */
-export const waitRepliesTo = z.string().optional().describe('optional: only records naming this id in parent: or ref: (what list_replies answers); a malformed one is refused (bad_id). Given your question\'s id (after: that id too, a cursor of its own), it finds its answer (the kind: answer item whose parent is that id) whatever its to: says: the fallback when an answer seems overdue');
+export const waitRepliesTo = z.string().optional().describe('optional: records naming this id in parent: or ref: (as list_replies); malformed: bad_id. With your question\'s id (and after: it, a cursor of its own) it finds the answer whatever its to: says: the fallback when an answer seems overdue');
 
 /**
  * list_relays' replies_to: bare ids, answers and mere citations alike, so it
  * points at list_replies (which returns parent) rather than a get_relay per id.
  */
-export const listRepliesTo = z.string().optional().describe('optional: only ids of records naming this id in parent: or ref:; a malformed one is refused (bad_id). To tell answers from citations use list_replies (it returns parent)');
+export const listRepliesTo = z.string().optional().describe('optional: only ids of records naming this id in parent: or ref:. To tell answers from citations use list_replies (it returns parent)');
