@@ -15,7 +15,7 @@
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { test } from 'node:test';
+import { test, type TestContext } from 'node:test';
 import type { CallToolResult } from '@modelcontextprotocol/client';
 import { record, stdioClient, tempStore, textOf } from './helpers.js';
 import { shim } from './support/fs-lies.js';
@@ -26,7 +26,13 @@ const ROUNDS = 6;
 /** Appends each writer process has in flight at once. */
 const IN_FLIGHT = 4;
 
-test('a cursor loop sees every record exactly once while four processes each have four appends in flight, every other link slow', async (t) => {
+for (const filtered of [false, true]) {
+  const how = filtered ? 'a loop filtered on to (woken by bells)' : 'an unfiltered cursor loop (woken by the directory)';
+  test(`${how} sees every record it filters for exactly once while four processes each have four appends in flight, every other link slow`, (t) => cursorLoopUnderSlowLinks(t, filtered));
+}
+
+/** Half the records are addressed to the reader; `filtered` loops on to: me (bells), else on everything (the directory watch). */
+async function cursorLoopUnderSlowLinks(t: TestContext, filtered: boolean): Promise<void> {
   const so = await shim(t);
   if (so === null) return;
   const { dir, corpus } = await tempStore(t);
@@ -35,7 +41,7 @@ test('a cursor loop sees every record exactly once while four processes each hav
   const [reader, ...writers] = await Promise.all(Array.from({ length: WRITERS + 1 }, (_, i) => stdioClient(t, corpus, [], i === 0 ? {} : slowLinks).then((c) => c.client)));
   assert.ok(reader);
   // The reader's store is open and watching before the first append.
-  await reader.callTool({ name: 'wait_for_relay', arguments: { after: 'relay-0000', timeout_ms: 0 } });
+  await reader.callTool({ name: 'wait_for_relay', arguments: { after: 'relay-0000', timeout_ms: 0, ...(filtered ? { to: 'me' } : {}) } });
 
   const appended: string[] = [];
   let writing = true;
@@ -43,11 +49,11 @@ test('a cursor loop sees every record exactly once while four processes each hav
     writers.map(async (client, p) => {
       for (let round = 0; round < ROUNDS; round++) {
         const results = await Promise.all(
-          Array.from({ length: IN_FLIGHT }, (_, k) => client.callTool({ name: 'append_relay', arguments: { bytes: record({ from: `w${p}` }, `${p}/${round}/${k}`) } }) as Promise<CallToolResult>),
+          Array.from({ length: IN_FLIGHT }, (_, k) => client.callTool({ name: 'append_relay', arguments: { bytes: record({ from: `w${p}`, to: k % 2 ? 'me' : 'someone-else' }, `${p}/${round}/${k}`) } }) as Promise<CallToolResult>),
         );
-        for (const result of results) {
+        for (const [k, result] of results.entries()) {
           assert.notEqual(result.isError, true, textOf(result));
-          appended.push((result.structuredContent as { id: string }).id);
+          if (!filtered || k % 2) appended.push((result.structuredContent as { id: string }).id);
         }
       }
     }),
@@ -60,10 +66,11 @@ test('a cursor loop sees every record exactly once while four processes each hav
   for (;;) {
     assert.ok(Date.now() < deadline, `the loop saw ${seen.length} of ${WRITERS * ROUNDS * IN_FLIGHT} records in time`);
     const done = !writing;
-    const result = (await reader.callTool({ name: 'wait_for_relay', arguments: { after: cursor, timeout_ms: done ? 1000 : 500 } })) as CallToolResult;
+    const result = (await reader.callTool({ name: 'wait_for_relay', arguments: { after: cursor, timeout_ms: done ? 1000 : 500, ...(filtered ? { to: 'me' } : {}) } })) as CallToolResult;
     assert.notEqual(result.isError, true, textOf(result));
-    const answer = result.structuredContent as { appeared: { id: string }[]; cursor: string; timedOut: boolean };
+    const answer = result.structuredContent as { appeared: { id: string; to: string }[]; cursor: string; timedOut: boolean };
     for (const item of answer.appeared) {
+      if (filtered) assert.equal(item.to, 'me', `${item.id} is not addressed to the reader`);
       assert.ok(item.id > cursor, `${item.id} came back although the cursor passed was ${cursor}`);
       assert.ok(item.id <= answer.cursor, `${item.id} lies beyond the cursor ${answer.cursor} answered with it`);
       seen.push(item.id);
@@ -74,12 +81,12 @@ test('a cursor loop sees every record exactly once while four processes each hav
   }
   await write;
   assert.ok((await readFile(lies, 'utf8')).includes('slow-link'), 'the shim slowed links down');
-  assert.equal(appended.length, WRITERS * ROUNDS * IN_FLIGHT);
+  assert.equal(appended.length, (WRITERS * ROUNDS * IN_FLIGHT) / (filtered ? 2 : 1));
   assert.equal(new Set(seen).size, seen.length, 'no record was seen twice');
   const missed = appended.filter((id) => !seen.includes(id)).sort();
   assert.deepEqual(missed, [], 'every record appended was seen by the cursor loop');
   assert.equal(seen.length, appended.length);
-});
+}
 
 test('a cursor loop in the process that appends sees every record exactly once while six appends are in flight there, every other link slow', async (t) => {
   const so = await shim(t);

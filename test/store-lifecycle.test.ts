@@ -82,7 +82,8 @@ const until = (check: () => boolean, what: string) => eventually(check, what, { 
 test('a store closed while it opens leaves no timer, watcher or descriptor behind', async (t) => {
   const corpus = await corpusWith(t, 2000);
   const before = await settledResources();
-  const store = await RelayStore.prepare({ corpus, reconcileMs: 50 });
+  // Watching the directory from the start (no bells), so there is a watch to see started.
+  const store = await RelayStore.prepare({ corpus, reconcileMs: 50, bells: false });
   const opening = store.open();
   await until(() => resources().watches > before.watches, 'the watcher started');
   assert.equal(store.state, 'opening', 'the scan is still running');
@@ -105,7 +106,7 @@ test('a store opened and closed leaves nothing open, its directory handle and is
 
 test('close ends the settle timers of a file still being retried', async (t) => {
   const corpus = await corpusWith(t, 1);
-  const store = await RelayStore.prepare({ corpus });
+  const store = await RelayStore.prepare({ corpus, bells: false }); // the directory watch sees the file at once
   await store.open();
   const open = await settledResources();
   // A file whose bytes do not match its digest, seen after start: retried for a while before it is called damaged.
@@ -113,6 +114,18 @@ test('close ends the settle timers of a file still being retried', async (t) => 
   await until(() => liveTimers.size > open.timers, 'a settle timer is pending');
   await store.close();
   assert.equal((await settledResources()).timers, open.timers - 1, 'only the reconcile interval, now ended, is gone besides it');
+});
+
+test('a store woken by bells (a filtered wait blocked) leaves no bell watch behind when it closes', async (t) => {
+  const corpus = await corpusWith(t, 1);
+  const before = await settledResources();
+  const store = await RelayStore.prepare({ corpus, reconcileMs: 50 });
+  await store.open();
+  const waiting = store.wait({ after: 'relay-0001', timeoutMs: 60_000, filter: { to: new Set(['scout-7', 'all']) } });
+  await until(() => resources().watches === before.watches + 2, 'a watch on each of the two bells');
+  await store.close();
+  await assert.rejects(waiting, closedRefusal);
+  assert.deepEqual(await settledResources(), before);
 });
 
 test('open returns the same promise on repeat; close is safe twice', async (t) => {

@@ -34,6 +34,13 @@ Appends and waits must be signed with a key from the keys directory.
                           milliseconds instead of kernel events (NFS, sshfs
                           and other filesystems other hosts write to; there
                           the corpus is listed every 1000 ms without it)
+  --wake bells|directory  how a waiting caller hears records other processes
+                          add: \`bells\` (the default) wakes a process only for
+                          records addressed to (to:) or replying to
+                          (replies_to) what its waits filter on; \`directory\`
+                          wakes it for every record, and also hears at once
+                          what git pull or a plain copy adds (with bells those
+                          are heard at the next listing, ~2 s; docs/scaling.md)
   --max-record-bytes N    the largest record accepted (default ${DEFAULT_MAX_RECORD_BYTES})
   --exit-with-parent      with --http: stop when the process that started the hub
                           goes away (\`npm start\` passes it)
@@ -50,6 +57,7 @@ Environment: P_E_RELAY_LOG=debug|info|warn|error|silent sets the log level.`,
     'read-only': { type: 'boolean' },
     primary: { type: 'string' },
     poll: { type: 'string' },
+    wake: { type: 'string' },
     'max-record-bytes': { type: 'string' },
     'exit-with-parent': { type: 'boolean' },
   },
@@ -82,6 +90,12 @@ Environment: P_E_RELAY_LOG=debug|info|warn|error|silent sets the log level.`,
   },
 };
 
+function wakeOption(ctx: CommandContext): 'bells' | 'directory' {
+  const wake = stringOption(ctx, 'wake') ?? 'bells';
+  if (wake !== 'bells' && wake !== 'directory') throw new UsageError(`--wake takes bells or directory, not "${wake}".`);
+  return wake;
+}
+
 export function storeOptions(ctx: CommandContext): StoreOptions {
   const poll = pollOption(ctx);
   return {
@@ -90,6 +104,7 @@ export function storeOptions(ctx: CommandContext): StoreOptions {
     primary: stringOption(ctx, 'primary'),
     watch: poll === undefined ? 'events' : 'poll',
     reconcileMs: poll,
+    bells: wakeOption(ctx) === 'bells',
     maxRecordBytes: numberOption(ctx, 'max-record-bytes'),
     log: ctx.log,
   };

@@ -148,6 +148,11 @@ export class CorpusIndexer {
     return lowest;
   }
 
+  /** Whether the file for `n` is being read until it is whole. */
+  isSettling(n: number): boolean {
+    return this.settling.has(n);
+  }
+
   /** Held files that do not match their digest, to be looked at again on every reconcile. */
   get hasDamaged(): boolean {
     return this.damaged.size > 0;

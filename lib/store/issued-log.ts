@@ -8,7 +8,7 @@
  * It is not fsynced: after a power cut the record itself is durable and the
  * start-up scan finds its id; the log only matters for files that vanish later.
  */
-import { constants as fsc } from 'node:fs';
+import { closeSync, constants as fsc, openSync, readSync, statSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import type { IdShape } from '../model/ids.js';
 import type { Logger } from '../log.js';
@@ -16,6 +16,9 @@ import type { Logger } from '../log.js';
 export class IssuedLog {
   /** The highest id in the log, as far as this process knows. */
   private highestNoted = 0;
+  /** How far this process has read the log (bytes, up to a line's end), and which file that was. */
+  private readTo = 0;
+  private readInode = -1;
 
   constructor(
     private readonly file: string,
@@ -31,15 +34,64 @@ export class IssuedLog {
   async read(): Promise<number> {
     let text = '';
     try {
-      text = await fs.readFile(this.file, 'utf8');
+      const inode = (await fs.stat(this.file)).ino;
+      text = await fs.readFile(this.file, 'latin1');
+      this.readInode = inode;
+      this.readTo = text.lastIndexOf('\n') + 1;
     } catch {
       return this.highestNoted;
     }
+    this.highestNoted = Math.max(this.highestNoted, this.highestIn(text.slice(0, this.readTo)));
+    return this.highestNoted;
+  }
+
+  /**
+   * The highest id noted since the last read, by any process, or 0 when
+   * nothing was. Synchronous and cheap when nothing changed (one stat), so
+   * a store can ask before every answer: this is how a process that was not
+   * woken for a record (bells.ts) learns of it. A log that was replaced or
+   * cut short is read again from its start.
+   */
+  readNew(): number {
+    let size: number;
+    let inode: number;
+    try {
+      ({ size, ino: inode } = statSync(this.file));
+    } catch {
+      return 0;
+    }
+    if (inode !== this.readInode || size < this.readTo) {
+      this.readInode = inode;
+      this.readTo = 0;
+    }
+    if (size === this.readTo) return 0;
+    let text: string;
+    try {
+      const fd = openSync(this.file, 'r');
+      try {
+        const buffer = Buffer.allocUnsafe(size - this.readTo);
+        const got = readSync(fd, buffer, 0, buffer.length, this.readTo);
+        text = buffer.toString('latin1', 0, got);
+      } finally {
+        closeSync(fd);
+      }
+    } catch {
+      return 0;
+    }
+    const end = text.lastIndexOf('\n') + 1; // a line still being written is read next time
+    this.readTo += end;
+    const highest = this.highestIn(text.slice(0, end));
+    if (highest > this.highestNoted) this.highestNoted = highest;
+    return highest;
+  }
+
+  private highestIn(text: string): number {
+    let highest = 0;
     for (const line of text.split('\n')) {
       const n = this.shape.parseRecordId(line);
-      if (n !== null && n > this.highestNoted) this.highestNoted = n;
+      if (n !== null && n > highest) highest = n;
     }
-    return this.highestNoted;
+    return highest;
   }
 
   /**

@@ -15,6 +15,7 @@
  *       idempotency/<sha256 of channel and key>.<n>     a claim on a key while its record is stored (SPEC §8b)
  *       idempotency/<sha256 of channel and key>.done    the id stored under that key, kept a day
  *       marks/<agent>       `inbox`'s default mark: the last id it delivered to that agent
+ *       bells/<hash>        a doorbell per recipient (or replied-to record) someone here waits for (bells.ts)
  *   keys/
  *     <agent>.key           HMAC key, mode 0600
  *     .gitignore            ignores *.key
@@ -36,6 +37,7 @@ export interface CorpusPaths {
   readonly mirrorMark: string;
   readonly idempotency: string;
   readonly marks: string;
+  readonly bells: string;
   record(id: string): string;
 }
 
@@ -56,6 +58,7 @@ export function corpusPaths(corpusDir: string): CorpusPaths {
     mirrorMark: path.join(state, 'mirror'),
     idempotency: path.join(state, 'idempotency'),
     marks: path.join(state, 'marks'),
+    bells: path.join(state, 'bells'),
     // Callers pass only ids that parsed against the store's shape, so a name
     // like `../x` can never reach this join.
     record: (id: string) => path.join(corpus, id),

@@ -32,6 +32,7 @@ import { SnapshotKeeper } from './snapshot-keeper.js';
 import { subscribe, type HeldRecord, type OnRecord, type RecordFeed, type StoreEvents, type SubscribeOptions, type Subscription } from './subscription.js';
 import { clampWait, Waiters, type WaitResult } from './waiters.js';
 import { CorpusWatcher, type WatchMode } from './watch.js';
+import { Bells, bellsFor, bellsOf, type BellKey } from './bells.js';
 
 /** How often a store lists a corpus other hosts write to, unless --poll says otherwise. */
 const SHARED_LISTING_MS = 1000;
@@ -47,6 +48,13 @@ export interface StoreOptions {
   watch?: WatchMode;
   /** Milliseconds between reconciling scans of the corpus directory. */
   reconcileMs?: number;
+  /**
+   * Events mode: let listeners that filter on `to` or `replies_to` hear
+   * their records by doorbells instead of by watching the directory
+   * (bells.ts; default true). False watches the directory always, as
+   * before bells: the bench measures one against the other.
+   */
+  bells?: boolean;
   /** How long another host's idempotency claim may stand still before it is presumed dead (tests shorten it). */
   claimStaleMs?: number;
   log?: Logger;
@@ -130,6 +138,17 @@ export class RelayStore extends EventEmitter<StoreEvents> implements RecordFeed 
   private entryNotDurable: string | null = null;
   /** The corpus is on a filesystem other hosts may write (filesystem.ts). */
   private sharedFs = false;
+  /** Rung on every append (null on a read-only store, which appends nothing). */
+  private readonly bells: Bells | null;
+  /** Listeners with `to`/`replies_to` filters hear their records by bells, not by the directory (decided at open). */
+  private byBells = false;
+  private readonly wantBells: boolean;
+  /** Every subscription's interest: the bells that cover its filter, or null for every record. */
+  private readonly interests = new Set<Listener>();
+  /** The directory stays watched this long after its last listener for every record leaves. */
+  private directoryLinger: NodeJS.Timeout | null = null;
+  /** Every id up to here has been looked for on disk, in order, by hearPeers. */
+  private probedUpTo = 0;
 
   /**
    * Use `RelayStore.prepare()` (or `openStore()`): it reads the store's id
@@ -148,6 +167,8 @@ export class RelayStore extends EventEmitter<StoreEvents> implements RecordFeed 
     this.primary = options.primary;
     this.log = options.log ?? silentLogger;
     this.dirSync = new DirectorySync(this.paths.corpus);
+    this.bells = this.readOnly ? null : new Bells(this.paths.bells, this.log, () => this.hearPeers());
+    this.wantBells = (options.bells ?? true) && (options.watch ?? 'events') === 'events' && !this.readOnly;
     this.issued = new IssuedLog(this.paths.issued, shape, this.log);
     this.indexer = new CorpusIndexer({
       index: this.index,
@@ -170,8 +191,14 @@ export class RelayStore extends EventEmitter<StoreEvents> implements RecordFeed 
       intervalMs: options.reconcileMs ?? 2000,
       log: this.log,
       onName: (name) => this.indexer.noticeName(name),
-      onListing: (names) => this.indexer.reconcileWith(names),
+      onListing: (names) => {
+        // Whatever the listing shows, the ids below it are looked at first and in order, so no cursor passes one.
+        this.hearPeers(highestIdIn(names, shape));
+        return this.indexer.reconcileWith(names);
+      },
       mustList: () => this.indexer.hasDamaged,
+      // Where bells serve, records for nobody here are read a batch at a time, not in the path of the next answer.
+      onTick: () => this.hearPeers(),
       onReplaced: () => void this.reattach(),
       sharedIntervalMs: options.reconcileMs ?? SHARED_LISTING_MS,
     });
@@ -261,6 +288,8 @@ export class RelayStore extends EventEmitter<StoreEvents> implements RecordFeed 
     // Stop the scan and the watcher now; an open in progress sees the state and stops at its next step.
     this.indexer.close();
     this.watcher.close();
+    this.bells?.close();
+    if (this.directoryLinger) clearTimeout(this.directoryLinger);
     await this.opening?.catch(() => {});
     await Promise.allSettled([...this.appending]);
     this.watcher.close();
@@ -281,6 +310,7 @@ export class RelayStore extends EventEmitter<StoreEvents> implements RecordFeed 
     this.refuseIfClosed();
     await this.open();
     this.refuseIfClosed();
+    this.hearPeers();
   }
 
   private refused: Promise<void> | null = null;
@@ -309,11 +339,17 @@ export class RelayStore extends EventEmitter<StoreEvents> implements RecordFeed 
     const snapshot = await this.snapshots.load();
     this.refuseIfClosed();
     // Start watching before the scan so that nothing landing during it is missed;
-    // whatever both see is indexed once.
+    // whatever both see is indexed once. Where bells serve, records landing
+    // during the scan are in the issued log, read after it (hearPeers).
+    this.byBells = this.wantBells && !facts.shared;
+    this.watcher.watchDirectory(!this.byBells);
     this.watcher.start(facts.shared);
+    for (const listener of this.interests) this.arm(listener);
     const scan = await this.indexer.scan(snapshot);
     this.indexed = true;
+    this.probedUpTo = this.index.highest;
     this.refuseIfClosed();
+    this.hearPeers();
     // Records brought by rsync or git are in no process's issued log; note the
     // highest now, so that if it vanishes later its id is still never reused.
     if (!this.readOnly && this.index.highest > issuedBefore) await this.issued.note(this.index.highest);
@@ -350,6 +386,7 @@ export class RelayStore extends EventEmitter<StoreEvents> implements RecordFeed 
   private async reattach(): Promise<void> {
     this.dirSync.reopen();
     this.issued.reopen();
+    this.bells?.rearmAll();
     if (this.readOnly || this.lifecycle !== 'open') return;
     try {
       await fs.mkdir(this.paths.tmp, { recursive: true });
@@ -399,8 +436,12 @@ export class RelayStore extends EventEmitter<StoreEvents> implements RecordFeed 
     try {
       const n = proposed === null ? await this.ids.linkNextFree(temp) : await this.ids.linkProposed(temp, proposed, digest);
       linked = n;
+      // The record is visible from here on: ring now, so waiters read it while this process makes it durable.
+      this.bells?.ring(bellsOf(claims));
       await this.dirSync.sync();
       await this.issued.note(n);
+      // Every id below is indexed first (or known absent), so a cursor that covers this one misses none of them.
+      this.hearPeers(n - 1);
       const meta = this.indexer.add(n, deposit, claims);
       if (meta) this.announce(n, meta);
       const result: AppendResult = { id: this.shape.format(n), digest, depositedBy: deposit.depositedBy, provenance, depositedAt: deposit.depositedAt };
@@ -464,7 +505,7 @@ export class RelayStore extends EventEmitter<StoreEvents> implements RecordFeed 
     } catch (err) {
       throw isRelayError(err) && err.code === 'damaged' ? damagedRecord(String(err.details.why), id) : asRelayError(err);
     }
-    if (!this.index.has(n)) void this.indexer.ingest(n);
+    if (!this.index.has(n)) this.hearPeers(n);
     return file;
   }
 
@@ -509,7 +550,7 @@ export class RelayStore extends EventEmitter<StoreEvents> implements RecordFeed 
     this.refuseIfClosed();
     if (after !== null) await this.opened();
     else {
-      void this.open().catch(() => {});
+      void this.open().then(() => this.hearPeers(), () => {});
       existing = this.indexer.idsOnDisk().then((ids) => new Set(ids));
     }
     const result = await this.waiters.wait({
@@ -521,6 +562,7 @@ export class RelayStore extends EventEmitter<StoreEvents> implements RecordFeed 
       filter: options.filter,
       limit: options.limit,
       cursor: (atLeast) => this.cursorAfter(after, atLeast),
+      refresh: () => this.hearPeers(),
     });
     if (options.includeBytes) result.appeared = await inlineBytes(result.appeared, (id) => this.read(id));
     return { ...result, cursor: result.cursor! };
@@ -569,6 +611,93 @@ export class RelayStore extends EventEmitter<StoreEvents> implements RecordFeed 
   subscribe(options: SubscribeOptions, onRecord: OnRecord): Subscription {
     this.refuseIfClosed();
     return subscribe(this, options, onRecord);
+  }
+
+  /**
+   * A subscription's interest, until the returned function is called: with
+   * bells, one filtered on `to` or `replies_to` is woken by its bells only
+   * (bells.ts), and the directory is watched only while some listener wants
+   * every record (and for DIRECTORY_LINGER_MS after, so that a caller
+   * looping on unfiltered waits does not start and stop a watch per call).
+   * Then looks at once for anything peers added (hearPeers).
+   */
+  listen(filter: RecordFilter | null): () => void {
+    const listener: Listener = { keys: bellsFor(filter), release: null };
+    this.interests.add(listener);
+    this.arm(listener);
+    this.hearPeers();
+    return () => {
+      if (!this.interests.delete(listener)) return;
+      listener.release?.();
+      if (listener.keys === null) this.directoryWanted();
+    };
+  }
+
+  /** Bells and directory watches in use now (inotify watches; tests and the bench read it). */
+  get listening(): { bells: number; directory: boolean } {
+    return { bells: this.bells?.watched ?? 0, directory: this.watcher.watchingDirectory };
+  }
+
+  private arm(listener: Listener): void {
+    if (!this.byBells || this.lifecycle === 'closing' || this.lifecycle === 'closed') return; // the directory hears everything
+    if (listener.keys === null) return this.directoryWanted();
+    if (listener.release) return;
+    try {
+      listener.release = this.bells!.listen(listener.keys);
+    } catch (err) {
+      this.log.warn(`cannot listen by bells in ${this.paths.bells} (${(err as Error).message}); watching the corpus directory instead`);
+      listener.keys = null;
+      this.directoryWanted();
+    }
+  }
+
+  /** Watches the directory while a listener wants every record; stops DIRECTORY_LINGER_MS after the last leaves. */
+  private directoryWanted(): void {
+    if (!this.byBells) return;
+    const wanted = [...this.interests].some((l) => l.keys === null);
+    if (wanted) {
+      if (this.directoryLinger) clearTimeout(this.directoryLinger);
+      this.directoryLinger = null;
+      this.watcher.watchDirectory(true);
+      return;
+    }
+    if (this.directoryLinger || !this.watcher.watchingDirectory) return;
+    this.directoryLinger = setTimeout(() => {
+      this.directoryLinger = null;
+      if (![...this.interests].some((l) => l.keys === null)) this.watcher.watchDirectory(false);
+    }, DIRECTORY_LINGER_MS);
+    this.directoryLinger.unref();
+  }
+
+  /**
+   * Indexes what peers (this store's other processes) have added since this
+   * process last looked: the issued log says how far ids have gone, and
+   * every id up to there (or up to `upTo`) not held yet is looked for on
+   * disk, in id order. Synchronous, and one stat when nothing is new, so it
+   * runs before every operation, on every ring, and before an append or a
+   * listing indexes a higher id: a record is then never indexed while a
+   * lower one that exists is not, which is what lets a cursor trust the
+   * highest held id without a watch on the directory.
+   */
+  private hearPeers(upTo = 0): void {
+    if (!this.indexed || this.lifecycle === 'closing' || this.lifecycle === 'closed') return;
+    let top = Math.max(this.issued.readNew(), this.index.highest, upTo);
+    let from = this.probedUpTo + 1;
+    if (top - from >= MAX_PROBE) {
+      // An id far ahead (a file dropped in by hand): the listing finds what lies between.
+      this.log.warn(`ids jumped from ${this.shape.format(this.probedUpTo)} to ${this.shape.format(top)}; looking at the newest ${MAX_PROBE} only, the next listing finds the rest`);
+      from = top - MAX_PROBE + 1;
+    }
+    for (let n = from; n <= top; n++) if (!this.index.has(n)) void this.indexer.ingest(n);
+    // A writer rings as soon as its record is linked, before it notes the id
+    // in the log: ids are issued densely, so look on past the top until a
+    // name is not there (one failed open when nothing is new).
+    for (let n = top + 1; n <= top + MAX_PROBE; n++) {
+      void this.indexer.ingest(n);
+      if (!this.index.has(n) && !this.indexer.isSettling(n)) break;
+      top = n;
+    }
+    if (top > this.probedUpTo) this.probedUpTo = top;
   }
 
   /** Held, whole records after a mark that match `filter`, ascending (a subscription's catch-up). */
@@ -641,6 +770,26 @@ export class RelayStore extends EventEmitter<StoreEvents> implements RecordFeed 
       : `is UNKNOWN: nothing held here mentions it (ids are ${this.shape.describe}, matched literally)`;
     return new RelayError('not_found', `${id} ${why}. List the held ids with list_relays (GET /relays, or \`p-e-relay ls\`).`, { id, state });
   }
+}
+
+/** A subscription's interest: the bells that cover its filter (null: every record), and how to stop listening to them. */
+interface Listener {
+  keys: BellKey[] | null;
+  release: (() => void) | null;
+}
+
+const DIRECTORY_LINGER_MS = 10_000;
+/** At most this many ids looked for on disk in one hearPeers. */
+const MAX_PROBE = 20_000;
+
+/** The highest id a directory listing names, or 0. */
+function highestIdIn(names: readonly string[], shape: IdShape): number {
+  let highest = 0;
+  for (const name of names) {
+    const n = shape.parseRecordId(name);
+    if (n !== null && n > highest) highest = n;
+  }
+  return highest;
 }
 
 export async function openStore(options: StoreOptions): Promise<RelayStore> {

@@ -43,6 +43,8 @@ export interface RecordFeed extends Pick<EventEmitter<StoreEvents>, 'on' | 'off'
   eachHeldAfter(mark: number, filter?: RecordFilter | null): Iterable<HeldRecord>;
   /** Whether held record `n` matches `filter`, asked of the index. */
   matches(n: number, filter: RecordFilter | null): boolean;
+  /** Says what this subscription listens for, so the feed wakes for it (store.ts, bells.ts); returns the release. */
+  listen?(filter: RecordFilter | null): () => void;
 }
 
 export type Phase = 'catch-up' | 'live';
@@ -108,8 +110,13 @@ export function subscribe(feed: RecordFeed, options: SubscribeOptions, onRecord:
     heldBack = null;
     feed.off('record', live);
     feed.off('closed', closed);
+    release();
   };
-  // Listen before reading the index, so nothing landing in between is lost.
+  // Say what to wake for first: the feed then looks for what its peers
+  // added, and what it finds landed before this subscription (a catch-up
+  // from the index includes it). Then listen before reading the index, so
+  // nothing landing in between is lost.
+  const release = feed.listen?.(filter) ?? (() => {});
   feed.on('record', live);
   feed.on('closed', closed);
 

@@ -52,6 +52,13 @@ export interface WaitOptions {
    * goes on from it.
    */
   limit?: number;
+  /**
+   * Called just before a caught-up wait answers, while it still listens:
+   * the store looks for records its peers added that it was not woken for
+   * (bells.ts), so that the cursor moves past them too; any that match are
+   * in the answer.
+   */
+  refresh?: () => void;
 }
 
 export function appeared(meta: RecordMeta): AppearedRecord {
@@ -90,9 +97,15 @@ export class Waiters {
       let settle: NodeJS.Immediate | null = null;
       let done = false;
       let limited = false;
+      let caughtUp = false;
       this.active++;
       const finish = (timedOut: boolean, refusal?: RelayError) => {
         if (done) return;
+        if (!refusal && caughtUp && !limited) {
+          options.refresh?.();
+          if (done) return; // it answered meanwhile
+          if (landed.length > 0) timedOut = false;
+        }
         done = true;
         this.active--;
         subscription.close();
@@ -131,7 +144,10 @@ export class Waiters {
       );
       // Records already held after the mark are the answer, at once.
       subscription.caughtUp.then(
-        () => landed.length > 0 && finish(false),
+        () => {
+          caughtUp = true;
+          if (landed.length > 0) finish(false);
+        },
         (err) => finish(false, asRelayError(err)),
       );
       const timer = setTimeout(() => finish(true), options.timeoutMs);

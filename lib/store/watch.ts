@@ -29,6 +29,8 @@ export interface CorpusWatcherOptions {
   onName(name: string): void;
   /** The full list of names, from a readdir; a promise delays the next listing until it settles. */
   onListing(names: string[]): void | Promise<void>;
+  /** Called at every interval, before any listing (store.ts: a cheap look at the issued log). */
+  onTick?(): void;
   /** True when a listing is wanted even if the directory looks unchanged (damaged files to look at again). */
   mustList?(): boolean;
   /** How old (ms) the directory's times must have been at the last listing for unchanged times to be trusted; default RACY_MS. */
@@ -81,6 +83,9 @@ export class CorpusWatcher {
   private lastListing = { at: 0, costMs: 0 };
   private closed = false;
   private shared = false;
+  private started = false;
+  /** In events mode: whether the directory itself is watched (store.ts stops it while bells serve every listener). */
+  private directoryWanted = true;
 
   constructor(private readonly options: CorpusWatcherOptions) {}
 
@@ -96,14 +101,37 @@ export class CorpusWatcher {
     const { mode } = this.options;
     if (mode === 'none' || this.closed) return;
     this.shared = shared;
+    this.started = true;
     this.identity = identityOf(this.options.dir);
-    if (mode === 'events') this.watchEvents();
+    if (mode === 'events' && this.directoryWanted) this.watchEvents();
     this.timer = setInterval(() => {
+      this.options.onTick?.();
       // Shared: the listing is how other hosts are heard, so it is never put off.
       if (mode === 'events' && !this.shared && performance.now() - this.lastListing.at < this.lastListing.costMs * LISTING_BUDGET) return;
       void this.reconcile();
     }, this.intervalMs);
     this.timer.unref();
+  }
+
+  /**
+   * Events mode: watch the directory (every record wakes this process) or
+   * not (only the periodic listing looks; the store hears its peers some
+   * other way, bells.ts). Other modes do not watch it anyway.
+   */
+  watchDirectory(on: boolean): void {
+    if (this.options.mode !== 'events' || this.directoryWanted === on) return;
+    this.directoryWanted = on;
+    if (!this.started || this.closed) return;
+    if (on) this.watchEvents();
+    else {
+      this.watcher?.close();
+      this.watcher = null;
+    }
+  }
+
+  /** Whether the directory is watched now (an inotify watch held). */
+  get watchingDirectory(): boolean {
+    return this.watcher !== null;
   }
 
   /** Milliseconds between listings on a shared filesystem. */
@@ -139,7 +167,7 @@ export class CorpusWatcher {
         this.options.log.info(replaced ? `the corpus directory ${this.options.dir} was replaced by another directory; watching and writing to the new one` : `the corpus directory ${this.options.dir} is back`);
         this.missingLogged = false;
         this.identity = identity;
-        if (this.options.mode === 'events' && !this.closed) {
+        if (this.options.mode === 'events' && !this.closed && this.directoryWanted) {
           this.watcher?.close();
           this.watcher = null;
           this.watchEvents();
