@@ -27,6 +27,15 @@ export interface SwarmOptions {
   /** The whole run fails past this. */
   deadlineMs: number;
   now: () => number;
+  /**
+   * How long an asker thinks between an answer and its next question (0:
+   * ask at once). A model's turn takes seconds, so a real swarm has few
+   * questions open at once; with none, all twenty are open all the time
+   * and the figure is the machine's throughput, not a message's trip.
+   * Each agent's first question comes at a random point within one think
+   * time, so the swarm does not ask in lockstep.
+   */
+  thinkMs?: number;
 }
 
 interface Item {
@@ -98,12 +107,25 @@ export async function runSwarm(agents: ToolCaller[], options: SwarmOptions): Pro
       asked++;
       report.asked++;
     };
-    await ask();
+    const think = options.thinkMs ?? 0;
+    let nextAskAt: number | null = null;
+    if (think > 0) nextAskAt = options.now() + Math.random() * think;
+    else await ask();
     while (answeredMine < options.questionsEach || answeredTheirs < incoming[i]!) {
       if (options.now() > deadline) throw new Error(`${me} ran out of time: ${answeredMine}/${options.questionsEach} answered, ${answeredTheirs}/${incoming[i]} answers given`);
-      const args: Record<string, unknown> = { after: cursor, timeout_ms: 5000 };
+      if (nextAskAt !== null && options.now() >= nextAskAt) {
+        nextAskAt = null;
+        await ask();
+      }
+      // A thinking asker waits at most until it asks again (a model would call again after its turn).
+      const timeout = nextAskAt === null ? 5000 : Math.max(1, Math.ceil(nextAskAt - options.now()));
+      const args: Record<string, unknown> = { after: cursor, timeout_ms: timeout };
       if (options.mode === 'addressed') args.to = [me, 'all'];
       const r = await call(agent, 'wait_for_relay', args);
+      if (nextAskAt !== null && (r.appeared as Item[]).length === 0) {
+        cursor = r.cursor as string;
+        continue; // its own thinking time ran out: not a wait the agent paid a turn for
+      }
       report.waits++;
       if (askedAt.size > 0) waitsWhileOpen++;
       const t = options.now();
@@ -121,7 +143,10 @@ export async function runSwarm(agents: ToolCaller[], options: SwarmOptions): Pro
           askedAt.delete(item.parent);
           answeredMine++;
           report.answered++;
-          if (asked < options.questionsEach) await ask();
+          if (asked < options.questionsEach) {
+            if (think > 0) nextAskAt = t + think;
+            else await ask();
+          }
         } else if (item.kind === 'question') {
           await call(agent, 'append_relay', { bytes: `@p-e/x0\nkind: answer\nfrom: ${me}\nto: ${item.from}\nparent: ${item.id}\n\nanswer to ${item.id}\n` });
           answeredTheirs++;

@@ -21,18 +21,20 @@ import { nowMs, percentiles, sleep } from '../lib/stats.js';
 import { agentName, runSwarm, type SwarmMode, type SwarmReport } from '../lib/swarm.js';
 
 const AGENTS = 20;
+/** The paced swarm's think time between an answer and the asker's next question. */
+const THINK_MS = 1000;
 
 /** Total user + system CPU seconds of these processes so far (/proc). */
 async function cpuOf(pids: number[]): Promise<number> {
   return (await Promise.all(pids.map((pid) => footprint(pid)))).reduce((sum, f) => sum + f.cpuS, 0);
 }
 
-async function swarm(ctx: BenchContext, mode: SwarmMode, questionsEach: number): Promise<SwarmReport & { cpuMsPerQuestion: number }> {
+async function swarm(ctx: BenchContext, mode: SwarmMode, questionsEach: number, thinkMs = 0, serverArgs: string[] = []): Promise<SwarmReport & { cpuMsPerQuestion: number }> {
   const store = await emptyCorpus(ctx.tmp, 4);
-  const peers = await Promise.all(Array.from({ length: AGENTS }, () => relayServer(store.corpus)));
+  const peers = await Promise.all(Array.from({ length: AGENTS }, () => relayServer(store.corpus, serverArgs)));
   try {
     const before = await cpuOf(peers.map((p) => p.pid));
-    const report = await runSwarm(peers, { questionsEach, mode, deadlineMs: 300_000, now: nowMs });
+    const report = await runSwarm(peers, { questionsEach, mode, deadlineMs: 300_000, now: nowMs, thinkMs });
     const cpuMsPerQuestion = (1000 * ((await cpuOf(peers.map((p) => p.pid))) - before)) / report.answered;
     if (report.answered !== report.asked) throw new Error(`${mode} swarm: ${report.answered} of ${report.asked} questions answered`);
     if (report.leaks.length || report.duplicates.length) throw new Error(`${mode} swarm: ${report.leaks.length} records past a filter, ${report.duplicates.length} seen twice`);
@@ -67,33 +69,38 @@ async function floorSwarm(ctx: BenchContext, questionsEach: number): Promise<{ l
 }
 
 /**
- * What one record costs each process that is not its writer: BYSTANDERS
- * stdio servers with their store open (each holding a wait filtered to a
- * name no record carries, as a swarm agent does) and as many bare floor
- * processes (floor-agent.ts with nothing to ask: fs.watch and a read per
- * record) watch one corpus while another server appends `n` records; CPU
- * from /proc per process per record, the servers' against the floor's.
+ * What one record costs each process that is not its writer and not its
+ * recipient: BYSTANDERS stdio servers woken by bells (the default), as
+ * many started with `--wake directory` (woken by every record, as before
+ * bells), each holding a wait filtered to a name no record carries, as a
+ * swarm agent does, and as many bare floor processes (floor-agent.ts with
+ * nothing to ask: fs.watch and a read per record) watch one corpus while
+ * another server appends `n` records; CPU from /proc per process per
+ * record. With bells a bystander reads the records only when it next
+ * answers (here: when its wait ends, after the appends).
  */
 const BYSTANDERS = 5;
-async function bystanderCpu(corpus: string, n: number): Promise<{ server: number; floor: number }> {
+async function bystanderCpu(corpus: string, n: number): Promise<{ bells: number; directory: number; floor: number }> {
   const writer = await relayServer(corpus);
-  const servers = await Promise.all(Array.from({ length: BYSTANDERS }, () => relayServer(corpus)));
+  const belled = await Promise.all(Array.from({ length: BYSTANDERS }, () => relayServer(corpus)));
+  const watching = await Promise.all(Array.from({ length: BYSTANDERS }, () => relayServer(corpus, ['--wake', 'directory'])));
   const floors = Array.from({ length: BYSTANDERS }, () => forkWorker('floor-agent', [corpus, '0', '1', '0']));
+  const servers = [...belled, ...watching];
   try {
     await Promise.all(floors.map((f) => f.next('ready')));
-    await Promise.all(servers.map((s) => s.call('wait_for_relay', { after: 'relay-0000', timeout_ms: 0 })));
-    const blocked = servers.map((s) => s.call('wait_for_relay', { to: 'nobody-at-all', timeout_ms: 90_000 }).catch(() => null));
+    await Promise.all(servers.map((s) => s.call('wait_for_relay', { to: 'nobody-at-all', after: 'relay-0000', timeout_ms: 0 })));
+    const blocked = servers.map((s) => s.call('wait_for_relay', { to: 'nobody-at-all', after: 'relay-0000', timeout_ms: 90_000 }));
     await sleep(300);
     const cpu = async (pids: number[]) => (await Promise.all(pids.map((pid) => footprint(pid)))).reduce((sum, f) => sum + f.cpuS, 0);
-    const serverPids = servers.map((s) => s.pid);
-    const floorPids = floors.map((f) => f.child.pid!);
-    const [s0, f0] = [await cpu(serverPids), await cpu(floorPids)];
+    const pids = { bells: belled.map((s) => s.pid), directory: watching.map((s) => s.pid), floor: floors.map((f) => f.child.pid!) };
+    const before = { bells: await cpu(pids.bells), directory: await cpu(pids.directory), floor: await cpu(pids.floor) };
     for (let i = 0; i < n; i++) await writer.call('append_relay', { bytes: `@p-e/x0\nkind: ping\nfrom: bench\nto: reader-${i % AGENTS}\n\nrecord ${i}\n` });
+    // One record for the bystanders ends their waits: each has then read every record, so the bells' deferred reads are counted.
+    await writer.call('append_relay', { bytes: '@p-e/x0\nkind: ping\nfrom: bench\nto: nobody-at-all\n\nthe end\n' });
+    await Promise.all(blocked);
     await sleep(300);
-    const [s1, f1] = [await cpu(serverPids), await cpu(floorPids)];
-    void blocked;
     const per = (cpuS: number) => (1000 * cpuS) / BYSTANDERS / n;
-    return { server: per(s1 - s0), floor: per(f1 - f0) };
+    return { bells: per((await cpu(pids.bells)) - before.bells), directory: per((await cpu(pids.directory)) - before.directory), floor: per((await cpu(pids.floor)) - before.floor) };
   } finally {
     await Promise.all([writer, ...servers].map((p) => p.close()));
     await Promise.all(floors.map((f) => f.stop()));
@@ -161,6 +168,17 @@ export const deliverySection: Section = {
         if (mode === 'addressed') pooled.push(...report.latencies);
         ctx.log(`${mode}: ${report.asked} questions, ${report.waits} waits (${report.emptyWaits} empty), ${report.calls} calls, ask→answer p50 ${p50!.toFixed(1)} ms`);
       }
+      const paced = await swarm(ctx, 'addressed', questionsEach, THINK_MS);
+      const [z50, z90] = percentiles(paced.latencies, [0.5, 0.9]);
+      put('paced.p50', z50!);
+      put('paced.p90', z90!);
+      put('paced.cpu', paced.cpuMsPerQuestion);
+      ctx.log(`paced: ${paced.asked} questions, each asker thinking ${THINK_MS} ms between them, ask→answer p50 ${z50!.toFixed(1)} ms`);
+      const watching = await swarm(ctx, 'addressed', questionsEach, THINK_MS, ['--wake', 'directory']);
+      const [d50] = percentiles(watching.latencies, [0.5]);
+      put('paced.directory.p50', d50!);
+      put('paced.directory.cpu', watching.cpuMsPerQuestion);
+      ctx.log(`paced, servers started with --wake directory: ask→answer p50 ${d50!.toFixed(1)} ms`);
       const { latencies: floor, cpuMsPerQuestion } = await floorSwarm(ctx, questionsEach);
       const [f50, f90] = percentiles(floor, [0.5, 0.9]);
       put('floor.p50', f50!);
@@ -173,6 +191,10 @@ export const deliverySection: Section = {
     results.add({ section, name: `${swarmName}: wait answers carrying nothing for the agent, addressed loop`, unit: '%', values: v['addressed.empty']!, goal: { on: 'value', op: '<=', target: 2, source: 'issue 12' } });
     results.add({ section, name: `${swarmName}: wait answers carrying nothing for the agent, unfiltered loop`, unit: '%', values: v['unfiltered.empty']! });
     results.add({ section, name: 'swarm: ask → answer in hand, p50, addressed loop', unit: 'ms', values: v['addressed.p50']!, goal: { on: 'value', op: '<=', target: 30, source: 'issue 12' }, reference: { name: `the floor: ${AGENTS} bare processes, each woken by and reading every record, no MCP (bench/workers/floor-agent.ts), p50`, values: v['floor.p50']! } });
+    results.add({ section, name: `paced swarm (each asker thinks ${THINK_MS} ms between its questions, as a model's turn takes at least that): ask → answer in hand, p50, addressed loop`, unit: 'ms', values: v['paced.p50']!, goal: { on: 'value', op: '<=', target: 30, source: 'issue 12' } });
+    results.add({ section, name: 'paced swarm: ask → answer in hand, p90', unit: 'ms', values: v['paced.p90']! });
+    results.add({ section, name: 'paced swarm, servers started with --wake directory (every record wakes every server): ask → answer in hand, p50', unit: 'ms', values: v['paced.directory.p50']! });
+    results.add({ section, name: `paced swarm: CPU of the ${AGENTS} servers per answered question, woken by bells (/proc)`, unit: 'ms', values: v['paced.cpu']!, reference: { name: 'the same with --wake directory', values: v['paced.directory.cpu']! } });
     results.add({ section, name: 'swarm: ask → answer in hand, p90, addressed loop', unit: 'ms', values: v['addressed.p90']!, reference: { name: 'the floor, p90', values: v['floor.p90']! } });
     results.add({ section, name: `swarm: CPU of the ${AGENTS} servers per answered question (/proc), addressed loop`, unit: 'ms', values: v['addressed.cpu']!, reference: { name: `the floor's ${AGENTS} bare processes per question`, values: v['floor.cpu']! } });
     results.add({ section, name: 'swarm: ask → answer in hand, p50, unfiltered loop', unit: 'ms', values: v['unfiltered.p50']! });
@@ -193,12 +215,14 @@ export const deliverySection: Section = {
     const records = ctx.quick ? 200 : 600;
     for (let r = 0; r < reps; r++) {
       const store = await emptyCorpus(ctx.tmp, 4);
-      const { server, floor } = await bystanderCpu(store.corpus, records);
-      put('bystander.server', server);
+      const { bells, directory, floor } = await bystanderCpu(store.corpus, records);
+      put('bystander.bells', bells);
+      put('bystander.directory', directory);
       put('bystander.floor', floor);
       await store.dispose();
     }
-    results.add({ section, name: `CPU per record in a server that did not write it (store open, one filtered wait blocked; ${BYSTANDERS} servers, ${records} records, /proc)`, unit: 'ms', values: v['bystander.server']!, reference: { name: 'a bare process that fs.watches and reads each record (floor-agent.ts)', values: v['bystander.floor']! } });
+    results.add({ section, name: `CPU per record in a server it is not for (a wait filtered to another name blocked; woken by bells; ${BYSTANDERS} servers, ${records} records, /proc)`, unit: 'ms', values: v['bystander.bells']!, reference: { name: 'a bare process that fs.watches and reads each record (floor-agent.ts)', values: v['bystander.floor']! } });
+    results.add({ section, name: 'the same, servers started with --wake directory (woken by every record)', unit: 'ms', values: v['bystander.directory']!, reference: { name: 'the floor', values: v['bystander.floor']! } });
     results.add({ section, name: `stdio wake with ${AGENTS} filtered waiters in the woken server, p50 (${n} samples a repetition)`, unit: 'ms', values: v['wake.filtered']!, reference: { name: 'one unfiltered waiter, p50', values: v['wake.any']! } });
   },
 };
