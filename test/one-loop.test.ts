@@ -82,3 +82,23 @@ test('a question answered again from relay-0000 under "<you>/answer/<its id>" st
   const list = await call(b, 'list_relays', {});
   assert.equal((list.structuredContent as { present: string[] }).present.length, 4, 'two questions and two answers');
 });
+
+// Step 1 as written: a restart forgets which questions were its own; the catch-up's kind: question items tell it, and the loop from relay-0000 brings their answers.
+test('a restarted asker recovers its own questions in the catch-up, and the loop from relay-0000 brings their answers', async (t) => {
+  const { corpus } = await tempStore(t);
+  const [a, b] = await Promise.all([stdioClient(t, corpus), stdioClient(t, corpus)]);
+  await Promise.all([agent(a.client, 'alpha', 'beta'), agent(b.client, 'beta', 'alpha')]);
+  const restarted = (await stdioClient(t, corpus)).client;
+  const catchUp = await call(restarted, 'wait_for_relay', { from: 'alpha', kind: ['answer', 'question'], after: 'relay-0000', timeout_ms: 0 });
+  const mine = (catchUp.structuredContent as { appeared: Item[] }).appeared;
+  const asked = mine.filter((item) => item.kind === 'question').map((item) => item.id);
+  const answered = mine.filter((item) => item.kind === 'answer').map((item) => item.parent);
+  assert.equal(asked.length, 1, 'its one question');
+  assert.equal(answered.length, 1, 'the one question it answered');
+  const loop = await call(restarted, 'wait_for_relay', { to: ['alpha', 'all'], include_bytes: true, after: 'relay-0000', timeout_ms: 0 });
+  const items = (loop.structuredContent as { appeared: Item[] }).appeared.filter((item) => item.from !== 'alpha');
+  const answers = items.filter((item) => item.kind === 'answer' && asked.includes(item.parent ?? ''));
+  assert.deepEqual(answers.map((item) => item.from), ['beta'], 'the answer to its question, told by parent');
+  const toAnswer = items.filter((item) => item.kind === 'question' && !answered.includes(item.id));
+  assert.deepEqual(toAnswer, [], 'nothing to answer again');
+});

@@ -47,13 +47,15 @@ test('the ask recipe: headers in bytes, a fresh key kept on retries, and the ans
   const text = await descriptionOf('append_relay');
   assert.match(text, /headers inside bytes/);
   assert.match(text, /"@p-e\/x0\nkind: question\nfrom: <you>\nto: <peer>\n\n<question>" .*, with a fresh idempotency_key \(the same on retries\)\./);
-  assert.match(text, /Answers come to: <you> with parent: <the returned id>, in your wait_for_relay loop \(no separate wait; it says when to stop\)/);
+  assert.match(text, /Answers come to: <you> with parent: <the returned id>, in your wait_for_relay loop \(no separate wait\)\./);
   // A blocking wait on replies_to would stop the asker serving: two agents asking each other would wait forever.
   assert.doesNotMatch(text, /replies_to|kind: "answer"/);
   assert.match(text, /<peer>: a name, or all/);
+  assert.match(text, /<you>: your swarm-unique name, never all;/);
   // The key belongs to the record, not the try: an earlier try whose answer was lost may have landed.
   // The full path, once: a relative .retryAfterS left the agent to guess what it hangs off.
-  assert.match(text, /rate_limited: retry after _meta\["p-e-relay\/error"\]\.retryAfterS seconds, same idempotency_key/);
+  // The same key on every retry is said once, in the recipe ("the same on retries") and in idempotency_key.
+  assert.match(text, /rate_limited: retry after _meta\["p-e-relay\/error"\]\.retryAfterS seconds;/);
 });
 
 // One line with every code and its action: scattered over three parameters, a model missed them, and one with no action is retried forever.
@@ -64,7 +66,9 @@ test('append_relay lists every refusal code with what to do, and says read_only 
     assert.match(line, new RegExp(`\\b${code}\\b`), code);
   }
   assert.match(line, /bad_record, too_large, too_many_refs, bad_idempotency_key: fix and resend/);
-  assert.match(line, /read_only \(a mirror\), ids_exhausted: final, never retry/);
+  // Each code's action in its own clause: "never retry" read as covering the transient faults too.
+  assert.match(line, /disk_full, store_unavailable: retry once after your next wait_for_relay call, then tell your operator;/);
+  assert.match(line, /read_only \(a mirror\), ids_exhausted: final, never retry; tell your operator\.$/);
 });
 
 test('the one loop: numbered catch-up, loop and answering steps; to you and all, no kind filter, bytes inline, from relay-0000; answers found by parent, questions answered under a key derived from them', async () => {
@@ -80,16 +84,18 @@ test('the one loop: numbered catch-up, loop and answering steps; to you and all,
   // A peer's clarifying question with parent: <your question> is not its answer (and is answered as a question).
   assert.match(text, /A kind: answer item whose parent is your question's id answers it\./);
   // An agent that serves must not stop calling once its own answer has come.
-  assert.match(text, /keep calling it while you serve or await/);
+  assert.match(text, /It cannot wake you: keep calling it\. Serve until/);
   assert.match(text, /"@p-e\/x0\nkind: answer\nfrom: <you>\nto: <its from>\nparent: <its id>\n\n<answer>" \(no from: → to: all\), idempotency_key "<you>\/answer\/<its id>"\./);
   // Notes and other kinds are read, never answered: a reply to each would be noise every reader pays for.
   assert.match(text, /Other kinds: read, never reply\./);
 });
 
 // A question to you must never go unanswered; a broadcast answered by everyone is N-1 "I don't know"s.
-test('the answering rule: a question to you always, one to: all only with something to add and, if old, only unanswered', async () => {
+// One check for every broadcast, old or new: an id ≤ step 1's cursor left new ones to flood, and had no cursor when step 1 was skipped.
+test('the answering rule: a question to you always, one to: all only if you can, after list_replies, and past an answer only with a fact to add', async () => {
   const text = await descriptionOf('wait_for_relay');
-  assert.match(text, /3\. Answer a kind: question to you always \(if you cannot, say so\); one to: all only if you can add something and, if its id ≤ step 1's cursor, list_replies shows no kind: answer to it\./);
+  assert.match(text, /3\. Answer a kind: question to you always \(if you cannot, say so\); one to: all only if you can, and first check list_replies: if it shows a kind: answer, answer only to add a fact\./);
+  assert.doesNotMatch(text, /step 1's cursor/);
 });
 
 test('the cursor rules come before the recipe: one cursor per filter set, never another set\'s, saved only once its items are handled', async () => {
@@ -140,7 +146,8 @@ test('wait_for_relay\'s after offers your own record\'s id only for a new filter
 test('wait_for_relay\'s first step catches up from relay-0000 without re-answering: first find your own answers', async () => {
   const { tools } = await listing;
   const tool = tools.find((t) => t.name === 'wait_for_relay')!;
-  assert.match(tool.description!, /1\. Catch-up, with no saved cursor only: from: <you>, kind: answer, after: relay-0000, timeout_ms: 0\. Each item's parent is a question you answered: skip those questions\./);
+  // A restarted asker also recovers its own questions, so it knows which answers in the loop are its.
+  assert.match(tool.description!, /1\. Catch-up, without a saved cursor: from: <you>, kind: \["answer", "question"\], after: relay-0000, timeout_ms: 0\. An answer's parent is a question you answered: skip it; a question is one you asked\./);
   const after = (tool.inputSchema.properties as Record<string, { description: string }>).after!.description;
   assert.doesNotMatch(after, /[Cc]atch-up|list_replies|joined/, 'after keeps only cursor semantics');
 });
@@ -161,29 +168,30 @@ test('the cursor promise covers what lands above it, and the late-copy caveat li
   assert.match(after, /A record landing below a cursor later \(a mirror's late copy, a re-deposit\) is never returned to it/);
 });
 
-// A second blocking wait beside the one loop would starve it and deliver each answer twice.
-test('list_replies sends an asker to its one wait_for_relay loop, not a separate blocking wait', async () => {
-  const text = await descriptionOf('list_replies');
-  assert.match(text, /answers to your questions reach your wait_for_relay loop \(replies_to there is the fallback\)/);
-  assert.doesNotMatch(text, /to block until a reply lands/);
+// Where answers arrive is said by wait_for_relay (and the ask recipe); list_replies keeps its own job: reading a thread, checking a question for answers.
+test('list_replies reads a thread and checks for answers, with the one-call bytes recipe in its description, not its id', async () => {
+  const tool = (await listing).tools.find((t) => t.name === 'list_replies')!;
+  assert.match(tool.description!, /Use it to read a thread or check a question for answers\. All their bytes in one call: wait_for_relay replies_to: the id, after: relay-0000, timeout_ms: 0, include_bytes: true\./);
+  assert.doesNotMatch(tool.description!, /reach your wait_for_relay loop|to block until a reply lands/);
+  assert.doesNotMatch((tool.inputSchema.properties as Record<string, { description: string }>).id!.description, /wait_for_relay/);
 });
 
-// "Before you joined" could not be decided (an agent has no join time); the catch-up call's cursor is one it holds.
-test('the catch-up rule for an old to: all question is decidable from what the agent sees', async () => {
-  const { tools } = await listing;
-  const tool = tools.find((t) => t.name === 'wait_for_relay')!;
-  assert.match(tool.description!, /if its id ≤ step 1's cursor, list_replies shows no kind: answer to it/);
+// "Before you joined" could not be decided (an agent has no join time): no rule depends on when an agent came.
+test('no rule depends on a join time', async () => {
+  const tool = (await listing).tools.find((t) => t.name === 'wait_for_relay')!;
   assert.doesNotMatch(JSON.stringify(tool), /older than your task|before you joined|up to its cursor/);
 });
 
-// Neither an asker nor a server may wait forever, with or without a deadline in its brief: nothing promises an answer, and a broadcast's count is unknown.
-test('wait_for_relay gives a stop rule that needs no deadline: the answers needed or 3 empty timeouts; own work done and one empty timeout', async () => {
+// A server that left after one quiet timeout left slower askers unanswered: serving lasts the brief's time. An asker gives up on one answer
+// by a count it can read off the output (timedOut: true; an early end is timedOut: false), and keeps serving.
+test('wait_for_relay: serve until the brief\'s deadline or done; give up awaiting after 3 timed-out calls, and go on', async () => {
   const text = await descriptionOf('wait_for_relay');
-  assert.match(text, /Stop awaiting once you have the answers you need \(to: <peer>: its first\) or after 3 empty timeouts in a row; serving, once your work is done and a full timeout brings nothing; the loop, when both hold or at your deadline\./);
+  assert.match(text, /Serve until your brief's deadline, or until it says you are done, even when quiet\. Await an answer until you have what you need \(to: <peer>: its first\) or 3 calls since asking returned timedOut: true; then go on without it\./);
+  assert.doesNotMatch(text, /full timeout brings nothing|empty timeouts/);
 });
 
 test('too_many_waits is named with its remedy: one open wait at a time', async () => {
-  assert.match(await descriptionOf('wait_for_relay'), /too_many_waits: let your open wait end first, never wait in parallel\./);
+  assert.match(await descriptionOf('wait_for_relay'), /too_many_waits: one open wait at a time\./);
 });
 
 // Two agents under one name skip each other's questions, and over stdio the second one's answer key conflicts: the answer is lost.
@@ -199,10 +207,10 @@ test('append_relay\'s id opens with "Omit for a new record.", and its re-deposit
   assert.match(id, /^Omit for a new record\. /);
   // Ownership is decidable from what the agent holds.
   assert.match(id, /yours if append_relay returned that id to you/);
-  // What the store does (test/idempotency.test.ts): the original's key answers damaged, it does not replay.
-  assert.match(id, /with a new idempotency_key \(the original's is refused damaged\)/);
-  assert.match(id, /as waits past the id never return it, also append it anew with ref: <its id>/);
-  assert.doesNotMatch(id, /original's to: \(and kind:\)|replayed: true or idempotency_conflict/);
+  // What the store does (test/idempotency.test.ts): the original's key is refused (damaged), so the re-deposit takes a new one.
+  assert.match(id, /the same bytes, a new idempotency_key \(never the original's\)\./);
+  assert.match(id, /Waits already past that id never return it: if peers must see it, also append it without id, with ref: <its id> \(a question's answers may then name either id\)/);
+  assert.doesNotMatch(id, /original's to: \(and kind:\)|replayed: true or idempotency_conflict|refused damaged/);
 });
 
 // Each fact once: the malformed-id answer of list_replies is in its description, not again in its parameter.
@@ -217,7 +225,8 @@ test('exists says UNKNOWN is also a malformed id\'s answer; list_replies says "m
 
 test('get_relay gives the digest\'s form and the line endings; list_relays lists damaged ids and says its answer grows with the store', async () => {
   const { tools } = await listing;
-  assert.match(tools.find((t) => t.name === 'get_relay')!.description!, /the deposit header \("name: value" lines, LF-ended: .*digest \(sha256:<64 hex> of the bytes below\).*\), a "---" line/);
+  // A body may hold "---" lines of its own: only the first one ends the header.
+  assert.match(tools.find((t) => t.name === 'get_relay')!.description!, /the deposit header \("name: value" lines, LF-ended: .*digest \(sha256:<64 hex> of the bytes below\).*\), the first line that is exactly "---", then the sender's bytes verbatim \(later "---" lines are body\)/);
   const list = tools.find((t) => t.name === 'list_relays')!;
   assert.match(list.description!, /in one response that grows with the store \(no pagination\)/);
   assert.match((list.outputSchema!.properties as Record<string, { description: string }>).present!.description, /damaged ones included \(get_relay refuses those; they match no filter\)/);
@@ -226,7 +235,7 @@ test('get_relay gives the digest\'s form and the line endings; list_relays lists
 // Said once per tool: "Filters combine with AND" sat in both descriptions beside the parameters' own "only records whose…".
 test('how filters combine is said once in each tool that takes them', async () => {
   assert.match(await descriptionOf('wait_for_relay'), /matching all your filters/);
-  assert.match(await descriptionOf('list_relays'), /Filters keep only the held records matching all of them/);
+  assert.match(await descriptionOf('list_relays'), /Filters to, from, kind \(a name or a list, exact, as in wait_for_relay\) keep only held records matching all\./);
   for (const name of ['wait_for_relay', 'list_relays']) assert.doesNotMatch(await descriptionOf(name), /combine with AND/);
 });
 
@@ -271,15 +280,15 @@ test('every tool says how it refuses: the four that can, the form and their code
   }
 });
 
-// Said once in every tools/list: the full wording sat verbatim in both tools (~1 KB twice).
-test('the name filters are worded in full on wait_for_relay only; list_relays\' point at it', async () => {
+// Said once in every tools/list: the full wording sat verbatim in both tools (~1 KB twice). Each list_relays filter still reads on its own.
+test('the name filters are worded in full on wait_for_relay only; list_relays\' say what each matches', async () => {
   const { tools } = await listing;
   // replies_to differs: wait_for_relay's items carry parent, list_relays' ids do not.
   const filters = (name: string) => {
     const props = tools.find((tool) => tool.name === name)!.inputSchema.properties as Record<string, { description?: string }>;
     return ['to', 'from', 'kind'].map((key) => props[key]!.description);
   };
-  assert.deepEqual(filters('list_relays'), Array(3).fill('optional: as in wait_for_relay'));
+  assert.deepEqual(filters('list_relays'), ['optional: records whose to: names one of these', 'optional: records whose from: is one of these', 'optional: records whose kind: is one of these']);
   for (const text of filters('wait_for_relay')) assert.doesNotMatch(text ?? '', /wait_for_relay|list_relays/);
 });
 
@@ -292,14 +301,33 @@ test('timeout_ms states no maximum in its schema: values above the cap are cappe
 });
 
 // A refusal with no next step is retried forever or given up on at random.
+// The KNOWN_MISSING retry is stated once, in exists; get_relay cites it, so the two cannot disagree on the count.
 test('get_relay says what to do on each not_found state', async () => {
-  assert.match(await descriptionOf('get_relay'), /not_found with \.state KNOWN_MISSING \(cited, bytes not here: retry after one wait cycle, then report it missing\) or UNKNOWN \(check the id's shape, then stop\)/);
+  const text = await descriptionOf('get_relay');
+  assert.match(text, /not_found with \.state KNOWN_MISSING \(retry as exists' KNOWN_MISSING says\) or UNKNOWN \(check the id's shape, then stop\)/);
+  assert.doesNotMatch(text, /wait cycle|3 times/);
 });
 
-test('exists opens with when to use it, and its KNOWN_MISSING says what to do with your own id and with another\'s', async () => {
+test('exists opens with its three states and when to use it, and its KNOWN_MISSING says what to do with your own id and with another\'s', async () => {
   const { tools } = await listing;
   const tool = tools.find((t) => t.name === 'exists')!;
-  assert.match(tool.description!, /^Use it before a re-deposit, or to tell a lost record from one never written:/);
+  // Its purpose names its three states as the state field defines them (KNOWN_MISSING is not only "lost").
+  assert.match(tool.description!, /^What this store knows about one id, without reading its bytes: PRESENT \(held\), KNOWN_MISSING \(cited but absent\) or UNKNOWN \(nothing mentions it\)\. Use it before a re-deposit\./);
   const state = (tool.outputSchema!.properties as Record<string, { description: string }>).state!.description;
-  assert.match(state, /if yours \(append_relay returned that id to you\), re-deposit it with append_relay id; else ask again after one wait cycle, at most 3 times, then report it missing/);
+  // The one retry rule, with its cycle defined by a call the agent makes and someone to tell.
+  assert.match(state, /if yours \(append_relay returned that id to you\), re-deposit it with append_relay id; else ask again after your next wait_for_relay call, up to 3 times, then tell the asker or your operator it is missing/);
+});
+
+// One number an agent can use: it cannot tell whether its client resets its timeout on progress (the SDK client's default is 60 s).
+test('timeout_ms gives one usable bound: ≤ 50000', async () => {
+  const props = (await listing).tools.find((t) => t.name === 'wait_for_relay')!.inputSchema.properties as Record<string, { description: string }>;
+  assert.match(props.timeout_ms!.description, /default 30000, capped at 90000\. 0: only look, never block\. Use ≤ 50000: many clients end a call at 60 s$/);
+});
+
+// lib/model/record.ts reads every ref: line and splits each at commas and white space; one size rule, not the stdio cap beside it.
+test('append_relay\'s bytes give the ref: grammar as the parser reads it and one size rule', async () => {
+  const props = (await listing).tools.find((t) => t.name === 'append_relay')!.inputSchema.properties as Record<string, { description: string }>;
+  assert.match(props.bytes!.description, /ref: \(one or more ids, split at commas or spaces; repeatable\)/);
+  assert.match(props.bytes!.description, /keep it ≤ 60 KiB \(more may be refused too_large\)$/);
+  assert.doesNotMatch(props.bytes!.description, /1048576|1 MiB/);
 });

@@ -10,11 +10,11 @@ export const listReplies = defineTool({
   door: READ,
   contract: ({ shape }) => ({
     description: [
-      'List held records naming one id in parent: or ref:, one level deep (call again with a reply\'s id for more), ascending, metadata only (bytes: get_relay): replies[].parent equal to the id marks a direct reply, replies[].refs holding it a citation.',
-      'Use it to read a thread; answers to your questions reach your wait_for_relay loop (replies_to there is the fallback).',
+      'List held records naming one id in parent: or ref:, one level deep (pass a reply\'s id for more), ascending, metadata only: replies[].parent equal to the id marks a direct reply, replies[].refs holding it a citation.',
+      `Use it to read a thread or check a question for answers. All their bytes in one call: wait_for_relay replies_to: the id, after: ${shape.format(0)}, timeout_ms: 0, include_bytes: true.`,
       'Never refuses: empty means nothing names the id yet, or it is malformed (check its shape).',
     ].join('\n\n'),
-    input: { id: idParam(shape, 'the record whose replies you want', `Their bytes in one call: wait_for_relay replies_to: this id, after: ${shape.format(0)}, timeout_ms: 0, include_bytes: true`) },
+    input: { id: idParam(shape, 'the record whose replies you want') },
     output: {
       // SPEC §8 fixes the name ({parent, replies}), and GET /relays/ID/replies answers the same JSON.
       parent: z.string().describe('the id asked about'),

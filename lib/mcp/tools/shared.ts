@@ -51,17 +51,17 @@ const names = (what: string) => z.union([z.string(), z.array(z.string())]).optio
 export function filterParams() {
   return {
     to: names('optional: records whose to: names one of these: a name or a list, e.g. ["scout-7","all"], split at commas and spaces as the header is. Exact, case-sensitive, no wildcard; a record with no to: never matches. No name at all ("", [], ",") is refused bad_filter'),
-    from: names('optional: records whose from: is one of these; each string one whole name, trimmed ("," too); else as to'),
+    from: names('optional: records whose from: is one of these; each string is one whole name (not split); else as to'),
     kind: names('optional: records whose kind: is one of these, e.g. "question"; as from'),
   };
 }
 
-/** list_relays' filters: the same parsing as wait_for_relay's (lib/model/filter.ts), said there once. */
+/** list_relays' filters: the same parsing as wait_for_relay's (lib/model/filter.ts), worded in full there; list_relays' description says so in one sentence. */
 export function listFilterParams() {
   return {
-    to: names('optional: as in wait_for_relay'),
-    from: names('optional: as in wait_for_relay'),
-    kind: names('optional: as in wait_for_relay'),
+    to: names('optional: records whose to: names one of these'),
+    from: names('optional: records whose from: is one of these'),
+    kind: names('optional: records whose kind: is one of these'),
   };
 }
 
