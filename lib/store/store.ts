@@ -692,10 +692,10 @@ export class RelayStore extends EventEmitter<StoreEvents> implements RecordFeed 
     // A writer rings as soon as its record is linked, before it notes the id
     // in the log: ids are issued densely, so look on past the top until a
     // name is not there (one failed open when nothing is new).
-    for (let n = top + 1; n <= top + MAX_PROBE; n++) {
+    for (const last = top + MAX_PROBE; top < last; top++) {
+      const n = top + 1;
       void this.indexer.ingest(n);
       if (!this.index.has(n) && !this.indexer.isSettling(n)) break;
-      top = n;
     }
     if (top > this.probedUpTo) this.probedUpTo = top;
   }
