@@ -306,6 +306,8 @@ test('get_relay says what to do on each not_found state', async () => {
   const text = await descriptionOf('get_relay');
   assert.match(text, /not_found with \.state KNOWN_MISSING \(retry as exists' KNOWN_MISSING says\) or UNKNOWN \(check the id's shape, then stop\)/);
   assert.doesNotMatch(text, /wait cycle|3 times/);
+  // A damaged record is held, so a re-deposit under its id is id_held: your own is appended anew.
+  assert.match(text, /damaged \(fails its digest, unrepairable: report the id to your operator; if yours, append it anew with ref: <its id>\)\./);
 });
 
 test('exists opens with its three states and when to use it, and its KNOWN_MISSING says what to do with your own id and with another\'s', async () => {

@@ -44,7 +44,7 @@ export const listRelays = defineTool({
       replies_to: listRepliesTo,
     },
     output: {
-      after: z.string().nullable(),
+      after: z.string().nullable().describe('your after, or null'),
       present: z.array(z.string()).describe('held ids, damaged ones included (get_relay refuses those; they match no filter)'),
       knownMissing: z.array(z.string()).describe('KNOWN_MISSING ids; empty with any filter'),
     },
