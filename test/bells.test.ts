@@ -12,6 +12,7 @@ import path from 'node:path';
 import { test } from 'node:test';
 import type { CallToolResult, Client } from '@modelcontextprotocol/client';
 import { buildRecordFile, digestOf } from '../lib/model/deposit.js';
+import { openStore } from '../lib/store/store.js';
 import { openTempStore, record, stdioClient, tempStore, textOf } from './helpers.js';
 import { eventually } from './support/poll.js';
 
@@ -141,4 +142,22 @@ test('with --wake directory a filtered wait watches the corpus directory, as bef
   await eventually(() => watchedInodes(transport.pid!).includes(statSync(corpus).ino), 'the directory watched');
   assert.equal(watchedInodes(transport.pid!).length, 1, 'and no bell');
   await waiting;
+});
+
+test('a re-deposit filling in an id below the highest reaches a filtered wait in another store at once, not at the next listing', async (t) => {
+  const { corpus } = await tempStore(t);
+  const writer = await openStore({ corpus, reconcileMs: 60_000 });
+  t.after(() => writer.close());
+  for (const headers of [{ to: 'x' }, { to: 'x' }, { to: 'x', ref: 'relay-0002' }] as Record<string, string>[]) await writer.append(Buffer.from(record(headers)), { depositedBy: 'test' });
+  await unlink(path.join(corpus, 'relay-0002')); // lost: relay-0003 still cites it
+  await assert.rejects(writer.read('relay-0002')); // the writer notices it is gone
+  const reader = await openStore({ corpus, reconcileMs: 60_000 }); // no listing will come to the rescue
+  t.after(() => reader.close());
+  assert.equal((await reader.exists('relay-0002')).state, 'KNOWN_MISSING');
+  const waiting = reader.wait({ after: 'relay-0001', timeoutMs: 20_000, filter: { to: new Set(['scout-7']) } });
+  await eventually(() => reader.listening.bells === 1, 'the wait listening to its bell');
+  const redeposit = await writer.append(Buffer.from(record({ to: 'scout-7' }, 'the lost record, again')), { depositedBy: 'test', id: 'relay-0002' });
+  assert.equal(redeposit.id, 'relay-0002');
+  const answer = await waiting;
+  assert.deepEqual([answer.appeared.map((r) => r.id), answer.timedOut], [['relay-0002'], false]);
 });

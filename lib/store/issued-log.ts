@@ -46,25 +46,25 @@ export class IssuedLog {
   }
 
   /**
-   * The highest id noted since the last read, by any process, or 0 when
-   * nothing was. Synchronous and cheap when nothing changed (one stat), so
+   * The ids noted since the last read, by any process (none when nothing
+   * was). Synchronous and cheap when nothing changed (one stat), so
    * a store can ask before every answer: this is how a process that was not
    * woken for a record (bells.ts) learns of it. A log that was replaced or
    * cut short is read again from its start.
    */
-  readNew(): number {
+  readNew(): number[] {
     let size: number;
     let inode: number;
     try {
       ({ size, ino: inode } = statSync(this.file));
     } catch {
-      return 0;
+      return [];
     }
     if (inode !== this.readInode || size < this.readTo) {
       this.readInode = inode;
       this.readTo = 0;
     }
-    if (size === this.readTo) return 0;
+    if (size === this.readTo) return [];
     let text: string;
     try {
       const fd = openSync(this.file, 'r');
@@ -76,13 +76,18 @@ export class IssuedLog {
         closeSync(fd);
       }
     } catch {
-      return 0;
+      return [];
     }
     const end = text.lastIndexOf('\n') + 1; // a line still being written is read next time
     this.readTo += end;
-    const highest = this.highestIn(text.slice(0, end));
-    if (highest > this.highestNoted) this.highestNoted = highest;
-    return highest;
+    const ids: number[] = [];
+    for (const line of text.slice(0, end).split('\n')) {
+      const n = this.shape.parseRecordId(line);
+      if (n === null) continue;
+      ids.push(n);
+      if (n > this.highestNoted) this.highestNoted = n;
+    }
+    return ids;
   }
 
   private highestIn(text: string): number {

@@ -436,10 +436,15 @@ export class RelayStore extends EventEmitter<StoreEvents> implements RecordFeed 
     try {
       const n = proposed === null ? await this.ids.linkNextFree(temp) : await this.ids.linkProposed(temp, proposed, digest);
       linked = n;
-      // The record is visible from here on: ring now, so waiters read it while this process makes it durable.
-      this.bells?.ring(bellsOf(claims));
+      // The record is visible from here on: ring now, so waiters read it while
+      // this process makes it durable. They find it by looking past the highest
+      // id they know; a re-deposit below that is found in the log, so it rings
+      // once noted there.
+      const fillIn = proposed !== null && n <= this.index.highest;
+      if (!fillIn) this.bells?.ring(bellsOf(claims));
       await this.dirSync.sync();
       await this.issued.note(n);
+      if (fillIn) this.bells?.ring(bellsOf(claims));
       // Every id below is indexed first (or known absent), so a cursor that covers this one misses none of them.
       this.hearPeers(n - 1);
       const meta = this.indexer.add(n, deposit, claims);
@@ -681,7 +686,13 @@ export class RelayStore extends EventEmitter<StoreEvents> implements RecordFeed 
    */
   private hearPeers(upTo = 0): void {
     if (!this.indexed || this.lifecycle === 'closing' || this.lifecycle === 'closed') return;
-    let top = Math.max(this.issued.readNew(), this.index.highest, upTo);
+    const noted = this.issued.readNew();
+    let top = Math.max(this.index.highest, upTo);
+    for (const n of noted) {
+      if (n > top) top = n;
+      // A re-deposit fills in an id below what was looked at: the log is how it is heard.
+      else if (n <= this.probedUpTo && !this.index.has(n)) void this.indexer.ingest(n);
+    }
     let from = this.probedUpTo + 1;
     if (top - from >= MAX_PROBE) {
       // An id far ahead (a file dropped in by hand): the listing finds what lies between.
