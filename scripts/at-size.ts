@@ -8,16 +8,26 @@
  *   node --import tsx scripts/at-size.ts tools  [--size 1000000]
  *   node --import tsx scripts/at-size.ts web    [--size 1000000]
  *   node --import tsx scripts/at-size.ts mirror [--size 1000000]
+ *   node --import tsx scripts/at-size.ts doors  [--size 1000000]
+ *
+ * `doors` is a catch-up from the very start through each door that follows
+ * the store: GET /events read at full speed and by a reader that stops for
+ * a few seconds (backpressure), the CLI's one-shot `wait`, `tail -n 10` and
+ * `tail -n 10 -f`; with each, the peak resident memory of the process that
+ * answers.
  *
  * Each prints wall time, the CPU-seconds of the processes involved (from
  * /proc or getrusage) and the load average beside them: the machine is shared.
  */
 import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
+import http from 'node:http';
 import { chromium } from 'playwright-core';
+import { authorizationFor } from '../lib/auth/sign.js';
 import type { CallToolResult } from '@modelcontextprotocol/client';
 import { cachedCorpus, copyCorpus, ensureSnapshot, type Corpus } from '../bench/lib/corpus.js';
 import { BENCH_OUT, BIN } from '../bench/lib/paths.js';
@@ -149,6 +159,165 @@ async function mirror(source: Corpus): Promise<void> {
   }
 }
 
+/** The highest VmRSS of a process while `during` runs, sampled every 20 ms (MB). */
+async function peakRss<T>(pid: number, during: () => Promise<T>): Promise<{ out: T; peakMb: number }> {
+  let peakKb = 0;
+  const sample = async () => {
+    const status = await fs.readFile(`/proc/${pid}/status`, 'utf8').catch(() => '');
+    peakKb = Math.max(peakKb, Number(/^VmRSS:\s+(\d+)/m.exec(status)?.[1] ?? 0));
+  };
+  await sample();
+  const timer = setInterval(() => void sample(), 20);
+  try {
+    const out = await during();
+    await sample();
+    return { out, peakMb: peakKb / 1024 };
+  } finally {
+    clearInterval(timer);
+  }
+}
+
+/** Counts events in an SSE body without keeping it. */
+function eventCounter(): { feed(chunk: Buffer): void; readonly events: number; readonly bytes: number; readonly lastId: string } {
+  let tail = '';
+  let events = 0;
+  let bytes = 0;
+  let lastId = '';
+  return {
+    feed(chunk) {
+      bytes += chunk.length;
+      // Only whole events are counted; the rest waits for the next chunk.
+      const text = tail + chunk.toString('latin1');
+      const cut = text.lastIndexOf('\n\n');
+      if (cut === -1) return void (tail = text);
+      for (const m of text.slice(0, cut + 1).matchAll(/(?:^|\n)id: (relay-\d+)\n/g)) {
+        events++;
+        lastId = m[1]!;
+      }
+      tail = text.slice(cut + 1);
+    },
+    get events() { return events; },
+    get bytes() { return bytes; },
+    get lastId() { return lastId; },
+  };
+}
+
+/** The CLI the doors part runs: this checkout's, or AT_SIZE_BIN (another build's bin/p-e-relay, for a before/after in one run). */
+const DOORS_BIN = process.env.AT_SIZE_BIN ?? BIN;
+
+/** A catch-up from the start through each door that follows the store, on a hard-linked copy (the guard and marks write .state/). */
+async function doors(source: Corpus): Promise<void> {
+  const into = await fs.mkdtemp(path.join(BENCH_OUT, 'at-size-'));
+  const copy = await copyCorpus(source, into);
+  const keys = path.join(into, 'keys');
+  try {
+    await runBin(['keys', 'add', 'bench', '--keys', keys]);
+    const key = Buffer.from((await fs.readFile(path.join(keys, 'bench.key'), 'utf8')).trim());
+    // DOORS_BIN itself, as users run it: its shebang's node flags apply.
+    const [command, ...argv] = [...hubCommand(), 'serve', '--http', '--port', '0', '--read-only', '--primary', 'none', '--corpus', copy.corpus, '--keys', keys];
+    const hub = spawn(command!, argv, { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, P_E_RELAY_LOG: 'info' } });
+    try {
+      let stderr = '';
+      const url = new URL(await new Promise<string>((resolve, reject) => {
+        hub.stderr.setEncoding('utf8').on('data', (d: string) => {
+          stderr += d;
+          const m = /serving (http:\/\/\S+) \(/.exec(stderr);
+          if (m) resolve(m[1]!);
+        });
+        hub.once('exit', () => reject(new Error(`the hub exited: ${stderr}`)));
+      }));
+      // The first request opens the store (snapshot, listing): not part of the stream's cost.
+      await fetch(new URL('/relays/' + idOf(1), url)).then((r) => r.arrayBuffer());
+      const events = (pauseMs: number) =>
+        new Promise<{ events: number; bytes: number; lastId: string; pausedCpuMs: number; pausedRssMb: number }>((resolve, reject) => {
+          const counter = eventCounter();
+          const req = http.get(new URL(`/events?after=${idOf(0)}`, url), { headers: { Authorization: authorizationFor('bench', key, 'GET', new Uint8Array()) } }, (res) => {
+            if (res.statusCode !== 200) return reject(new Error(`GET /events: ${res.statusCode}`));
+            let pausedCpuMs = 0;
+            let pausedRssMb = 0;
+            const done = () => counter.events >= size;
+            res.on('data', (chunk: Buffer) => {
+              counter.feed(chunk);
+              if (done()) {
+                res.destroy();
+                resolve({ events: counter.events, bytes: counter.bytes, lastId: counter.lastId, pausedCpuMs, pausedRssMb });
+              }
+            });
+            if (pauseMs > 0) {
+              // Stop reading at once: with backpressure the hub stops too, and neither its CPU nor its memory grows.
+              res.pause();
+              void (async () => {
+                await new Promise((r) => setTimeout(r, 500)); // let the socket buffers fill
+                const cpu0 = await cpuMsOf(hub.pid!);
+                await new Promise((r) => setTimeout(r, pauseMs));
+                pausedCpuMs = (await cpuMsOf(hub.pid!)) - cpu0;
+                pausedRssMb = (await footprint(hub.pid!)).rssMb;
+                say(`    paused ${pauseMs} ms after ${counter.events} events: hub ${pausedCpuMs} CPU-ms meanwhile, RSS ${pausedRssMb.toFixed(0)} MB`);
+                res.resume();
+              })();
+            }
+          });
+          req.on('error', reject);
+        });
+      const idle0 = await cpuMsOf(hub.pid!);
+      await new Promise((r) => setTimeout(r, 3000));
+      say(`  hub RSS before: ${(await footprint(hub.pid!)).rssMb.toFixed(0)} MB; idle for 3000 ms: ${(await cpuMsOf(hub.pid!)) - idle0} CPU-ms (its reconcile listing)`);
+      for (const pauseMs of [0, 3000]) {
+        const { out, peakMb } = await peakRss(hub.pid!, () => timed(`GET /events?after=${idOf(0)}${pauseMs ? `, reader paused ${pauseMs} ms` : ''}`, hub.pid!, () => events(pauseMs)));
+        say(`    ${out.events} events (last ${out.lastId}), ${(out.bytes / 1e6).toFixed(1)} MB; hub peak RSS ${peakMb.toFixed(0)} MB`);
+      }
+    } finally {
+      hub.kill('SIGTERM');
+    }
+    for (const args of [['wait', '--after', idOf(0), '--timeout', '0'], ['tail', '-n', '10']]) {
+      const r = await runBin([...args, '--corpus', copy.corpus], true);
+      say(`  p-e-relay ${args.join(' ')}: exit ${r.code}, ${r.lines} lines / ${(r.bytes / 1e6).toFixed(1)} MB on stdout; ${r.time} (load ${load()})${r.note ? `\n    stderr: ${r.note}` : ''}`);
+    }
+    // tail -f: the newest 10, then it follows; its memory once they are out.
+    const follow = spawn(DOORS_BIN, ['tail', '-n', '10', '-f', '--corpus', copy.corpus], { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, P_E_RELAY_LOG: 'warn' } });
+    const t0 = performance.now();
+    let lines = 0;
+    await new Promise<void>((resolve) => follow.stdout.on('data', (d: Buffer) => {
+      lines += d.toString().split('\n').length - 1;
+      if (lines >= 10) resolve();
+    }));
+    const ms = performance.now() - t0;
+    const fp = await footprint(follow.pid!);
+    say(`  p-e-relay tail -n 10 -f: 10 lines in ${ms.toFixed(0)} ms, ${(fp.cpuS * 1000).toFixed(0)} CPU-ms, RSS ${fp.rssMb.toFixed(0)} MB while following (load ${load()})`);
+    follow.kill('SIGTERM');
+  } finally {
+    await fs.rm(into, { recursive: true, force: true });
+  }
+}
+
+/**
+ * How the hub is started: DOORS_BIN, or with AT_SIZE_HUB_PROFILE=DIR node with the
+ * shebang's flags and --cpu-prof into DIR (node refuses it in NODE_OPTIONS).
+ */
+function hubCommand(): string[] {
+  const dir = process.env.AT_SIZE_HUB_PROFILE;
+  const shebang = /^#!.*?node (.*)$/m.exec(readFileSync(DOORS_BIN, 'utf8'))![1]!.split(' ');
+  return dir ? [process.execPath, ...shebang, '--cpu-prof', `--cpu-prof-dir=${dir}`, DOORS_BIN] : [DOORS_BIN];
+}
+
+/** Runs the CLI (under /usr/bin/time when `timed`), counting its stdout without keeping it. */
+async function runBin(args: string[], timed = false): Promise<{ code: number | null; lines: number; bytes: number; time: string; note: string }> {
+  const argv = timed ? ['/usr/bin/time', '-f', 'TIME %e s wall, %U s user + %S s sys, max RSS %M KB', DOORS_BIN, ...args] : [DOORS_BIN, ...args];
+  const child = spawn(argv[0]!, argv.slice(1), { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, P_E_RELAY_LOG: 'warn' } });
+  let lines = 0;
+  let bytes = 0;
+  let stderr = '';
+  child.stdout.on('data', (d: Buffer) => {
+    bytes += d.length;
+    for (const c of d) if (c === 10) lines++;
+  });
+  child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+  const code = await new Promise<number | null>((resolve) => child.once('close', resolve));
+  const time = /^TIME (.*)$/m.exec(stderr)?.[1] ?? '';
+  const note = stderr.replace(/^TIME .*\n?/m, '').trim().slice(0, 300);
+  return { code, lines, bytes, time, note };
+}
+
 /** CPU of waited-for children (the CLI and its rsync), from /proc/self/stat's cutime + cstime. */
 async function childrenCpu(): Promise<string> {
   const stat = (await fs.readFile('/proc/self/stat', 'utf8')).split(') ')[1]!.split(' ');
@@ -162,4 +331,5 @@ say(`${part} on ${size.toLocaleString('en-US')} records (${source.corpus}); load
 if (part === 'tools') await tools(source);
 else if (part === 'web') await web(source);
 else if (part === 'mirror') await mirror(source);
-else throw new Error('usage: at-size.ts tools|web|mirror [--size N]');
+else if (part === 'doors') await doors(source);
+else throw new Error('usage: at-size.ts tools|web|mirror|doors [--size N]');

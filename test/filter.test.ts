@@ -108,3 +108,23 @@ test('the index parses to: once and answers matchingAfter from it, replies_to fr
   assert.deepEqual([index.get(4)!.meta!.parent, index.get(4)!.meta!.refs], [null, ['relay-0001', 'relay-0002']]);
   assert.deepEqual([index.get(2)!.meta!.parent, index.get(2)!.meta!.refs], ['relay-0001', []]);
 });
+
+test('matchingAfter takes at most limit ids, so a catch-up walks the index in batches; markBeforeNewest finds the newest N from the end', () => {
+  const index = new RecordIndex();
+  const add = (n: number, headers: Record<string, string>) => index.add(n, deposit, parseRecord(Buffer.from(record(headers)), shape), shape.format);
+  for (let n = 1; n <= 9; n++) add(n, n % 3 === 0 ? { kind: 'note', to: 'me', parent: 'relay-0001' } : { kind: 'note', to: 'you' });
+  // Batches of 2, each after the last id of the one before: every id once, in order.
+  for (const filter of [null, f({ to: 'me' }), f({ replies_to: 'relay-0001' }), f({ replies_to: 'relay-0001', to: 'me' })]) {
+    const walked: number[] = [];
+    for (let from = 0, batch: number[]; (batch = index.matchingAfter(from, filter, 2)).length > 0; from = batch[batch.length - 1]!) {
+      assert.ok(batch.length <= 2);
+      walked.push(...batch);
+    }
+    assert.deepEqual(walked, index.matchingAfter(0, filter), JSON.stringify(filter));
+  }
+  assert.deepEqual(index.matchingAfter(3, f({ to: 'me' }), 1), [6]);
+  assert.equal(index.markBeforeNewest(2, f({ to: 'me' })), 5, 'after relay-0005: the newest two to me are 6 and 9');
+  assert.deepEqual(index.matchingAfter(index.markBeforeNewest(4, null), null), [6, 7, 8, 9]);
+  assert.equal(index.markBeforeNewest(5, f({ to: 'me' })), 0, 'fewer held than asked: from the start');
+  assert.equal(index.markBeforeNewest(0, f({ to: 'me' })), 9, 'none: after the highest held');
+});

@@ -282,6 +282,16 @@ test('the store closing ends a subscription with its refusal, and a blocked wait
   assert.equal(w.listenerCount('record'), 0);
 });
 
+test('a live burst past the limit answers its lowest ids, and the cursor is the last of them', async () => {
+  const w = new World();
+  const pending = w.waiters.wait({ after: null, timeoutMs: 60_000, limit: 3, cursor: () => 'the highest held' });
+  // One burst, landing out of id order (other writers): a cut in landing order would leave a lower id below the cursor.
+  for (const n of [5, 2, 4, 1, 3]) w.land(n);
+  const result = await pending;
+  assert.deepEqual(result.appeared.map((a) => a.id), ['relay-0001', 'relay-0002', 'relay-0003']);
+  assert.equal(result.cursor, 'relay-0003');
+});
+
 test('a filtered wait is not woken by a record its filter rejects, and answers the one it accepts', async () => {
   const w = new World();
   const filter = parseFilter({ to: 'me' }, idShape());

@@ -95,6 +95,26 @@ export function writeLine(stream: NodeJS.WritableStream, text: string): void {
   stream.write(text.endsWith('\n') ? text : text + '\n');
 }
 
+/**
+ * Writes, and when the stream's buffer is full returns a promise that
+ * settles once it drains (or closes): a command printing many lines goes at
+ * the pace of its reader instead of buffering them all.
+ */
+export function writeWhenReady(stream: NodeJS.WritableStream, text: string): Promise<void> | void {
+  if (stream.write(text)) return;
+  return new Promise((resolve) => {
+    const done = () => {
+      stream.off('drain', done);
+      stream.off('close', done);
+      stream.off('error', done);
+      resolve();
+    };
+    stream.on('drain', done);
+    stream.on('close', done);
+    stream.on('error', done);
+  });
+}
+
 export function stringOption(ctx: CommandContext, name: string): string | undefined {
   const v = ctx.values[name];
   return typeof v === 'string' ? v : undefined;

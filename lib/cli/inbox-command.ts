@@ -136,7 +136,7 @@ async function collect(store: RelayStore, names: string[], after: number): Promi
   let more = false;
   // SPEC §8a's `to` match, answered by the store's index (a to: naming several recipients included).
   const filter = parseFilter({ to: names }, store.shape);
-  for (const { n, meta } of store.heldAfter(after)) {
+  for (const { n, meta } of store.eachHeldAfter(after)) {
     if (store.matches(n, filter)) {
       if (items.length === MAX_ITEMS) {
         more = true;

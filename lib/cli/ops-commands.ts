@@ -4,7 +4,8 @@ import { initStore } from '../ops/init.js';
 import { appearedLine } from '../model/render.js';
 import { appeared } from '../store/waiters.js';
 import { verifyCorpus } from '../ops/verify.js';
-import { EXIT_OK, EXIT_REFUSED, UsageError, numberOption, writeLine, type Command } from './command.js';
+import type { RecordMeta } from '../model/record-index.js';
+import { EXIT_OK, EXIT_REFUSED, UsageError, numberOption, writeLine, writeWhenReady, type Command } from './command.js';
 import { POLL_HELP } from './poll-option.js';
 import { openForCommand } from './store-commands.js';
 import { FILTER_HELP, FILTER_OPTIONS, filterOption } from './filter-options.js';
@@ -86,28 +87,39 @@ ${FILTER_HELP}`,
     const follow = ctx.values.follow === true;
     if (!follow && ctx.values.poll !== undefined) throw new UsageError('--poll applies to tail -f (following new records); add -f.');
     const store = await openForCommand(ctx, follow);
-    let filter;
     try {
-      filter = filterOption(ctx, store.shape);
-    } catch (err) {
-      await store.close();
-      throw err;
-    }
-    const held = store.heldAfter(0, filter);
-    for (const { meta } of held.slice(Math.max(0, held.length - lines))) writeLine(ctx.stdout, appearedLine(appeared(meta)));
-    if (!follow) {
-      await store.close();
+      const filter = filterOption(ctx, store.shape);
+      // The newest N are found from the end of the index, and then walked in
+      // batches: nothing lists the whole store (at 200k it built every
+      // record's metadata to print ten).
+      const mark = store.markBeforeNewest(lines, filter);
+      const print = (meta: RecordMeta) => writeWhenReady(ctx.stdout, appearedLine(appeared(meta)) + '\n');
+      if (!follow) {
+        for (const { meta } of store.eachHeldAfter(mark, filter)) await print(meta);
+        return EXIT_OK;
+      }
+      // One subscription: the newest N as its catch-up, at the pace stdout
+      // takes them, then each record as it lands, none lost in between.
+      await new Promise<void>((resolve) => {
+        const stop = () => {
+          process.off('SIGINT', stop);
+          process.off('SIGTERM', stop);
+          clearInterval(keepAlive);
+          subscription.close();
+          resolve();
+        };
+        const subscription = store.subscribe({ after: mark, filter, onClosed: stop }, (meta, _n, phase) => {
+          const pending = print(meta);
+          if (phase === 'catch-up') return pending; // live records are never waited for
+        });
+        // The watcher does not hold the process open by itself (a server's transport does); here we must.
+        const keepAlive = setInterval(() => {}, 1 << 30);
+        process.once('SIGINT', stop);
+        process.once('SIGTERM', stop);
+      });
       return EXIT_OK;
+    } finally {
+      await store.close();
     }
-    store.subscribe({ after: null, filter }, (meta) => writeLine(ctx.stdout, appearedLine(appeared(meta))));
-    // The watcher does not hold the process open by itself (a server's transport does); here we must.
-    const keepAlive = setInterval(() => {}, 1 << 30);
-    await new Promise<void>((resolve) => {
-      process.once('SIGINT', resolve);
-      process.once('SIGTERM', resolve);
-    });
-    clearInterval(keepAlive);
-    await store.close();
-    return EXIT_OK;
   },
 };

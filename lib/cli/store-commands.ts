@@ -3,6 +3,7 @@
  * matching MCP tool and prints the same text.
  */
 import { RelayStore } from '../store/store.js';
+import { WAIT_MAX_ITEMS } from '../store/waiters.js';
 import { appendText, existsText, listText, repliesText, waitText } from '../model/render.js';
 import { EXIT_OK, EXIT_REFUSED, UsageError, localUser, numberOption, readAll, stringOption, writeLine, type Command, type CommandContext } from './command.js';
 import fs from 'node:fs/promises';
@@ -136,7 +137,10 @@ export const waitCommand: Command = {
 With --after, returns at once if a newer matching record is held, else
 blocks. Without it, waits for the next matching record to land. The last
 line is "cursor: ID": pass it as --after next time to miss nothing and see
-nothing twice. Exit 0 when something appeared, 1 when the time ran out.
+nothing twice. One answer carries at most ${WAIT_MAX_ITEMS.toLocaleString('en-US')} records, as wait_for_relay's
+(the lowest ids; the cursor is the last of them, and stderr says how to go
+on); to follow everything from a mark, use \`tail -f\`. Exit 0 when something
+appeared, 1 when the time ran out.
 
   --after ID        the newest id you have seen (or the last cursor)
   --timeout MS      how long to wait (default 30000, at most 90000)
@@ -151,6 +155,7 @@ ${FILTER_HELP}`,
         const filter = filterOption(ctx, store.shape);
         const result = await store.wait({ after: stringOption(ctx, 'after'), timeoutMs: numberOption(ctx, 'timeout'), filter, includeBytes: ctx.values['include-bytes'] === true });
         writeLine(ctx.stdout, waitText(result));
+        if (result.appeared.length >= WAIT_MAX_ITEMS) writeLine(ctx.stderr, `p-e-relay wait: ${WAIT_MAX_ITEMS.toLocaleString('en-US')} records, the most one answer carries; more may be held above the cursor: run it again with --after ${result.cursor} (and the same filters)`);
         return result.appeared.length > 0 ? EXIT_OK : EXIT_REFUSED;
       },
       true,

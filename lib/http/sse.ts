@@ -12,6 +12,12 @@
  * subscription API (store/subscription.ts), which sends what both phases see
  * once.
  *
+ * The catch-up from an old mark (a million held records, say) is streamed,
+ * not built: the store hands it over in batches from its index, events are
+ * written CATCH_UP_WRITE bytes at a time (one write per event cost more
+ * CPU in writev than everything else the stream does), and a socket that
+ * takes no more holds the catch-up back until it drains.
+ *
  * A slow reader never holds anyone else up: the store's notify only queues
  * a string here. A stream whose unsent bytes pass the cap, or that makes no
  * progress for a whole keep-alive interval with bytes pending, is dropped;
@@ -27,6 +33,9 @@ import type { Admission, Grant } from '../mcp/door.js';
 import { filterFromQuery } from './filter-query.js';
 import { readBody } from './body.js';
 import type { HubContext } from './context.js';
+
+/** Catch-up events are written in chunks of about this many bytes (~50 events: a socket's highWaterMark). */
+const CATCH_UP_WRITE = 16 * 1024;
 
 /** A stream holds a connection open: signed, and a stream slot while it lasts. */
 const EVENT_STREAM: Admission = { signed: true, spends: 'stream' };
@@ -61,6 +70,8 @@ class EventStream {
   private keepAlive: NodeJS.Timeout | null = null;
   /** Bytes the socket had handed to the kernel at the last keep-alive tick. */
   private lastDispatched = -1;
+  /** Catch-up events not yet written: they go out CATCH_UP_WRITE bytes at a time, and before any live one. */
+  private pending = '';
 
   constructor(
     private readonly res: ServerResponse,
@@ -85,7 +96,7 @@ class EventStream {
     res.writeHead(200, { 'Content-Type': 'text/event-stream; charset=utf-8', 'Cache-Control': 'no-cache, no-transform', 'X-Accel-Buffering': 'no', Connection: 'keep-alive' });
     res.write(': p-e-relay events\n\n');
     this.keepAlive = setInterval(() => this.tick(), ctx.sseKeepAliveMs);
-    void this.subscription.caughtUp.catch((err) => {
+    void this.subscription.caughtUp.then(() => this.flush(), (err) => {
       ctx.log.warn(`an event stream's catch-up failed: ${(err as Error).message}`);
       this.end();
     });
@@ -93,7 +104,16 @@ class EventStream {
 
   /** One held record of the catch-up; a full socket holds the catch-up back until it drains. */
   private catchUp(meta: RecordMeta): Promise<void> | void {
-    if (!this.res.write(eventText(meta))) return this.drained();
+    this.pending += eventText(meta);
+    if (this.pending.length >= CATCH_UP_WRITE) return this.flush();
+  }
+
+  /** Writes the catch-up's pending events; a promise when the socket is full. */
+  private flush(): Promise<void> | void {
+    if (this.pending === '' || this.ended) return;
+    const text = this.pending;
+    this.pending = '';
+    if (!this.res.write(text)) return this.drained();
   }
 
   private held(meta: RecordMeta): void {
@@ -102,6 +122,7 @@ class EventStream {
   }
 
   private send(text: string): void {
+    void this.flush(); // the catch-up's last events go first
     this.res.write(text);
     if (this.res.writableLength > this.ctx.sseMaxBufferedBytes) this.drop(`${this.res.writableLength} bytes are waiting for it`);
   }

@@ -243,7 +243,11 @@ export class RecordIndex {
   matches(n: number, filter: RecordFilter | null): boolean {
     const at = this.position(n);
     if (at >= this.count || this.ids[at] !== n) return false;
-    if (!filter) return true;
+    return !filter || this.matchesAt(at, filter);
+  }
+
+  /** Whether the held record at position `at` matches `filter`. */
+  private matchesAt(at: number, filter: RecordFilter): boolean {
     const slot = this.slotAt[at]!;
     if (!(this.flags[slot]! & WHOLE)) return false;
     const start = this.namedStart[slot]!;
@@ -255,12 +259,34 @@ export class RecordIndex {
     });
   }
 
-  /** Held ids greater than `after` that match `filter`, ascending. */
-  matchingAfter(after: number, filter: RecordFilter | null): number[] {
-    if (!filter) return this.presentAfter(after);
-    // replies_to narrows to the few records naming one id: start from those.
-    const candidates = filter.repliesTo !== undefined ? this.repliesTo(filter.repliesTo).filter((m) => m > after) : this.presentAfter(after);
-    return candidates.filter((m) => this.matches(m, filter));
+  /**
+   * Held ids greater than `after` that match `filter`, ascending; at most
+   * `limit` of them, so that a caller walking a large store in batches (a
+   * catch-up: store.eachHeldAfter) never holds the whole list.
+   */
+  matchingAfter(after: number, filter: RecordFilter | null, limit = Infinity): number[] {
+    const start = this.position(after + 1);
+    if (!filter) return Array.from(this.ids.subarray(start, Math.min(this.count, start + limit)));
+    const out: number[] = [];
+    if (filter.repliesTo !== undefined) {
+      // replies_to narrows to the few records naming one id: start from those.
+      for (const m of this.repliesTo(filter.repliesTo)) if (m > after && out.length < limit && this.matches(m, filter)) out.push(m);
+      return out;
+    }
+    for (let at = start; at < this.count && out.length < limit; at++) if (this.matchesAt(at, filter)) out.push(this.ids[at]!);
+    return out;
+  }
+
+  /**
+   * The mark after which the held records matching `filter` are exactly the
+   * newest `count` (0 when fewer are held; the highest held id for none):
+   * `tail -n`, walked from the end without listing the rest.
+   */
+  markBeforeNewest(count: number, filter: RecordFilter | null): number {
+    if (count <= 0) return this.highestHeld();
+    let found = 0;
+    for (let at = this.count - 1; at >= 0; at--) if ((!filter || this.matchesAt(at, filter)) && ++found === count) return this.ids[at]! - 1;
+    return 0;
   }
 
   private recipients(to: number): readonly string[] {

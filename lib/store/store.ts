@@ -30,12 +30,15 @@ import { inlineBytes } from './inline-bytes.js';
 import { readSettings } from './settings.js';
 import { SnapshotKeeper } from './snapshot-keeper.js';
 import { subscribe, type HeldRecord, type OnRecord, type RecordFeed, type StoreEvents, type SubscribeOptions, type Subscription } from './subscription.js';
-import { clampWait, Waiters, type WaitResult } from './waiters.js';
+import { clampWait, WAIT_MAX_ITEMS, Waiters, type WaitResult } from './waiters.js';
 import { CorpusWatcher, type WatchMode } from './watch.js';
 import { Bells, bellsFor, bellsOf, type BellKey } from './bells.js';
 
 /** How often a store lists a corpus other hosts write to, unless --poll says otherwise. */
 const SHARED_LISTING_MS = 1000;
+
+/** Ids a catch-up takes from the index at a time (eachHeldAfter). */
+const HELD_BATCH = 1024;
 
 export interface StoreOptions {
   corpus: string;
@@ -88,7 +91,7 @@ export interface WaitOptions {
   filter?: RecordFilter | null;
   /** Inline each record's bytes and digest, up to INLINE_BYTES_BUDGET in one answer. */
   includeBytes?: boolean;
-  /** At most this many held records from the catch-up; the cursor is then the last of them (waiters.ts). */
+  /** At most this many items in one answer (default WAIT_MAX_ITEMS, every door's); the cursor is then the last of them (waiters.ts). */
   limit?: number;
 }
 
@@ -565,7 +568,7 @@ export class RelayStore extends EventEmitter<StoreEvents> implements RecordFeed 
       onProgress: options.onProgress,
       existing,
       filter: options.filter,
-      limit: options.limit,
+      limit: options.limit ?? WAIT_MAX_ITEMS,
       cursor: (atLeast) => this.cursorAfter(after, atLeast),
       refresh: () => this.hearPeers(),
     });
@@ -724,11 +727,24 @@ export class RelayStore extends EventEmitter<StoreEvents> implements RecordFeed 
    */
   *eachHeldAfter(mark: number, filter: RecordFilter | null = null): Generator<HeldRecord> {
     const upTo = this.announcedUpTo(); // what lies above is announced live once visible
-    for (const n of this.index.matchingAfter(mark, filter)) {
-      if (n > upTo) break;
-      const meta = this.index.get(n)?.meta;
-      if (meta) yield { n, meta };
+    // In batches from the index, each after the last id taken: a catch-up of a
+    // million records never holds a million ids, and records indexed meanwhile
+    // (announced live) cannot shift it.
+    for (let from = mark; ; ) {
+      const batch = this.index.matchingAfter(from, filter, HELD_BATCH);
+      for (const n of batch) {
+        if (n > upTo) return;
+        const meta = this.index.get(n)?.meta;
+        if (meta) yield { n, meta };
+      }
+      if (batch.length < HELD_BATCH) return;
+      from = batch[batch.length - 1]!;
     }
+  }
+
+  /** The mark after which the held records matching `filter` are the newest `count` (`tail -n`). */
+  markBeforeNewest(count: number, filter: RecordFilter | null = null): number {
+    return this.index.markBeforeNewest(count, filter);
   }
 
   /** Whether held record `n` matches `filter` (SPEC §8a), from the index. */

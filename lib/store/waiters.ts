@@ -11,6 +11,18 @@ export const DEFAULT_WAIT_MS = 30_000;
 export const MAX_WAIT_MS = 90_000;
 export const PROGRESS_EVERY_MS = 10_000;
 
+/**
+ * The most items one wait answers, through every door (wait_for_relay, the
+ * CLI's `wait`). A catch-up from the start of a million-record store would
+ * otherwise be a million items (~200 MB of JSON on one line; the SDK's stdio
+ * client ends the session past 10 MiB; the CLI printed 200,000 lines from
+ * 366 MB at 200k). Past the cap the answer holds the lowest ids and its
+ * cursor is the last of them, so the next call (after = cursor) goes on from
+ * there: the cursor covers what this call answered, and every record above
+ * it is still ahead. GET /events and `tail -f` stream instead, in batches.
+ */
+export const WAIT_MAX_ITEMS = 10_000;
+
 export interface WaitResult {
   appeared: AppearedRecord[];
   timedOut: boolean;
@@ -47,9 +59,9 @@ export interface WaitOptions {
   /** The cursor to answer with, read at the moment the answer is decided; never below `atLeast`, the highest id answered. */
   cursor?: (atLeast: number) => string;
   /**
-   * At most this many held records from the catch-up: it stops there, and
-   * the cursor is the last of them (not the highest held), so the next call
-   * goes on from it.
+   * At most this many items: the catch-up stops there, a larger live burst
+   * keeps its lowest ids, and the cursor is the last item (not the highest
+   * held), so the next call goes on from it.
    */
   limit?: number;
   /**
@@ -116,6 +128,12 @@ export class Waiters {
         if (refusal) return reject(refusal);
         // With a mark, answer in id order: records from other writers can land out of order.
         if (after !== null) landed.sort((a, b) => a.n - b.n);
+        if (options.limit !== undefined && landed.length > options.limit) {
+          // A live burst past the cap: its lowest ids, so that what is left out lies above the cursor.
+          if (after === null) landed.sort((a, b) => a.n - b.n);
+          landed.length = options.limit;
+          limited = true;
+        }
         const highest = landed.reduce((m, r) => Math.max(m, r.n), 0);
         const cursor = limited ? landed[landed.length - 1]!.meta.id : options.cursor?.(highest);
         resolve({ appeared: landed.map((r) => appeared(r.meta)), timedOut, waitedMs: elapsed(), cursor });

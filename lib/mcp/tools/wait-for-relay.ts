@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { waitText } from '../../model/render.js';
-import { clampWait, DEFAULT_WAIT_MS, MAX_WAIT_MS } from '../../store/waiters.js';
+import { clampWait, DEFAULT_WAIT_MS, MAX_WAIT_MS, WAIT_MAX_ITEMS } from '../../store/waiters.js';
 import { parseFilter } from '../../model/filter.js';
 import type { IdShape } from '../../model/ids.js';
 import { claimFields, depositedAtField, depositedByField, filterParams, linkFields, provenanceField, recordIdField, waitRepliesTo } from './shared.js';
@@ -66,33 +66,14 @@ export const waitForRelay = defineTool({
       timeoutMs: timeout_ms,
       filter: parseFilter({ to, from, kind, replies_to }, store.shape),
       includeBytes: include_bytes === true,
-      limit: WAIT_MAX_ITEMS,
       signal,
       onProgress: progress && ((waitedMs) => progress(waitedMs, `still waiting after ${Math.round(waitedMs / 1000)} s`)),
     });
-    const answer = capped(result);
-    return { text: waitText(answer), structured: { ...answer } };
+    return { text: waitText(result), structured: { ...result } };
   },
 });
-
-/**
- * The most items one answer carries. A catch-up from the start of a
- * million-record store would otherwise be a million items (~200 MB of JSON on
- * one line; the SDK's stdio client ends the session past 10 MiB). Past the
- * cap the answer holds the lowest ids and its cursor is the last of them, so
- * the next call (after = cursor) goes on from there: the cursor covers what
- * this call answered, and every record above it is still ahead.
- */
-export const WAIT_MAX_ITEMS = 10_000;
 
 /** Whether the item cap can bite: only where the id space is larger than it (5 or more digits); a 4-digit store's contract leaves it out. */
 function itemCapped(shape: IdShape): boolean {
   return shape.max > WAIT_MAX_ITEMS;
-}
-
-function capped<T extends { appeared: { id: string }[]; cursor: string }>(result: T): T {
-  if (result.appeared.length <= WAIT_MAX_ITEMS) return result;
-  // Ids of one store have one width: string order is id order.
-  const kept = [...result.appeared].sort((a, b) => (a.id < b.id ? -1 : 1)).slice(0, WAIT_MAX_ITEMS);
-  return { ...result, appeared: kept, cursor: kept[kept.length - 1]!.id };
 }
