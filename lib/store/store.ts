@@ -101,6 +101,13 @@ export interface ListResult {
   knownMissing: string[];
 }
 
+/** ListResult's ids as numbers (`shape.format` makes them ids). */
+export interface ListIds {
+  after: string | null;
+  present: number[];
+  knownMissing: number[];
+}
+
 export interface RepliesResult {
   parent: string;
   /** Each with its thread links, so a caller tells an answer (parent is the id) from a citation (refs holds it). */
@@ -523,13 +530,19 @@ export class RelayStore extends EventEmitter<StoreEvents> implements RecordFeed 
    * a missing id has no headers, so with a filter the missing list is empty.
    */
   async list(after?: string, filter: RecordFilter | null = null): Promise<ListResult> {
+    const ids = await this.listIds(after, filter);
+    return { after: ids.after, present: ids.present.map(this.shape.format), knownMissing: ids.knownMissing.map(this.shape.format) };
+  }
+
+  /**
+   * The same ids as numbers, none formatted yet: a door that refuses a
+   * list past a size (list_relays) counts before it formats. At 1M,
+   * formatting the million ids of a list it then refused took 1.1 CPU-s.
+   */
+  async listIds(after?: string, filter: RecordFilter | null = null): Promise<ListIds> {
     await this.opened();
     const mark = after === undefined ? 0 : this.parseAfter(after);
-    return {
-      after: after ?? null,
-      present: this.index.matchingAfter(mark, filter).map(this.shape.format),
-      knownMissing: filter ? [] : this.index.knownMissingAfter(mark).map(this.shape.format),
-    };
+    return { after: after ?? null, present: this.index.matchingAfter(mark, filter), knownMissing: filter ? [] : this.index.knownMissingAfter(mark) };
   }
 
   async replies(id: string): Promise<RepliesResult> {

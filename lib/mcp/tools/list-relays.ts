@@ -3,7 +3,7 @@ import { RelayError } from '../../errors.js';
 import { listText } from '../../model/render.js';
 import { parseFilter } from '../../model/filter.js';
 import type { IdShape } from '../../model/ids.js';
-import type { ListResult } from '../../store/store.js';
+import type { ListIds, ListResult } from '../../store/store.js';
 import { listFilterParams, listRepliesTo } from './shared.js';
 import { defineTool, READ } from './tool.js';
 
@@ -50,17 +50,19 @@ export const listRelays = defineTool({
     },
   }),
   async run(store, { after, to, from, kind, replies_to }) {
-    const result = await store.list(after, parseFilter({ to, from, kind, replies_to }, store.shape));
-    refuseIfLonger(result);
+    // Counted before a single id is formatted: a refused list costs no strings.
+    const ids = await store.listIds(after, parseFilter({ to, from, kind, replies_to }, store.shape));
+    refuseIfLonger(ids, store.shape);
+    const result: ListResult = { after: ids.after, present: ids.present.map(store.shape.format), knownMissing: ids.knownMissing.map(store.shape.format) };
     return { text: listText(result), structured: { ...result } };
   },
 });
 
 /** too_large for a list of more than LIST_MAX_IDS ids, naming the `after` whose answer holds the newest LIST_MAX_IDS. */
-function refuseIfLonger(list: ListResult): void {
+function refuseIfLonger(list: ListIds, shape: IdShape): void {
   const total = list.present.length + list.knownMissing.length;
   if (total <= LIST_MAX_IDS) return;
-  const fits = nthOfBoth(list.present, list.knownMissing, total - LIST_MAX_IDS - 1);
+  const fits = shape.format(nthOfBoth(list.present, list.knownMissing, total - LIST_MAX_IDS - 1));
   throw new RelayError(
     'too_large',
     `This list holds ${n(total)} ids (${n(list.present.length)} present, ${n(list.knownMissing.length)} known missing); one list_relays answer carries at most ${n(LIST_MAX_IDS)} (a longer one is a message MCP clients drop). ` +
@@ -70,8 +72,8 @@ function refuseIfLonger(list: ListResult): void {
   );
 }
 
-/** The k-th (0-based) id of two ascending lists of one id shape taken together: equal width, so string order is id order. */
-function nthOfBoth(a: string[], b: string[], k: number): string {
+/** The k-th (0-based) id of two ascending lists taken together. */
+function nthOfBoth(a: number[], b: number[], k: number): number {
   let i = 0;
   let j = 0;
   for (;;) {
