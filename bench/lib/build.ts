@@ -32,11 +32,16 @@ export async function ensureFreshBuild(): Promise<string> {
  * bundled the same way as p-e-relay, so "spawn → first tools/list" can be
  * compared with what the SDK and node cost before any store work.
  */
-export async function bareServerBundle(): Promise<string> {
+export function bareServerBundle(): Promise<string> {
+  return workerBundle('bare-mcp');
+}
+
+/** A bench worker (bench/workers/NAME.ts) bundled into one ESM file (bench/out/NAME.mjs), as the bare floor is. */
+export async function workerBundle(name: string): Promise<string> {
   const { build } = await import('esbuild');
-  const out = path.join(ROOT, 'bench', 'out', 'bare-mcp.mjs');
+  const out = path.join(ROOT, 'bench', 'out', `${name}.mjs`);
   await build({
-    entryPoints: [path.join(ROOT, 'bench', 'workers', 'bare-mcp.ts')],
+    entryPoints: [path.join(ROOT, 'bench', 'workers', `${name}.ts`)],
     outfile: out,
     bundle: true,
     format: 'esm',

@@ -129,6 +129,29 @@ export async function cpuMsOf(pid: number): Promise<number> {
   return (Number(stat[11]) + Number(stat[12])) * 10;
 }
 
+/**
+ * CPU a process has used so far, in ms to the nanosecond: the sum of
+ * /proc/<pid>/task/<tid>/schedstat over its threads (the main thread and
+ * libuv's pool, which does a store's fsyncs). Unlike `cpuMsOf` it has no
+ * 10 ms tick, so a batch of a few hundred sub-millisecond calls can be
+ * timed; it misses threads that have already exited (node's stay).
+ */
+export async function threadCpuMs(pid: number): Promise<number> {
+  let ns = 0;
+  for (const tid of await fs.readdir(`/proc/${pid}/task`)) {
+    const stat = await fs.readFile(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').catch(() => '0');
+    ns += Number(stat.split(' ')[0]);
+  }
+  return ns / 1e6;
+}
+
+/** The node flags on bin/p-e-relay's shebang line, which MCP clients get by running the launcher: spawn a floor with them too. */
+export async function launcherFlags(): Promise<string[]> {
+  const first = (await fs.readFile(BIN, 'utf8')).split('\n', 1)[0]!;
+  const words = first.split(/\s+/);
+  return words.slice(words.indexOf('node') + 1).filter((w) => w.startsWith('--'));
+}
+
 /** The text of a tool result. */
 export function textOf(result: CallToolResult): string {
   return result.content.map((c) => (c.type === 'text' ? c.text : '')).join('');
