@@ -61,7 +61,7 @@ test('the ask recipe: headers in bytes, a fresh key kept on retries, and the ans
 // One line with every code and its action: scattered over three parameters, a model missed them, and one with no action is retried forever.
 test('append_relay lists every refusal code with what to do, and says read_only and ids_exhausted are final', async () => {
   const text = await descriptionOf('append_relay');
-  const line = text.slice(text.indexOf('Refusals:'));
+  const line = text.slice(text.indexOf('Refusals'));
   for (const code of ['bad_record', 'too_large', 'too_many_refs', 'bad_idempotency_key', 'bad_id', 'id_held', 'id_ahead', 'idempotency_conflict', 'rate_limited', 'read_only', 'ids_exhausted', 'disk_full', 'store_unavailable']) {
     assert.match(line, new RegExp(`\\b${code}\\b`), code);
   }
@@ -82,12 +82,13 @@ test('the one loop: numbered catch-up, loop and answering steps; to you and all,
   assert.doesNotMatch(text, /kind: "/);
   assert.match(text, /Skip items from: <you>/);
   // A peer's clarifying question with parent: <your question> is not its answer (and is answered as a question).
-  assert.match(text, /A kind: answer item whose parent is your question's id answers it\./);
+  // Each kind its own clause: "Other kinds: read, never reply" after the answer rule read as covering questions too.
+  assert.match(text, /A kind: answer item whose parent is your question's id answers it; kind: question: step 3; anything else: read, never reply\./);
   // An agent that serves must not stop calling once its own answer has come.
-  assert.match(text, /It cannot wake you: keep calling it\. Serve until/);
+  assert.match(text, /It cannot wake you: keep calling it\./);
   assert.match(text, /"@p-e\/x0\nkind: answer\nfrom: <you>\nto: <its from>\nparent: <its id>\n\n<answer>" \(no from: → to: all\), idempotency_key "<you>\/answer\/<its id>"\./);
   // Notes and other kinds are read, never answered: a reply to each would be noise every reader pays for.
-  assert.match(text, /Other kinds: read, never reply\./);
+  assert.doesNotMatch(text, /Other kinds/);
 });
 
 // A question to you must never go unanswered; a broadcast answered by everyone is N-1 "I don't know"s.
@@ -119,10 +120,12 @@ test('the answer key is stated where the key is: "<you>/answer/<question id>", p
   assert.match(key, /refused idempotency_conflict, naming the first record in _meta\["p-e-relay\/error"\]\.id: that record already landed, so do not resend \(under an answer key: you already answered; a question key: await its answers\)/);
 });
 
-test('the replies_to filter is the documented fallback for an answer the one loop missed', async () => {
+// The check past the time budget is one list_replies call (the description's give-up rule); "seems overdue" had no trigger.
+test('the replies_to filter finds an answer whatever its to: says, with no trigger of its own', async () => {
   const { tools } = await listing;
   const props = tools.find((tool) => tool.name === 'wait_for_relay')!.inputSchema.properties as Record<string, { description: string }>;
-  assert.match(props.replies_to!.description, /whatever its to: says: the fallback when an answer seems overdue/);
+  assert.match(props.replies_to!.description, /With your question's id \(and after: it, a cursor of its own\) it finds the answer whatever its to: says$/);
+  assert.doesNotMatch(props.replies_to!.description, /overdue/);
 });
 
 // list_relays answers bare ids, citations included: an agent told it "finds the answer" would get_relay every hit.
@@ -147,7 +150,8 @@ test('wait_for_relay\'s first step catches up from relay-0000 without re-answeri
   const { tools } = await listing;
   const tool = tools.find((t) => t.name === 'wait_for_relay')!;
   // A restarted asker also recovers its own questions, so it knows which answers in the loop are its.
-  assert.match(tool.description!, /1\. Catch-up, without a saved cursor: from: <you>, kind: \["answer", "question"\], after: relay-0000, timeout_ms: 0\. An answer's parent is a question you answered: skip it; a question is one you asked\./);
+  // Said as what not to do: "skip it" read as skipping the answer item, not the question it answered.
+  assert.match(tool.description!, /1\. Catch-up, without a saved cursor: from: <you>, kind: \["answer", "question"\], after: relay-0000, timeout_ms: 0\. Never answer its answers' parents again; its questions are yours\./);
   const after = (tool.inputSchema.properties as Record<string, { description: string }>).after!.description;
   assert.doesNotMatch(after, /[Cc]atch-up|list_replies|joined/, 'after keeps only cursor semantics');
 });
@@ -182,16 +186,21 @@ test('no rule depends on a join time', async () => {
   assert.doesNotMatch(JSON.stringify(tool), /older than your task|before you joined|up to its cursor/);
 });
 
-// A server that left after one quiet timeout left slower askers unanswered: serving lasts the brief's time. An asker gives up on one answer
-// by a count it can read off the output (timedOut: true; an early end is timedOut: false), and keeps serving.
-test('wait_for_relay: serve until the brief\'s deadline or done; give up awaiting after 3 timed-out calls, and go on', async () => {
+// An asker gives up on one answer by time it can read off the outputs: a count of timeouts never came in a busy swarm (broadcasts keep
+// calls returning items), and while they do waitedMs stays small, so the newest depositedAt counts too. Then one list_replies, and on.
+test('wait_for_relay: await an answer for 3 min by depositedAt or summed waitedMs, then one list_replies, then go on', async () => {
   const text = await descriptionOf('wait_for_relay');
-  assert.match(text, /Serve until your brief's deadline, or until it says you are done, even when quiet\. Await an answer until you have what you need \(to: <peer>: its first\) or 3 calls since asking returned timedOut: true; then go on without it\./);
-  assert.doesNotMatch(text, /full timeout brings nothing|empty timeouts/);
+  assert.match(text, /Time: the newest item's depositedAt or summed waitedMs, whichever shows more\. Await an answer until you have what you need \(to: <peer>: its first\) or 3 min after your question's depositedAt; then list_replies its id once; none there: go on without it\./);
+  assert.doesNotMatch(text, /timedOut: true|full timeout brings nothing|empty timeouts/);
 });
 
-test('too_many_waits is named with its remedy: one open wait at a time', async () => {
-  assert.match(await descriptionOf('wait_for_relay'), /too_many_waits: one open wait at a time\./);
+// A server that left after one quiet timeout left slower askers unanswered: serving lasts the brief's time, and a brief with no end still gets one.
+test('wait_for_relay: serve until the brief\'s deadline or done, else until your work is done and 5 min brought nothing', async () => {
+  assert.match(await descriptionOf('wait_for_relay'), /Serve until your brief's deadline or it says you are done, even when quiet \(neither: until your work is done and 5 min brought nothing to answer\)\./);
+});
+
+test('too_many_waits is named with its remedy: let your open wait end first', async () => {
+  assert.match(await descriptionOf('wait_for_relay'), /too_many_waits: let your open wait end first\./);
 });
 
 // Two agents under one name skip each other's questions, and over stdio the second one's answer key conflicts: the answer is lost.
@@ -207,9 +216,10 @@ test('append_relay\'s id opens with "Omit for a new record.", and its re-deposit
   assert.match(id, /^Omit for a new record\. /);
   // Ownership is decidable from what the agent holds.
   assert.match(id, /yours if append_relay returned that id to you/);
-  // What the store does (test/idempotency.test.ts): the original's key is refused (damaged), so the re-deposit takes a new one.
-  assert.match(id, /the same bytes, a new idempotency_key \(never the original's\)\./);
-  assert.match(id, /Waits already past that id never return it: if peers must see it, also append it without id, with ref: <its id> \(a question's answers may then name either id\)/);
+  // What the store does (test/idempotency.test.ts): the original's key is refused (damaged), so the re-deposit takes a new one;
+  // said once, after both the re-deposit and the copy, since an answer's copy under "<you>/answer/<question id>" is refused too.
+  assert.match(id, /Waits already past that id never return it: if peers must see it, also append it without id, with ref: <its id> \(a question's answers may then name either id\)\. The re-deposit and the copy each take a fresh random idempotency_key, even for an answer: the original's is refused\./);
+  assert.equal(JSON.stringify((await listing).tools).match(/fresh random idempotency_key/g)?.length, 1);
   assert.doesNotMatch(id, /original's to: \(and kind:\)|replayed: true or idempotency_conflict|refused damaged/);
 });
 
@@ -228,14 +238,14 @@ test('get_relay gives the digest\'s form and the line endings; list_relays lists
   // A body may hold "---" lines of its own: only the first one ends the header.
   assert.match(tools.find((t) => t.name === 'get_relay')!.description!, /the deposit header \("name: value" lines, LF-ended: .*digest \(sha256:<64 hex> of the bytes below\).*\), the first line that is exactly "---", then the sender's bytes verbatim \(later "---" lines are body\)/);
   const list = tools.find((t) => t.name === 'list_relays')!;
-  assert.match(list.description!, /in one response that grows with the store \(no pagination\)/);
+  assert.match(list.description!, /One response that grows with the store \(no pagination\)/);
   assert.match((list.outputSchema!.properties as Record<string, { description: string }>).present!.description, /damaged ones included \(get_relay refuses those; they match no filter\)/);
 });
 
 // Said once per tool: "Filters combine with AND" sat in both descriptions beside the parameters' own "only records whose…".
 test('how filters combine is said once in each tool that takes them', async () => {
   assert.match(await descriptionOf('wait_for_relay'), /matching all your filters/);
-  assert.match(await descriptionOf('list_relays'), /Filters to, from, kind \(a name or a list, exact, as in wait_for_relay\) keep only held records matching all\./);
+  assert.match(await descriptionOf('list_relays'), /Filters to, from, kind \(as in wait_for_relay\) and replies_to keep only held records matching all\./);
   for (const name of ['wait_for_relay', 'list_relays']) assert.doesNotMatch(await descriptionOf(name), /combine with AND/);
 });
 
@@ -271,13 +281,47 @@ test('wait_for_relay\'s to names the refusal bad_filter, from and kind compare a
   for (const name of ['wait_for_relay', 'list_relays']) assert.match(await descriptionOf(name), /bad_id, bad_filter/, name);
 });
 
-test('every tool says how it refuses: the four that can, the form and their codes; the two that cannot, that they never refuse', async () => {
+// The form once, in the first tool listed (it sat in four tools); the others name their codes.
+test('every tool says how it refuses: the form once, in append_relay, for all; the others that can, their codes; the two that cannot, that they never refuse', async () => {
   const { tools } = await listing;
-  for (const tool of tools) {
+  assert.equal(tools[0]!.name, 'append_relay', 'the form is read first');
+  assert.match(tools[0]!.description!, /Refusals \(all tools\): isError text, code in _meta\["p-e-relay\/error"\]\.code;/);
+  assert.equal(JSON.stringify(tools).match(/isError/g)?.length, 1);
+  for (const tool of tools.slice(1)) {
     const text = tool.description ?? '';
     if (tool.name === 'exists' || tool.name === 'list_replies') assert.match(text, /Never refuses/, tool.name);
-    else assert.match(text, /Refusals(?: are isError text saying what to do|: isError text), code in _meta\["p-e-relay\/error"\]\.code/, tool.name);
+    else assert.match(text, /Refusal codes: /, tool.name);
   }
+});
+
+// The id shape in words sat in six places; each id schema still shows the width by its example (SPEC §3).
+test('the id shape is put in words once, in exists, and every id parameter shows it by example', async () => {
+  const { tools } = await listing;
+  assert.equal(JSON.stringify(tools).match(/and 4 digits/g)?.length, 1);
+  assert.match(tools.find((t) => t.name === 'exists')!.description!, /Ids are `relay-` and 4 digits \(relay-0033\), compared literally by every tool/);
+  for (const name of ['exists', 'get_relay', 'list_replies']) {
+    const id = (tools.find((t) => t.name === name)!.inputSchema.properties as Record<string, { description: string }>).id!.description;
+    assert.match(id, /, e\.g\. relay-0033$/, name);
+  }
+  const wide = JSON.stringify((await listTools({ idWidth: 6 })).tools);
+  assert.equal(wide.match(/and 6 digits/g)?.length, 1);
+  assert.match(wide, /e\.g\. relay-000033/);
+});
+
+// The deposit facts are described where they are first returned (append_relay's output), not again on every wait item.
+test('depositedBy and provenance are described once, in append_relay\'s output', async () => {
+  const { tools } = await listing;
+  const item = ((tools.find((t) => t.name === 'wait_for_relay')!.outputSchema!.properties as Record<string, { items: { properties: Record<string, { description?: string }> } }>).appeared!.items.properties);
+  assert.equal(item.depositedBy!.description, undefined);
+  assert.equal(item.provenance!.description, undefined);
+  assert.match(item.depositedAt!.description!, /ISO 8601 UTC/, 'the give-up rule reads it');
+  const out = tools.find((t) => t.name === 'append_relay')!.outputSchema!.properties as Record<string, { description: string }>;
+  assert.match(out.depositedBy!.description, /the channel, not the author/);
+});
+
+// What it is for comes first: ids (missing ones too), against wait_for_relay for records.
+test('list_relays opens with ids only, and sends record reads to wait_for_relay', async () => {
+  assert.match(await descriptionOf('list_relays'), /^Ids only, never blocking: held and KNOWN_MISSING ones, ascending, to find ids to fetch or re-deposit\. For records \(metadata, bytes\): wait_for_relay, after: relay-0000, timeout_ms: 0\./);
 });
 
 // Said once in every tools/list: the full wording sat verbatim in both tools (~1 KB twice). Each list_relays filter still reads on its own.
@@ -307,7 +351,7 @@ test('get_relay says what to do on each not_found state', async () => {
   assert.match(text, /not_found with \.state KNOWN_MISSING \(retry as exists' KNOWN_MISSING says\) or UNKNOWN \(check the id's shape, then stop\)/);
   assert.doesNotMatch(text, /wait cycle|3 times/);
   // A damaged record is held, so a re-deposit under its id is id_held: your own is appended anew.
-  assert.match(text, /damaged \(fails its digest, unrepairable: report the id to your operator; if yours, append it anew with ref: <its id>\)\./);
+  assert.match(text, /damaged \(fails its digest, unrepairable: report the id to your operator; if yours, copy it as append_relay's id says\)\./);
 });
 
 test('exists opens with its three states and when to use it, and its KNOWN_MISSING says what to do with your own id and with another\'s', async () => {

@@ -11,7 +11,7 @@ export const exists = defineTool({
   contract: ({ shape }) => ({
     description: [
       `What this store knows about one id, without reading its bytes: PRESENT (held), KNOWN_MISSING (cited but absent) or UNKNOWN (nothing mentions it). Use it before a re-deposit. Ids are ${shape.describe} (${shape.example}), compared literally by every tool: ${shape.format(33).replace(/-0+/, '-')} or ${shape.example.toUpperCase()} is malformed. Never refuses.`,
-      'PRESENT skips the digest check (get_relay may refuse it damaged). To read a record, just call get_relay: its refusal names the state.',
+      'PRESENT skips the digest check (get_relay may refuse it damaged). To read a record, call get_relay: its refusal names the state.',
     ].join('\n\n'),
     input: { id: idParam(shape, 'the id to ask about') },
     output: {

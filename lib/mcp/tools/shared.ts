@@ -7,16 +7,19 @@ import { z } from 'zod';
 import type { IdShape } from '../../model/ids.js';
 
 /**
- * An id parameter: its role, then the store's id shape (SPEC §3: every schema
- * states the width), then anything true of it in this tool only. That ids are
- * compared literally is said once, in exists' description.
+ * An id parameter: its role, then an example of the store's id shape (SPEC §3:
+ * every schema states the width; the example shows it), then anything true of
+ * it in this tool only. The shape in words, and that ids are compared
+ * literally, is said once, in exists' description: it sat in six places.
  */
 export function idParam(shape: IdShape, role: string, more = '') {
-  return z.string().describe(`${role}: ${shape.describe}, e.g. ${shape.example}${more && `. ${more}`}`);
+  return z.string().describe(`${role}, e.g. ${shape.example}${more && `. ${more}`}`);
 }
 
-export const provenanceField = z
-  .enum(['as-received', 'authored'])
+/** Bare, for wait_for_relay's items: append_relay's output says what each value means, once per tools/list. */
+export const provenanceValues = z.enum(['as-received', 'authored']);
+
+export const provenanceField = provenanceValues
   .describe('authored: a local operator\'s own; as-received: anything else (every MCP append)');
 
 export const depositedByField = z
@@ -69,7 +72,7 @@ export function listFilterParams() {
  * wait_for_relay's replies_to: the fallback for an answer the one loop missed
  * (sent to another to:): its items carry parent, so it tells the answer apart.
  */
-export const waitRepliesTo = z.string().optional().describe('optional: records naming this id in parent: or ref: (as list_replies); malformed: bad_id. With your question\'s id (and after: it, a cursor of its own) it finds the answer whatever its to: says: the fallback when an answer seems overdue');
+export const waitRepliesTo = z.string().optional().describe('optional: records naming this id in parent: or ref: (as list_replies); malformed: bad_id. With your question\'s id (and after: it, a cursor of its own) it finds the answer whatever its to: says');
 
 /**
  * list_relays' replies_to: bare ids, answers and mere citations alike, so it

@@ -3,7 +3,7 @@ import { waitText } from '../../model/render.js';
 import { clampWait, DEFAULT_WAIT_MS, MAX_WAIT_MS, WAIT_MAX_ITEMS } from '../../store/waiters.js';
 import { parseFilter } from '../../model/filter.js';
 import type { IdShape } from '../../model/ids.js';
-import { claimFields, depositedAtField, depositedByField, filterParams, linkFields, provenanceField, recordIdField, waitRepliesTo } from './shared.js';
+import { claimFields, depositedAtField, filterParams, linkFields, provenanceValues, recordIdField, waitRepliesTo } from './shared.js';
 import { defineTool } from './tool.js';
 
 export const waitForRelay = defineTool({
@@ -26,10 +26,11 @@ export const waitForRelay = defineTool({
       // Catch-up first: a fresh session from relay-0000 would otherwise answer every settled question again; its own questions tell a restarted asker which answers are its.
       // The answer's key is derived from the question, so answering it again (a restart, a re-read backlog) stores nothing.
       // A to: all question is answered only while list_replies shows no answer (or with a new fact): one rule for old and new broadcasts, so a swarm of N does not send N-1 answers saying the same.
-      `<you>: your from: name.\n1. Catch-up, without a saved cursor: from: <you>, kind: ["answer", "question"], after: ${shape.format(0)}, timeout_ms: 0${itemCapped(shape) ? ` (at ${WAIT_MAX_ITEMS.toLocaleString('en-US')} items, again after its cursor until fewer come: use every call's items and the last cursor)` : ''}. An answer's parent is a question you answered: skip it; a question is one you asked.\n2. Loop: to: ["<you>", "all"], include_bytes: true, after: your saved cursor, else ${shape.format(0)}, then each call's cursor. Skip items from: <you>. A kind: answer item whose parent is your question's id answers it. Other kinds: read, never reply.\n3. Answer a kind: question to you always (if you cannot, say so); one to: all only if you can, and first check list_replies: if it shows a kind: answer, answer only to add a fact. append_relay bytes "@p-e/x0\nkind: answer\nfrom: <you>\nto: <its from>\nparent: <its id>\n\n<answer>" (no from: → to: all), idempotency_key "<you>/answer/<its id>".`,
-      // Serving lasts the brief's time: a server that left after one quiet timeout left slower askers unanswered. An asker's give-up counts only full timeouts, which the output names.
-      'It cannot wake you: keep calling it. Serve until your brief\'s deadline, or until it says you are done, even when quiet. Await an answer until you have what you need (to: <peer>: its first) or 3 calls since asking returned timedOut: true; then go on without it.',
-      'Refusals: isError text, code in _meta["p-e-relay/error"].code: bad_id, bad_filter; over HTTP too_many_waits: one open wait at a time.',
+      `<you>: your from: name.\n1. Catch-up, without a saved cursor: from: <you>, kind: ["answer", "question"], after: ${shape.format(0)}, timeout_ms: 0${itemCapped(shape) ? ` (at ${WAIT_MAX_ITEMS.toLocaleString('en-US')} items, again after its cursor until fewer come: use every call's items and the last cursor)` : ''}. Never answer its answers' parents again; its questions are yours.\n2. Loop: to: ["<you>", "all"], include_bytes: true, after: your saved cursor, else ${shape.format(0)}, then each call's cursor. Skip items from: <you>. A kind: answer item whose parent is your question's id answers it; kind: question: step 3; anything else: read, never reply.\n3. Answer a kind: question to you always (if you cannot, say so); one to: all only if you can, and first check list_replies: if it shows a kind: answer, answer only to add a fact. append_relay bytes "@p-e/x0\nkind: answer\nfrom: <you>\nto: <its from>\nparent: <its id>\n\n<answer>" (no from: → to: all), idempotency_key "<you>/answer/<its id>".`,
+      // Time an agent can read off the output: timeouts never come while broadcasts keep calls returning items, and waitedMs stays small while they do, so whichever of the two clocks is further counts.
+      // Serving lasts the brief's time (a server that left after one quiet timeout left slower askers unanswered), with a default where the brief names no end.
+      'It cannot wake you: keep calling it. Time: the newest item\'s depositedAt or summed waitedMs, whichever shows more. Await an answer until you have what you need (to: <peer>: its first) or 3 min after your question\'s depositedAt; then list_replies its id once; none there: go on without it. Serve until your brief\'s deadline or it says you are done, even when quiet (neither: until your work is done and 5 min brought nothing to answer).',
+      'Refusal codes: bad_id, bad_filter; over HTTP too_many_waits: let your open wait end first.',
     ].join('\n\n'),
     input: {
       after: z.string().optional().describe(`optional, exclusive: the cursor of your last call with the same filters; ${shape.format(0)} for everything held; your own record's id only to start a new filter set (e.g. replies_to: that id), never in your main loop; malformed: bad_id. Omitted: only what lands from now on. Repeat a call cut off or ended early with the same after. A record landing below a cursor later (a mirror's late copy, a re-deposit) is never returned to it (list_relays with an older after lists it)`),
@@ -46,8 +47,9 @@ export const waitForRelay = defineTool({
             id: recordIdField,
             ...claimFields,
             ...linkFields,
-            depositedBy: depositedByField,
-            provenance: provenanceField,
+            // As append_relay's output describes them: said once per tools/list.
+            depositedBy: z.string(),
+            provenance: provenanceValues,
             depositedAt: depositedAtField,
             bytes: z.string().optional().describe('with include_bytes: the record as sent'),
             digest: z.string().optional().describe('sha256:<64 hex> of bytes'),
