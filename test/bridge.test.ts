@@ -15,7 +15,7 @@ import { after, before, describe, test } from 'node:test';
 import { Client, StreamableHTTPClientTransport, type CallToolResult } from '@modelcontextprotocol/client';
 import { hubRefusal, hubUnreachable } from '../lib/bridge/hub-answers.js';
 import { parseHubUrl } from '../lib/bridge/hub-url.js';
-import { DEFAULT_MAX_RECORD_BYTES } from '../lib/model/record.js';
+import { listTools } from '../scripts/tools-list.js';
 import { openStore } from '../lib/store/store.js';
 import { ROOT, BIN, errorCode, record, tempDir, textOf } from './helpers.js';
 import { activeWaits, bridgeClient, closedPort, hubStore, startHubProcess, type BridgeClient, type Cleanup, type HubProcess } from './bridge-helpers.js';
@@ -211,13 +211,16 @@ describe('bridge', { concurrency: true }, () => {
     }
   });
 
-  test('hub down: the built-in list\'s append_relay states the real record limit, not "undefined"', async (t) => {
+  test('hub down: the built-in list\'s append_relay states the record size rule a server lists, not "undefined"', async (t) => {
     const { keys } = await hubStore(t);
     const { client } = await bridgeClient(t, `http://127.0.0.1:${await closedPort()}`, AGENT, keys);
     const append = (await client.listTools()).tools.find((tool) => tool.name === 'append_relay')!;
-    // The limit is a fact about the bytes parameter, stated there.
-    const bytes = (append.inputSchema.properties as Record<string, { description?: string }>).bytes!.description;
-    assert.ok(bytes?.includes(`at most ${DEFAULT_MAX_RECORD_BYTES} bytes`), bytes);
+    // The size rule is a fact about the bytes parameter, stated there (one rule since round 10: keep it ≤ 60 KiB), as a real server states it.
+    const bytesOf = (tool: { inputSchema: { properties?: unknown } }) => (tool.inputSchema.properties as Record<string, { description?: string }>).bytes!.description;
+    const bytes = bytesOf(append);
+    assert.match(bytes ?? '', /keep it ≤ 60 KiB/);
+    assert.doesNotMatch(bytes ?? '', /undefined/);
+    assert.equal(bytes, bytesOf((await listTools()).tools.find((tool) => tool.name === 'append_relay')!));
   });
 
   test('when the hub comes up, calls go through and the client is told to fetch the hub\'s own tool list', async (t) => {
