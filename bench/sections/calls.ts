@@ -7,8 +7,8 @@
  *   exists                     the cheapest tool
  *   wait_for_relay, 1 item     {timeout_ms: 0, to: [me, "all"], after} answered with the one question to me
  *   append_relay               an answer record
- *   blocking wait + append     a wait {timeout_ms: 5000, to, after: cursor} woken by an append on the same
- *                              server: the swarm's two calls per record, per call
+ *   blocking wait + append     a wait {timeout_ms: 5000, to, after: cursor} blocked, then woken 2 ms later by an
+ *                              append on the same server: the swarm's two calls per record, per call
  *
  * Three servers beside it, in the same repetition, each measured in short
  * interleaved batches so that load moving during the run moves all alike:
@@ -85,7 +85,9 @@ function ops(): Op[] {
       calls: 2,
       async run(s, i) {
         const waiting = s.peer.call('wait_for_relay', { timeout_ms: 5000, to: WAIT_TO, after: s.last });
-        await new Promise((resolve) => setImmediate(resolve)); // the wait is sent first
+        // In a swarm the append comes from another agent, long after the wait blocked: let the server go idle first,
+        // or both requests arrive in one read and the append's own wake is never paid.
+        await new Promise((resolve) => setTimeout(resolve, 2));
         await append(s, question(i));
         await waiting;
       },
