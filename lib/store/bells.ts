@@ -59,7 +59,16 @@ export function bellFile(dir: string, key: BellKey): string {
 interface Listening {
   watcher: FSWatcher | null;
   listeners: number;
+  /** Set while nobody listens: the watch is kept this long for the next wait of a loop. */
+  idle: NodeJS.Timeout | null;
 }
+
+/**
+ * A bell nobody listens to any more is still watched this long: an agent's
+ * loop releases its bells between one wait and the next, and making and
+ * watching them again each call costs half a dozen system calls.
+ */
+const BELL_LINGER_MS = 10_000;
 
 export class Bells {
   private readonly listening = new Map<BellKey, Listening>();
@@ -121,7 +130,7 @@ export class Bells {
     };
   }
 
-  /** Bells watched now (inotify watches this costs). */
+  /** Bells watched now, lingering ones included (inotify watches this costs). */
   get watched(): number {
     return this.listening.size;
   }
@@ -133,7 +142,10 @@ export class Bells {
 
   close(): void {
     this.closed = true;
-    for (const entry of this.listening.values()) entry.watcher?.close();
+    for (const entry of this.listening.values()) {
+      entry.watcher?.close();
+      if (entry.idle) clearTimeout(entry.idle);
+    }
     this.listening.clear();
   }
 
@@ -141,9 +153,11 @@ export class Bells {
     const entry = this.listening.get(key);
     if (entry) {
       entry.listeners++;
+      if (entry.idle) clearTimeout(entry.idle);
+      entry.idle = null;
       return;
     }
-    const fresh: Listening = { watcher: null, listeners: 1 };
+    const fresh: Listening = { watcher: null, listeners: 1, idle: null };
     fresh.watcher = this.watchBell(key, fresh);
     this.listening.set(key, fresh);
   }
@@ -151,8 +165,12 @@ export class Bells {
   private release(key: BellKey): void {
     const entry = this.listening.get(key);
     if (!entry || --entry.listeners > 0) return;
-    entry.watcher?.close();
-    this.listening.delete(key);
+    entry.idle = setTimeout(() => {
+      if (entry.listeners > 0 || this.listening.get(key) !== entry) return;
+      entry.watcher?.close();
+      this.listening.delete(key);
+    }, BELL_LINGER_MS);
+    entry.idle.unref();
   }
 
   /** Makes the bell's file if it is not there, and watches it. */
