@@ -125,7 +125,7 @@ test('bells removed under a blocked wait are made again, and the wait still hear
   const waiting = waitFor(client, { to: 'scout-7', after: 'relay-0000' });
   await eventually(() => watchedInodes(pid).length === 1, 'the wait listening to its bell');
   const bells = path.join(corpus, '.state', 'bells');
-  await rm(bells, { recursive: true, maxRetries: 10, retryDelay: 1 }); // the server may make the bell again mid-removal
+  await rm(bells, { recursive: true, maxRetries: 10, retryDelay: 5 }); // the server may make the bell again mid-removal
   // The new file may reuse the old inode's number: what counts is a watch on the file there now.
   const watchedNow = () => readdirSync(bells).some((name) => watchedInodes(pid).includes(statSync(path.join(bells, name)).ino));
   await eventually(() => existsSync(bells) && watchedNow(), 'a watch on the bell made again');

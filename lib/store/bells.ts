@@ -61,6 +61,8 @@ interface Listening {
   listeners: number;
   /** Set while nobody listens: the watch is kept this long for the next wait of a loop. */
   idle: NodeJS.Timeout | null;
+  /** Set while the bell is being made again after its file was removed. */
+  retry: NodeJS.Timeout | null;
 }
 
 /**
@@ -69,6 +71,9 @@ interface Listening {
  * watching them again each call costs half a dozen system calls.
  */
 const BELL_LINGER_MS = 10_000;
+/** A removed bell is made again after this long, and tried this many times (5 s in all). */
+const REARM_DELAY_MS = 20;
+const REARM_ATTEMPTS = 250;
 
 export class Bells {
   private readonly listening = new Map<BellKey, Listening>();
@@ -145,6 +150,7 @@ export class Bells {
     for (const entry of this.listening.values()) {
       entry.watcher?.close();
       if (entry.idle) clearTimeout(entry.idle);
+      if (entry.retry) clearTimeout(entry.retry);
     }
     this.listening.clear();
   }
@@ -157,7 +163,7 @@ export class Bells {
       entry.idle = null;
       return;
     }
-    const fresh: Listening = { watcher: null, listeners: 1, idle: null };
+    const fresh: Listening = { watcher: null, listeners: 1, idle: null, retry: null };
     fresh.watcher = this.watchBell(key, fresh);
     this.listening.set(key, fresh);
   }
@@ -187,15 +193,26 @@ export class Bells {
     return watcher;
   }
 
-  private rearm(key: BellKey, entry: Listening): void {
+  /**
+   * Watches a bell again once its file is gone. A moment later, so that a
+   * removal in progress (rm -r .state/) finishes first instead of meeting
+   * the file made again; and again until it can be made, for a while.
+   */
+  private rearm(key: BellKey, entry: Listening, attempt = 0): void {
     entry.watcher?.close();
     entry.watcher = null;
-    if (this.closed || this.listening.get(key) !== entry) return;
-    try {
-      entry.watcher = this.watchBell(key, entry);
-    } catch (err) {
-      this.log.warn(`cannot watch the bell for ${key} again (${(err as Error).message}); its waits are woken by the next listing`);
-    }
-    this.onRing();
+    if (entry.retry) clearTimeout(entry.retry);
+    entry.retry = setTimeout(() => {
+      entry.retry = null;
+      if (this.closed || this.listening.get(key) !== entry || entry.watcher) return;
+      try {
+        entry.watcher = this.watchBell(key, entry);
+      } catch (err) {
+        if (attempt < REARM_ATTEMPTS) return this.rearm(key, entry, attempt + 1);
+        this.log.warn(`cannot watch the bell for ${key} again (${(err as Error).message}); its waits are woken by the next listing`);
+      }
+      this.onRing();
+    }, REARM_DELAY_MS);
+    entry.retry.unref();
   }
 }

@@ -165,6 +165,8 @@ export class Waiters {
         () => {
           caughtUp = true;
           if (landed.length > 0) finish(false);
+          // Nothing held and no time to wait: answer now, not a timer's turn later (~1.7 ms a call).
+          else if (options.timeoutMs === 0) finish(true);
         },
         (err) => finish(false, asRelayError(err)),
       );
