@@ -1,7 +1,8 @@
 /**
  * The one loop wait_for_relay's description gives (serve and collect answers
  * on one cursor, answer under "<you>/answer/<question id>"), run as written
- * by agents in their own serve processes on one corpus over real stdio. The
+ * by agents in their own serve processes on one corpus over real stdio (each
+ * asks under append_relay's "<you>/q/<n>" key). The
  * text itself is held by test/tool-descriptions.test.ts; this is what it
  * promises: no deadlock when two agents ask each other, and a question
  * answered again after a restart stores nothing.
@@ -29,7 +30,7 @@ function answerBytes(me: string, question: Item): string {
 
 /** Asks `peer` one question, then runs the loop until its answer came and every question seen was answered. */
 async function agent(client: Client, me: string, peer: string): Promise<{ answer: Item; answered: string[] }> {
-  const asked = await call(client, 'append_relay', { bytes: record({ kind: 'question', from: me, to: peer }, `${me} asks ${peer}`), idempotency_key: `q-${me}-${Math.random()}` });
+  const asked = await call(client, 'append_relay', { bytes: record({ kind: 'question', from: me, to: peer }, `${me} asks ${peer}`), idempotency_key: `${me}/q/1` });
   assert.notEqual(asked.isError, true, textOf(asked));
   const question = (asked.structuredContent as { id: string }).id;
   let answer: Item | undefined;
@@ -101,4 +102,17 @@ test('a restarted asker recovers its own questions in the catch-up, and the loop
   assert.deepEqual(answers.map((item) => item.from), ['beta'], 'the answer to its question, told by parent');
   const toAnswer = items.filter((item) => item.kind === 'question' && !answered.includes(item.id));
   assert.deepEqual(toAnswer, [], 'nothing to answer again');
+});
+
+// Over stdio every agent deposits as mcp, so keys share one scope: the conflict names the stored question's from:, which tells a collision from a retry.
+test('a question key another agent already used is refused naming that agent in from:, and the asker\'s next "<you>/q/<n>" stores its question', async (t) => {
+  const { a, b } = await twoAgents(t);
+  const first = await call(a, 'append_relay', { bytes: record({ kind: 'question', from: 'alpha', to: 'all' }, 'alpha asks'), idempotency_key: 'q/1' });
+  assert.notEqual(first.isError, true, textOf(first));
+  const mine = record({ kind: 'question', from: 'beta', to: 'all' }, 'beta asks');
+  const collided = await call(b, 'append_relay', { bytes: mine, idempotency_key: 'q/1' });
+  assert.equal(errorCode(collided), 'idempotency_conflict');
+  assert.match(textOf(collided), /A question from alpha already landed under this key as relay-0001: if that is you, do not ask again/);
+  const next = await call(b, 'append_relay', { bytes: mine, idempotency_key: 'beta/q/2' });
+  assert.equal((next.structuredContent as { id: string }).id, 'relay-0002', textOf(next));
 });

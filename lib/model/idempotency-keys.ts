@@ -21,7 +21,7 @@ const PRINTABLE_ASCII = /^[\x20-\x7e]+$/;
 export function checkIdempotencyKey(key: string): string {
   if (key.length >= 1 && key.length <= MAX_IDEMPOTENCY_KEY_LENGTH && PRINTABLE_ASCII.test(key)) return key;
   const why = key.length === 0 ? 'it is empty' : key.length > MAX_IDEMPOTENCY_KEY_LENGTH ? `it is ${key.length} characters long` : 'it holds a character that is not printable ASCII';
-  throw new RelayError('bad_idempotency_key', `That idempotency key cannot be used: ${why}. Send 1 to ${MAX_IDEMPOTENCY_KEY_LENGTH} printable ASCII characters (a fresh random one per record, e.g. a UUID), or leave it out. Nothing was stored.`, { why });
+  throw new RelayError('bad_idempotency_key', `That idempotency key cannot be used: ${why}. Send 1 to ${MAX_IDEMPOTENCY_KEY_LENGTH} printable ASCII characters (one per record, e.g. <your name>/q/<n>), or leave it out. Nothing was stored.`, { why });
 }
 
 /** What the record a key already stored says of itself, for the conflict's sentence. */
@@ -29,8 +29,9 @@ export interface StoredUnderKey {
   id: string;
   digest: string;
   depositedBy: string;
-  /** Its `kind:` claim, and its `parent:` id (formatted), or null. */
+  /** Its `kind:` and `from:` claims, and its `parent:` id (formatted), or null. */
   kind: string | null;
+  from: string | null;
   parent: string | null;
 }
 
@@ -39,13 +40,15 @@ export interface StoredUnderKey {
  * what a conflict means for the record the key guards, told by that record's
  * own kind: under an answer's key (`<you>/answer/<question id>`) the answer
  * already landed, so the answerer sends nothing; under a question's, the
- * question landed, so the asker waits for its answers instead of asking again.
+ * question landed, so the asker waits for its answers instead of asking again;
+ * its from: tells whether it is the asker's own (over stdio every agent shares
+ * the channel `mcp`, so another agent's key can collide).
  */
 export function idempotencyConflict(key: string, stored: StoredUnderKey, why: string): RelayError {
   const { id } = stored;
   const next =
     stored.kind === 'answer' ? `Your answer${stored.parent ? ` to ${stored.parent}` : ''} already landed as ${id}: do not send it again.`
-    : stored.kind === 'question' ? `Your question already landed as ${id}: do not ask again; its answers will name ${id} in parent:. A new question takes a fresh key.`
+    : stored.kind === 'question' ? `A question from ${stored.from ?? '(no from:)'} already landed under this key as ${id}: if that is you, do not ask again; its answers will name ${id} in parent:. If not, the key is taken: send yours under a new key.`
     : `Use a fresh key for a new record, or send ${id}'s exact bytes again to get its answer.`;
   return new RelayError('idempotency_conflict', `The idempotency key "${key}" was already used on this channel (${stored.depositedBy}) for ${id}, ${why}; nothing was stored. ${next}`, { id, digest: stored.digest });
 }

@@ -110,12 +110,12 @@ export class AppendOnce {
   }
 
   /** The stored record's kind and parent, which tell the conflict's sentence what the key guarded. */
-  private claimsOf(record: Buffer): { kind: string | null; parent: string | null } {
+  private claimsOf(record: Buffer): { kind: string | null; from: string | null; parent: string | null } {
     try {
       const claims = parseRecord(record, this.deps.shape, Infinity);
-      return { kind: claims.kind, parent: claims.parent === null ? null : this.deps.shape.format(claims.parent) };
+      return { kind: claims.kind, from: claims.from, parent: claims.parent === null ? null : this.deps.shape.format(claims.parent) };
     } catch {
-      return { kind: null, parent: null }; // stored by hand, unparseable: the plain sentence
+      return { kind: null, from: null, parent: null }; // stored by hand, unparseable: the plain sentence
     }
   }
 }

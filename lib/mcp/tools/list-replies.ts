@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { repliesText } from '../../model/render.js';
-import { claimFields, idParam, linkFields, recordIdField } from './shared.js';
+import { bare, claimFields, idParam, linkFields, recordIdField } from './shared.js';
 import { defineTool, READ } from './tool.js';
 
 export const listReplies = defineTool({
@@ -18,7 +18,8 @@ export const listReplies = defineTool({
     output: {
       // SPEC §8 fixes the name ({parent, replies}), and GET /relays/ID/replies answers the same JSON.
       parent: z.string().describe('the id asked about'),
-      replies: z.array(z.object({ id: recordIdField, ...claimFields, ...linkFields })).describe('ascending by id'),
+      // The item's fields are described once per tools/list, on wait_for_relay's appeared items (the same names, the same values).
+      replies: z.array(z.object({ id: recordIdField, ...bare(claimFields), ...bare(linkFields) })).describe('ascending by id; fields as wait_for_relay\'s appeared items'),
     },
   }),
   async run(store, { id }) {

@@ -41,6 +41,11 @@ export const linkFields = {
   refs: z.array(z.string()).describe('the ids in its ref: lines, less the parent'),
 };
 
+/** The same fields without their descriptions, for a second schema of the same items in one tools/list. */
+export function bare<T extends Record<string, z.ZodType>>(fields: T): T {
+  return Object.fromEntries(Object.entries(fields).map(([key, field]) => [key, field.meta({ description: undefined })])) as T;
+}
+
 /** Self-explanatory beside its siblings: no description, since every tools/list carries it. */
 export const recordIdField = z.string();
 
@@ -72,7 +77,7 @@ export function listFilterParams() {
  * wait_for_relay's replies_to: the fallback for an answer the one loop missed
  * (sent to another to:): its items carry parent, so it tells the answer apart.
  */
-export const waitRepliesTo = z.string().optional().describe('optional: records naming this id in parent: or ref: (as list_replies); malformed: bad_id. With your question\'s id (and after: it, a cursor of its own) it finds the answer whatever its to: says');
+export const waitRepliesTo = z.string().optional().describe('optional: records naming this id in parent: or ref: (as list_replies); malformed: bad_id. With your question\'s id (after: it, timeout_ms: 0: never a second blocking wait) it finds the answer whatever its to: says');
 
 /**
  * list_relays' replies_to: bare ids, answers and mere citations alike, so it
