@@ -55,49 +55,54 @@ test('the ask recipe: headers in bytes, a "<you>/q/<n>" key kept on retries, and
   // The key belongs to the record, not the try: an earlier try whose answer was lost may have landed.
   // The full path, once: a relative .retryAfterS left the agent to guess what it hangs off.
   // The same key on every retry is said once, in the recipe ("the same on retries") and in idempotency_key.
-  assert.match(text, /rate_limited: retry after _meta\["p-e-relay\/error"\]\.retryAfterS seconds;/);
+  assert.match(text, /\nrate_limited: retry after _meta\["p-e-relay\/error"\]\.retryAfterS seconds\.\n/);
 });
 
-// One line with every code and its action: scattered over three parameters, a model missed them, and one with no action is retried forever.
-test('append_relay lists every refusal code with what to do, and says read_only and ids_exhausted are final', async () => {
+// Every code with its action, one line per group: scattered over three parameters, a model missed them, and one with no action is retried forever.
+// In one colon-chained line the grader could not tell which action went with which codes (round 13).
+test('append_relay lists every refusal code with what to do, one line per group, and says read_only and ids_exhausted are final', async () => {
   const text = await descriptionOf('append_relay');
   const line = text.slice(text.indexOf('Refusals'));
   for (const code of ['bad_record', 'too_large', 'too_many_refs', 'bad_idempotency_key', 'bad_id', 'id_held', 'id_ahead', 'idempotency_conflict', 'rate_limited', 'read_only', 'ids_exhausted', 'disk_full', 'store_unavailable']) {
     assert.match(line, new RegExp(`\\b${code}\\b`), code);
   }
-  assert.match(line, /bad_record, too_large, too_many_refs, bad_idempotency_key: fix and resend/);
+  assert.match(line, /\nbad_record, too_large, too_many_refs, bad_idempotency_key: fix and resend\.\n/);
   // Each code's action in its own clause: "never retry" read as covering the transient faults too.
-  assert.match(line, /disk_full, store_unavailable: retry once after your next wait_for_relay call, then report;/);
+  assert.match(line, /\ndisk_full, store_unavailable: retry once after your next wait_for_relay call, then report\.\n/);
   // No tool reaches an operator: what "report" means is said once, for every tool.
-  assert.match(line, /read_only \(a mirror\), ids_exhausted: final, never retry: report \(all tools: say it in your output; no tool reaches your operator\)\.$/);
+  assert.match(line, /\nread_only \(a mirror\), ids_exhausted: final\. Never retry; report\.\nTo report, say it in your output \(no tool reaches your operator\)\.$/);
+  // The conflict's branches are said by its own sentence (lib/model/idempotency-keys.ts, held by test/one-loop.test.ts), not again here.
+  assert.match(line, /\nidempotency_conflict: do what its text says\.\n/);
   assert.doesNotMatch(JSON.stringify((await listing).tools), /tell (the asker or )?your operator|to your operator/);
 });
 
-test('the one loop: numbered catch-up, loop and answering steps; to you and all, no kind filter, bytes inline, from relay-0000; answers found by parent, questions answered under a key derived from them', async () => {
+test('the one loop: numbered rules, one fact each: catch-up, loop, answers, questions, the answer recipe; to you and all, no kind filter, bytes inline, from relay-0000', async () => {
   const text = await descriptionOf('wait_for_relay');
   // Its purpose first: the inbox, not the blocking mechanics.
   assert.match(text, /^Your inbox: one loop brings questions to you and answers to yours\./);
-  const steps = ['\n1. Catch-up', '\n2. Loop', '\n3. Answer'].map((step) => text.indexOf(step));
-  assert.ok(steps[0]! > 0 && steps[0]! < steps[1]! && steps[1]! < steps[2]!, text);
-  assert.match(text, /2\. Loop: to: \["<you>", "all"\], include_bytes: true, after: your saved cursor, else relay-0000, then each call's cursor/);
+  const steps = ['1. Catch-up', '2. Loop', '3. ', '4. ', '5. ', '6. To answer', '7. ', '8. ', '9. Await', '10. Serve'].map((step) => text.indexOf(`\n${step}`));
+  assert.ok(steps.every((at, i) => at > 0 && (i === 0 || at > steps[i - 1]!)), text);
+  assert.match(text, /2\. Loop: to: \["<you>", "all"\], include_bytes: true, after: your saved cursor, else relay-0000, then each call's cursor\. Skip items from: <you>\.\n/);
   // A kind filter would hide the questions or the answers: the one loop needs both.
   assert.doesNotMatch(text, /kind: "/);
   assert.match(text, /Skip items from: <you>/);
   // A peer's clarifying question with parent: <your question> is not its answer (and is answered as a question).
   // Each kind its own clause: "Other kinds: read, never reply" after the answer rule read as covering questions too.
-  assert.match(text, /A kind: answer item whose parent is your question's id answers it; kind: question: step 3; anything else: read, never reply\./);
+  assert.match(text, /\n3\. A kind: answer whose parent is your question's id answers it\.\n/);
+  assert.match(text, /\n7\. Any other item: read it, never reply\.\n/);
   // An agent that serves must not stop calling once its own answer has come.
   assert.match(text, /It cannot wake you: keep calling it \(/);
-  assert.match(text, /"@p-e\/x0\nkind: answer\nfrom: <you>\nto: <its from>\nparent: <its id>\n\n<answer>" \(no from: → to: all\), idempotency_key "<you>\/answer\/<its id>"\. Answer within 2 min\./);
+  assert.match(text, /\n6\. To answer: append_relay bytes "@p-e\/x0\nkind: answer\nfrom: <you>\nto: <its from>\nparent: <its id>\n\n<answer>" \(no from: → to: all\), idempotency_key "<you>\/answer\/<its id>", within 2 min\.\n/);
   // Notes and other kinds are read, never answered: a reply to each would be noise every reader pays for.
   assert.doesNotMatch(text, /Other kinds/);
 });
 
 // A question to you must never go unanswered; a broadcast answered by everyone is N-1 "I don't know"s.
 // One check for every broadcast, old or new: an id ≤ step 1's cursor left new ones to flood, and had no cursor when step 1 was skipped.
-test('the answering rule: a question to you always, one to: all only if you can, after list_replies, and past an answer only with a fact to add', async () => {
+// "to you" is "to: names you" (round 13: a to: naming you and all read as a broadcast).
+test('the answering rule: a question whose to: names you always, one to: all only if you can and list_replies shows no answer, or with a fact to add', async () => {
   const text = await descriptionOf('wait_for_relay');
-  assert.match(text, /3\. Answer a kind: question to you always \(if you cannot, say so\); one to: all only if you can, and first check list_replies: if it shows a kind: answer, answer only to add a fact\./);
+  assert.match(text, /\n4\. A kind: question whose to: names you: always answer \(if you cannot, say so\)\.\n5\. One to: all, not naming you: answer only if you can and list_replies on its id shows no kind: answer \(or you add a fact\)\.\n/);
   assert.doesNotMatch(text, /step 1's cursor/);
 });
 
@@ -107,7 +112,7 @@ test('the cursor rules come before the recipe: one cursor per filter set, never 
   const text = tool.description!;
   const rule = text.indexOf('Keep one cursor per filter set');
   assert.ok(rule > 0 && rule < text.indexOf('\n1. Catch-up'), text);
-  assert.match(text, /the cursor of your last call with the same filters \(timeouts too\), never another set's;/);
+  assert.match(text, /Keep one cursor per filter set: as after, pass the cursor of your last call with the same filters \(timeouts too\), never another set's\./);
   // Where the cursor is described: a fact about the field.
   assert.match((tool.outputSchema!.properties as Record<string, { description: string }>).cursor!.description, /Persist it only after handling every item up to it/);
 });
@@ -117,12 +122,15 @@ test('the keys are stated where the key is: "<you>/q/<n>" and "<you>/answer/<que
   const key = (tools.find((tool) => tool.name === 'append_relay')!.inputSchema.properties as Record<string, { description: string }>).idempotency_key!.description;
   assert.match(key, /1-200 printable ASCII/);
   // A random key was a stock UUID written twice (by one agent or two): the question was never stored and its asker waited for nothing.
-  assert.match(key, /Scope: the channel \(depositedBy\); over stdio all agents share mcp, so put your name in it: a question or note "<you>\/q\/<n>" \(n: your counter, never reused\); an answer "<you>\/answer\/<question id>"/);
+  // A restarted agent counting from 1 again met a conflict on every question it had asked (round 13).
+  assert.match(key, /Scope: the channel \(depositedBy\); over stdio all agents share mcp, so put your name in it: a question or note "<you>\/q\/<n>" \(n: your counter, never reused; after a restart, 1 \+ the questions catch-up returned\); an answer "<you>\/answer\/<question id>"/);
   assert.doesNotMatch(JSON.stringify((await listing).tools), /UUID|fresh random/);
   assert.match(key, /same bytes answers the first record with replayed: true/);
   // One rule for every key: the earlier record landed, so nothing is sent again.
   // The conflict's sentence names the stored question's from: (lib/model/idempotency-keys.ts): another agent's means the key collided.
-  assert.match(key, /refused idempotency_conflict, naming the first record in _meta\["p-e-relay\/error"\]\.id, its from: in the text\. Under an answer key: you already answered\. Under a question key: from: <you> and this question: it landed, await its answers; else the key is taken: resend under the next n\./);
+  // What to do is in the refusal's own sentence, told by the stored record's kind and from: (test/one-loop.test.ts holds it); not repeated here.
+  assert.match(key, /refused idempotency_conflict, naming the first record in _meta\["p-e-relay\/error"\]\.id; its text says what to do\./);
+  assert.doesNotMatch(key, /Under a question key|resend under the next n/);
 });
 
 // The check past the time budget is one list_replies call (the description's give-up rule); "seems overdue" had no trigger.
@@ -156,7 +164,7 @@ test('wait_for_relay\'s first step catches up from relay-0000 without re-answeri
   const tool = tools.find((t) => t.name === 'wait_for_relay')!;
   // A restarted asker also recovers its own questions, so it knows which answers in the loop are its.
   // Said as what not to do: "skip it" read as skipping the answer item, not the question it answered.
-  assert.match(tool.description!, /1\. Catch-up, without a saved cursor: from: <you>, kind: \["answer", "question"\], after: relay-0000, timeout_ms: 0\. Never answer its answers' parents again; its questions are yours\./);
+  assert.match(tool.description!, /1\. Catch-up, without a saved cursor: from: <you>, kind: \["answer", "question"\], after: relay-0000, timeout_ms: 0\. Never answer its answers' parents again\. Await the answers to its questions\.\n/);
   const after = (tool.inputSchema.properties as Record<string, { description: string }>).after!.description;
   assert.doesNotMatch(after, /[Cc]atch-up|list_replies|joined/, 'after keeps only cursor semantics');
 });
@@ -168,10 +176,9 @@ test('on a store past the item cap, the catch-up says to go on after its cursor'
 });
 
 // The mirror caveat is said once, where after is: the promise itself is bounded to what lands above the cursor.
-test('the cursor promise covers what lands above it, and the late-copy caveat lives in after alone', async () => {
+test('the late-copy caveat lives in after alone', async () => {
   const { tools } = await listing;
   const tool = tools.find((t) => t.name === 'wait_for_relay')!;
-  assert.match(tool.description!, /so you see nothing twice and miss nothing that lands above it/);
   assert.doesNotMatch(tool.description!, /mirror/);
   const after = (tool.inputSchema.properties as Record<string, { description: string }>).after!.description;
   assert.match(after, /A record landing below a cursor later \(a mirror's late copy, a re-deposit\) is never returned to it/);
@@ -193,17 +200,21 @@ test('no rule depends on a join time', async () => {
 
 // An asker gives up on one answer by time it can read off the outputs: a count of timeouts never came in a busy swarm (broadcasts keep
 // calls returning items), and while they do waitedMs stays small, so the newest depositedAt counts too. Then one list_replies, and on.
-test('wait_for_relay: await an answer for 3 min by depositedAt or summed waitedMs, then one list_replies, then go on', async () => {
-  const text = await descriptionOf('wait_for_relay');
-  assert.match(text, /Await an answer until you have what you need \(from one peer: its first\) or 3 min after your question's depositedAt, by the newest item's depositedAt or summed waitedMs, whichever is more; then list_replies its id once; none there: go on without it\./);
+// Both clocks only lag the real one, so either passing 3 min is safe; "whichever is more" and "summed" with no start read as a puzzle (round 13).
+test('wait_for_relay: await an answer for 3 min by depositedAt or by waitedMs summed since asking, then one list_replies, then go on', async () => {
+  const { tools } = await listing;
+  const tool = tools.find((t) => t.name === 'wait_for_relay')!;
+  const text = tool.description!;
+  assert.match(text, /\n9\. Await an answer until you have what you need \(from one peer: its first\) or 3 min passed: by the newest item's depositedAt against your question's, or by your calls' waitedMs summed since \(when no items come\)\. Then list_replies its id once; if none, go on without it\.\n/);
+  assert.match((tool.outputSchema!.properties as Record<string, { description: string }>).waitedMs!.description, /^ms this call waited$/);
   // Serving while working: a look between steps, a block only when idle.
-  assert.match(text, /It cannot wake you: keep calling it \(between work steps, timeout_ms: 0\)\./);
+  assert.match(text, /\n8\. It cannot wake you: keep calling it \(between work steps, timeout_ms: 0\)\./);
   assert.doesNotMatch(text, /timedOut: true|full timeout brings nothing|empty timeouts/);
 });
 
 // A server that left after one quiet timeout left slower askers unanswered: serving lasts the brief's time, and a brief with no end still gets one.
 test('wait_for_relay: serve until the brief\'s deadline or done, else until your work is done and 5 min brought nothing', async () => {
-  assert.match(await descriptionOf('wait_for_relay'), /Serve until your brief's deadline or it says you are done, even when quiet \(neither: until your work is done and 5 min brought nothing to answer\)\./);
+  assert.match(await descriptionOf('wait_for_relay'), /\n10\. Serve until your brief's deadline or it says you are done, even when quiet; else until your work is done and 5 min \(same clocks\) brought nothing to answer\./);
 });
 
 test('too_many_waits is named with its remedy: let your open wait end first', async () => {
@@ -383,4 +394,17 @@ test('append_relay\'s bytes give the ref: grammar as the parser reads it and one
   assert.match(props.bytes!.description, /ref: \(one or more ids, split at commas or spaces; repeatable\)/);
   assert.match(props.bytes!.description, /keep it ≤ 60 KiB \(more may be refused too_large\)$/);
   assert.doesNotMatch(props.bytes!.description, /1048576|1 MiB/);
+});
+
+// An omitted after means opposite things in the two tools (round 13): said where the wait's after is.
+test('wait_for_relay\'s after says an omitted after is only what lands from now on, unlike list_relays', async () => {
+  const props = (await listing).tools.find((t) => t.name === 'wait_for_relay')!.inputSchema.properties as Record<string, { description: string }>;
+  assert.match(props.after!.description, /Omitted: only what lands from now on \(in list_relays: the whole store\)\./);
+});
+
+// lib/store/store.ts' replies() returns id, claims and links only: "fields as wait_for_relay's items" promised a depositedAt that never came.
+test('list_replies says which of wait_for_relay\'s item fields its replies lack', async () => {
+  const replies = (await listing).tools.find((t) => t.name === 'list_replies')!.outputSchema!.properties as Record<string, { description: string; items: { properties: Record<string, unknown> } }>;
+  assert.match(replies.replies!.description, /as wait_for_relay's items, without depositedAt, depositedBy, provenance or bytes$/);
+  assert.deepEqual(Object.keys(replies.replies!.items.properties).sort(), ['from', 'id', 'kind', 'parent', 'refs', 'to']);
 });
