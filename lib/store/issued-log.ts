@@ -19,6 +19,8 @@ export class IssuedLog {
   /** How far this process has read the log (bytes, up to a line's end), and which file that was. */
   private readTo = 0;
   private readInode = -1;
+  /** Held open for readNew (a pread a look, not open + read + close), on the file readInode names. */
+  private readFd: number | null = null;
 
   constructor(
     private readonly file: string,
@@ -61,21 +63,19 @@ export class IssuedLog {
       return [];
     }
     if (inode !== this.readInode || size < this.readTo) {
+      this.closeReader();
       this.readInode = inode;
       this.readTo = 0;
     }
     if (size === this.readTo) return [];
     let text: string;
     try {
-      const fd = openSync(this.file, 'r');
-      try {
-        const buffer = Buffer.allocUnsafe(size - this.readTo);
-        const got = readSync(fd, buffer, 0, buffer.length, this.readTo);
-        text = buffer.toString('latin1', 0, got);
-      } finally {
-        closeSync(fd);
-      }
+      this.readFd ??= openSync(this.file, 'r');
+      const buffer = Buffer.allocUnsafe(size - this.readTo);
+      const got = readSync(this.readFd, buffer, 0, buffer.length, this.readTo);
+      text = buffer.toString('latin1', 0, got);
     } catch {
+      this.closeReader();
       return [];
     }
     const end = text.lastIndexOf('\n') + 1; // a line still being written is read next time
@@ -88,6 +88,14 @@ export class IssuedLog {
       if (n > this.highestNoted) this.highestNoted = n;
     }
     return ids;
+  }
+
+  private closeReader(): void {
+    if (this.readFd === null) return;
+    try {
+      closeSync(this.readFd);
+    } catch {}
+    this.readFd = null;
   }
 
   private highestIn(text: string): number {
@@ -136,10 +144,15 @@ export class IssuedLog {
     }
   }
 
-  /** The corpus directory was replaced: nothing is held open, so the next note opens the new directory's log. */
-  reopen(): void {}
+  /** The corpus directory was replaced: the next note opens the new directory's log, and the next look reads it from its start. */
+  reopen(): void {
+    this.closeReader();
+    this.readInode = -1;
+  }
 
-  async close(): Promise<void> {}
+  async close(): Promise<void> {
+    this.closeReader();
+  }
 }
 
 /** One O_APPEND write (atomic for a line this small); `create` makes the file when it is missing. */

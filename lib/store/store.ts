@@ -177,7 +177,7 @@ export class RelayStore extends EventEmitter<StoreEvents> implements RecordFeed 
     this.primary = options.primary;
     this.log = options.log ?? silentLogger;
     this.dirSync = new DirectorySync(this.paths.corpus);
-    this.bells = this.readOnly ? null : new Bells(this.paths.bells, this.log, () => this.hearPeers());
+    this.bells = this.readOnly ? null : new Bells(this.paths.bells, this.log, () => this.hearPeers(0, LOOK_PAST));
     this.wantBells = (options.bells ?? true) && (options.watch ?? 'events') === 'events' && !this.readOnly;
     this.issued = new IssuedLog(this.paths.issued, shape, this.log);
     this.indexer = new CorpusIndexer({
@@ -208,7 +208,7 @@ export class RelayStore extends EventEmitter<StoreEvents> implements RecordFeed 
       },
       mustList: () => this.indexer.hasDamaged,
       // Where bells serve, records for nobody here are read a batch at a time, not in the path of the next answer.
-      onTick: () => this.hearPeers(),
+      onTick: () => this.hearPeers(0, LOOK_PAST),
       onReplaced: () => void this.reattach(),
       sharedIntervalMs: options.reconcileMs ?? SHARED_LISTING_MS,
     });
@@ -456,7 +456,7 @@ export class RelayStore extends EventEmitter<StoreEvents> implements RecordFeed 
       await this.issued.note(n);
       if (fillIn) this.bells?.ring(bellsOf(claims));
       // Every id below is indexed first (or known absent), so a cursor that covers this one misses none of them.
-      this.hearPeers(n - 1);
+      this.hearPeers(n - 1, ONLY_BELOW);
       const meta = this.indexer.add(n, deposit, claims);
       if (meta) this.announce(n, meta);
       const result: AppendResult = { id: this.shape.format(n), digest, depositedBy: deposit.depositedBy, provenance, depositedAt: deposit.depositedAt };
@@ -583,7 +583,7 @@ export class RelayStore extends EventEmitter<StoreEvents> implements RecordFeed 
       filter: options.filter,
       limit: options.limit ?? WAIT_MAX_ITEMS,
       cursor: (atLeast) => this.cursorAfter(after, atLeast),
-      refresh: () => this.hearPeers(),
+      refresh: () => this.hearPeers(0, LOOK_PAST),
     });
     if (options.includeBytes) result.appeared = await inlineBytes(result.appeared, (id) => this.read(id));
     return { ...result, cursor: result.cursor! };
@@ -646,7 +646,7 @@ export class RelayStore extends EventEmitter<StoreEvents> implements RecordFeed 
     const listener: Listener = { keys: bellsFor(filter), release: null };
     this.interests.add(listener);
     this.arm(listener);
-    this.hearPeers();
+    this.hearPeers(0, LOOK_PAST);
     return () => {
       if (!this.interests.delete(listener)) return;
       listener.release?.();
@@ -700,10 +700,11 @@ export class RelayStore extends EventEmitter<StoreEvents> implements RecordFeed 
    * lower one that exists is not, which is what lets a cursor trust the
    * highest held id without a watch on the directory.
    */
-  private hearPeers(upTo = 0): void {
+  private hearPeers(upTo = 0, how: { log: boolean; past: boolean } = { log: true, past: false }): void {
     if (!this.indexed || this.lifecycle === 'closing' || this.lifecycle === 'closed') return;
-    const noted = this.issued.readNew();
-    let top = Math.max(this.index.highest, upTo);
+    const noted = how.log ? this.issued.readNew() : [];
+    // Only below: up to upTo exactly (the highest may already count the append's own id).
+    let top = how.log ? Math.max(this.index.highest, upTo) : upTo;
     for (const n of noted) {
       if (n > top) top = n;
       // A re-deposit fills in an id below what was looked at: the log is how it is heard.
@@ -719,7 +720,7 @@ export class RelayStore extends EventEmitter<StoreEvents> implements RecordFeed 
     // A writer rings as soon as its record is linked, before it notes the id
     // in the log: ids are issued densely, so look on past the top until a
     // name is not there (one failed open when nothing is new).
-    for (const last = top + MAX_PROBE; top < last; top++) {
+    for (const last = how.past ? top + MAX_PROBE : top; top < last; top++) {
       const n = top + 1;
       void this.indexer.ingest(n);
       if (!this.index.has(n) && !this.indexer.isSettling(n)) break;
@@ -819,6 +820,15 @@ interface Listener {
 }
 
 const DIRECTORY_LINGER_MS = 10_000;
+/**
+ * How hearPeers looks. Past the highest issued id only where a record may
+ * have been rung before its id was noted (a ring, the tick, a wait starting
+ * or answering): it costs a failed open, so not before every operation.
+ * Only below `upTo`, no log, for an append about to index its own record:
+ * the log holds nothing it needs, and the look past would read that record.
+ */
+const LOOK_PAST = { log: true, past: true };
+const ONLY_BELOW = { log: false, past: false };
 /** At most this many ids looked for on disk in one hearPeers. */
 const MAX_PROBE = 20_000;
 
