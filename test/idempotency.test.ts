@@ -73,7 +73,7 @@ test('the conflict\'s sentence says what landed: under a question\'s key, the qu
   const ask = (body: string) => Buffer.from(record({ kind: 'question', from: 'planner', to: 'scout-7' }, body));
   const q = await store.append(ask('Which route?'), { depositedBy: MCP, idempotencyKey: 'q-1' });
   const asked = await refused(store.append(ask('Which route is open?'), { depositedBy: MCP, idempotencyKey: 'q-1' }), 'idempotency_conflict');
-  assert.match(asked.message, new RegExp(`A question from planner already landed under this key as ${q.id}: if that is you, do not ask again; its answers will name ${q.id} in parent:\\. If not, the key is taken`));
+  assert.match(asked.message, new RegExp(`A question from planner already landed under this key as ${q.id}: if that was you asking this same question, do not ask again; its answers will name ${q.id} in parent:\\. Otherwise \\(another agent's, or another question of yours under a reused key\\) the key is taken`));
   const note = await store.append(bytes('one'), { depositedBy: MCP, idempotencyKey: 'n-1' });
   const noted = await refused(store.append(bytes('two'), { depositedBy: MCP, idempotencyKey: 'n-1' }), 'idempotency_conflict');
   assert.match(noted.message, new RegExp(`Use a fresh key for a new record, or send ${note.id}'s exact bytes again`));

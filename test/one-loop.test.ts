@@ -112,7 +112,7 @@ test('a question key another agent already used is refused naming that agent in 
   const mine = record({ kind: 'question', from: 'beta', to: 'all' }, 'beta asks');
   const collided = await call(b, 'append_relay', { bytes: mine, idempotency_key: 'q/1' });
   assert.equal(errorCode(collided), 'idempotency_conflict');
-  assert.match(textOf(collided), /A question from alpha already landed under this key as relay-0001: if that is you, do not ask again/);
+  assert.match(textOf(collided), /A question from alpha already landed under this key as relay-0001: if that was you asking this same question, do not ask again/);
   const next = await call(b, 'append_relay', { bytes: mine, idempotency_key: 'beta/q/2' });
   assert.equal((next.structuredContent as { id: string }).id, 'relay-0002', textOf(next));
 });

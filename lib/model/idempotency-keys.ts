@@ -48,7 +48,9 @@ export function idempotencyConflict(key: string, stored: StoredUnderKey, why: st
   const { id } = stored;
   const next =
     stored.kind === 'answer' ? `Your answer${stored.parent ? ` to ${stored.parent}` : ''} already landed as ${id}: do not send it again.`
-    : stored.kind === 'question' ? `A question from ${stored.from ?? '(no from:)'} already landed under this key as ${id}: if that is you, do not ask again; its answers will name ${id} in parent:. If not, the key is taken: send yours under a new key.`
+    // Same bytes would have been replayed, so this is never a plain retry: the sender asked
+    // the same question in other words, or the key was reused, by another agent or by itself.
+    : stored.kind === 'question' ? `A question from ${stored.from ?? '(no from:)'} already landed under this key as ${id}: if that was you asking this same question, do not ask again; its answers will name ${id} in parent:. Otherwise (another agent's, or another question of yours under a reused key) the key is taken: send yours under a new key.`
     : `Use a fresh key for a new record, or send ${id}'s exact bytes again to get its answer.`;
   return new RelayError('idempotency_conflict', `The idempotency key "${key}" was already used on this channel (${stored.depositedBy}) for ${id}, ${why}; nothing was stored. ${next}`, { id, digest: stored.digest });
 }
