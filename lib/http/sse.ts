@@ -134,14 +134,13 @@ class EventStream {
         this.drop('it stopped reading during the catch-up');
         resolve();
       }, this.ctx.sseKeepAliveMs);
-      this.res.once('drain', () => {
+      // Whichever comes first; the other listener goes too, or every full socket of a long catch-up leaves one behind.
+      const done = () => {
         clearTimeout(timer);
+        this.res.off('drain', done).off('close', done);
         resolve();
-      });
-      this.res.once('close', () => {
-        clearTimeout(timer);
-        resolve();
-      });
+      };
+      this.res.once('drain', done).once('close', done);
     });
   }
 
