@@ -675,8 +675,7 @@ export class RelayStore extends EventEmitter<StoreEvents> implements RecordFeed 
   /** Watches the directory while a listener wants every record; stops DIRECTORY_LINGER_MS after the last leaves. */
   private directoryWanted(): void {
     if (!this.byBells) return;
-    const wanted = [...this.interests].some((l) => l.keys === null);
-    if (wanted) {
+    if (this.wantsEveryRecord()) {
       if (this.directoryLinger) clearTimeout(this.directoryLinger);
       this.directoryLinger = null;
       this.watcher.watchDirectory(true);
@@ -685,9 +684,15 @@ export class RelayStore extends EventEmitter<StoreEvents> implements RecordFeed 
     if (this.directoryLinger || !this.watcher.watchingDirectory) return;
     this.directoryLinger = setTimeout(() => {
       this.directoryLinger = null;
-      if (![...this.interests].some((l) => l.keys === null)) this.watcher.watchDirectory(false);
+      if (!this.wantsEveryRecord()) this.watcher.watchDirectory(false);
     }, DIRECTORY_LINGER_MS);
     this.directoryLinger.unref();
+  }
+
+  /** Some listener here has no bells to cover it (unfiltered, or filtered on from/kind only). */
+  private wantsEveryRecord(): boolean {
+    for (const listener of this.interests) if (listener.keys === null) return true;
+    return false;
   }
 
   /**
@@ -698,7 +703,8 @@ export class RelayStore extends EventEmitter<StoreEvents> implements RecordFeed 
    * runs before every operation, on every ring, and before an append or a
    * listing indexes a higher id: a record is then never indexed while a
    * lower one that exists is not, which is what lets a cursor trust the
-   * highest held id without a watch on the directory.
+   * highest held id without a watch on the directory. `how` says whether
+   * to read the log and whether to look past the highest id (LOOK_PAST).
    */
   private hearPeers(upTo = 0, how: { log: boolean; past: boolean } = { log: true, past: false }): void {
     if (!this.indexed || this.lifecycle === 'closing' || this.lifecycle === 'closed') return;
