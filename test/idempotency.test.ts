@@ -237,8 +237,7 @@ test('verify accepts a record with the idempotency-key line', async (t) => {
   assert.deepEqual(report.damaged, []);
 });
 
-// append_relay's id parameter says so: a re-deposit under the lost record's own key is no repair.
-test('a lost record re-deposited under its original key is refused damaged and stores nothing; under a new key it lands', async (t) => {
+test('a lost record re-deposited under its own id and its original key is put back, and the key then answers it', async (t) => {
   const { corpus } = await tempStore(t);
   const first = await openStore({ corpus, watch: 'none' });
   const lost = await first.append(bytes('the question'), { depositedBy: MCP, idempotencyKey: 'k-lost' });
@@ -247,8 +246,30 @@ test('a lost record re-deposited under its original key is refused damaged and s
   await unlink(path.join(corpus, lost.id));
   const store = await open(t, corpus);
   assert.equal((await store.exists(lost.id)).state, 'KNOWN_MISSING');
-  await refused(store.append(bytes('the question'), { depositedBy: MCP, idempotencyKey: 'k-lost', id: lost.id }), 'damaged');
-  assert.deepEqual(await recordFiles(corpus), ['relay-0002']);
-  const redeposited = await store.append(bytes('the question'), { depositedBy: MCP, idempotencyKey: 'k-lost-2', id: lost.id });
-  assert.equal(redeposited.id, lost.id);
+  const restored = await store.append(bytes('the question'), { depositedBy: MCP, idempotencyKey: 'k-lost', id: lost.id });
+  assert.deepEqual([restored.id, restored.digest, restored.replayed], [lost.id, lost.digest, undefined]);
+  const again = await store.append(bytes('the question'), { depositedBy: MCP, idempotencyKey: 'k-lost', id: lost.id });
+  assert.deepEqual([again.id, again.replayed], [lost.id, true]);
+  assert.deepEqual(await recordFiles(corpus), ['relay-0001', 'relay-0002']);
+});
+
+test('a lost record re-deposited under its original key while this store still holds it is put back without waiting for a listing', async (t) => {
+  const { corpus } = await tempStore(t);
+  const store = await open(t, corpus); // watch: none, as a store woken by bells watches no directory
+  const lost = await store.append(bytes('the question'), { depositedBy: MCP, idempotencyKey: 'k-held' });
+  await unlink(path.join(corpus, lost.id));
+  const restored = await store.append(bytes('the question'), { depositedBy: MCP, idempotencyKey: 'k-held', id: lost.id });
+  assert.deepEqual([restored.id, restored.replayed], [lost.id, undefined]);
+  assert.match((await store.read(lost.id)).toString(), /the question/);
+});
+
+test('a key whose record is gone, sent without its id, is refused not_found with the id to re-deposit under, and stores nothing', async (t) => {
+  const { corpus } = await tempStore(t);
+  const store = await open(t, corpus);
+  const lost = await store.append(bytes('the question'), { depositedBy: MCP, idempotencyKey: 'k-gone' });
+  await unlink(path.join(corpus, lost.id));
+  const err = await refused(store.append(bytes('the question'), { depositedBy: MCP, idempotencyKey: 'k-gone' }), 'not_found');
+  assert.equal(err.details.id, lost.id);
+  assert.match(err.message, new RegExp(`send this same call with id: ${lost.id}`));
+  assert.deepEqual(await recordFiles(corpus), []);
 });

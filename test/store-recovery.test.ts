@@ -110,3 +110,28 @@ test('a FIFO in place of the settings file is refused at once instead of blockin
   const { RelayStore } = await import('../lib/store/store.js');
   await assert.rejects(RelayStore.prepare({ corpus, watch: 'none' }), { code: 'store_unavailable' });
 });
+
+test('a record whose file vanished while the store held it is re-deposited under its id at once, not after the next listing', async (t) => {
+  const { corpus } = await tempStore(t);
+  const store = await openStore({ corpus, watch: 'none' }); // no listing will run: as a store woken by bells, it watches no directory
+  t.after(() => store.close());
+  const bytes = Buffer.from(record({ kind: 'note' }, 'the lost one'));
+  const lost = await store.append(bytes, BY);
+  await store.append(Buffer.from(record({}, 'after it')), BY);
+  await unlink(corpusPaths(corpus).record(lost.id));
+  const redeposited = await store.append(bytes, { ...BY, id: lost.id });
+  assert.deepEqual([redeposited.id, redeposited.digest], [lost.id, lost.digest]);
+  assert.ok((await store.read(lost.id)).toString().endsWith(bytes.toString()));
+});
+
+test('a proposal of an id whose file is still there but damaged is refused id_held: records are never overwritten', async (t) => {
+  const { corpus } = await tempStore(t);
+  const store = await openStore({ corpus, watch: 'none' });
+  t.after(() => store.close());
+  const bytes = Buffer.from(record({ kind: 'note' }, 'kept'));
+  const held = await store.append(bytes, BY);
+  const file = corpusPaths(corpus).record(held.id);
+  await chmod(file, 0o644);
+  await writeFile(file, 'not a record any more');
+  await assert.rejects(store.append(bytes, { ...BY, id: held.id }), (err: Error & { code?: string }) => err.code === 'id_held');
+});

@@ -227,16 +227,16 @@ test('append_relay asks for a swarm-unique name', async () => {
 });
 
 // A notice copying kind: question would be answered in place of the question, and the asker would never match the answer.
-test('append_relay\'s id opens with "Omit for a new record.", and its re-deposit advice re-appends the bytes with a new key and ref: the original', async () => {
+test('append_relay\'s id opens with "Omit for a new record.", and its re-deposit advice keeps the original key, while the copy takes a new key and ref: the original', async () => {
   const { tools } = await listing;
   const id = (tools.find((tool) => tool.name === 'append_relay')!.inputSchema.properties as Record<string, { description: string }>).id!.description;
   // The common case first: an agent writing a new record stops reading here.
   assert.match(id, /^Omit for a new record\. /);
   // Ownership is decidable from what the agent holds.
   assert.match(id, /yours if append_relay returned that id to you/);
-  // What the store does (test/idempotency.test.ts): the original's key is refused (damaged), so the re-deposit takes a new one;
-  // said once, after both the re-deposit and the copy, since an answer's copy under "<you>/answer/<question id>" is refused too.
-  assert.match(id, /Waits already past that id never return it: if peers must see it, also append it without id, with ref: <its id> \(a question's answers may then name either id\)\. The re-deposit and the copy each take a new idempotency_key \("<you>\/q\/<next n>"\), even for an answer: the original's is refused\./);
+  // What the store does (test/idempotency.test.ts): the re-deposit under its own id puts the record back under its original key;
+  // the copy's bytes differ from the original's, so its key is new.
+  assert.match(id, /Waits already past that id never return it: if peers must see it, also append it without id, with ref: <its id> \(a question's answers may then name either id\)\. The re-deposit keeps its original idempotency_key; the copy takes a new one \("<you>\/q\/<next n>"\)\./);
   assert.equal(JSON.stringify((await listing).tools).match(/<next n>/g)?.length, 1);
   assert.doesNotMatch(id, /original's to: \(and kind:\)|replayed: true or idempotency_conflict|refused damaged/);
 });

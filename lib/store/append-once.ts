@@ -36,7 +36,12 @@ export interface OnceDeps {
   paths: CorpusPaths;
   /** Brings the index (and so the key map) up to date with the disk. */
   refresh(): Promise<void>;
+  /** Drops a held record whose file is really gone; whether it was. */
+  dropIfGone(n: number): Promise<boolean>;
 }
+
+/** What `answer` says when the key's record is gone and the caller re-deposits it under its own id. */
+const RESTORE = Symbol('restore');
 
 export class AppendOnce {
   private readonly inFlight = new Map<string, Promise<unknown>>();
@@ -62,9 +67,9 @@ export class AppendOnce {
     const { keys, claims } = this.deps;
     for (;;) {
       const known = keys.lookup(scope);
-      if (known !== undefined) return this.answer(this.deps.shape.format(known), key, digest, proposed);
+      if (known !== undefined) return this.answerOrRestore(this.deps.shape.format(known), key, digest, proposed, store);
       const got = await claims.acquire(scope);
-      if (got.done) return this.answer(got.id, key, digest, proposed);
+      if (got.done) return this.answerOrRestore(got.id, key, digest, proposed, store);
       const { claim } = got;
       let stored: T;
       try {
@@ -75,7 +80,7 @@ export class AppendOnce {
         if (found !== undefined) {
           const id = this.deps.shape.format(found);
           await claim.finish(id);
-          return this.answer(id, key, digest, proposed);
+          return this.answerOrRestore(id, key, digest, proposed, store);
         }
         if (!(await claim.stillOurs())) {
           await claim.abandon();
@@ -91,14 +96,36 @@ export class AppendOnce {
     }
   }
 
-  /** The earlier record's own facts, read back from its file; or the conflict. */
-  private async answer(id: string, key: string, digest: string, proposed: number | null): Promise<OnceResult> {
+  /**
+   * The earlier record, as `answer` gives it; or, when its file is gone and
+   * the caller proposes its id, the re-deposit of that lost record (SPEC §3),
+   * stored under the same key. Two processes restoring at once both reach
+   * link(): the one that loses is refused id_held with identical bytes,
+   * and answers the record the other put back.
+   */
+  private async answerOrRestore<T extends OnceResult>(id: string, key: string, digest: string, proposed: number | null, store: () => Promise<T>): Promise<T | OnceResult> {
+    const answered = await this.answer(id, key, digest, proposed);
+    if (answered !== RESTORE) return answered;
+    try {
+      return await store();
+    } catch (err) {
+      if (!(err instanceof RelayError && err.code === 'id_held' && err.details.identical === true)) throw err;
+      return (await this.answer(id, key, digest, proposed)) as OnceResult; // the file is back: not RESTORE again
+    }
+  }
+
+  /** The earlier record's own facts, read back from its file; or the conflict; or RESTORE (answerOrRestore). */
+  private async answer(id: string, key: string, digest: string, proposed: number | null): Promise<OnceResult | typeof RESTORE> {
     let deposit: Deposit;
     let record: Buffer;
     try {
       ({ deposit, record } = splitRecordFile(await readRecordFile(this.deps.paths.record(id))));
     } catch (err) {
-      const why = err instanceof RelayError ? String(err.details.why ?? err.message) : (err as NodeJS.ErrnoException).code === 'ENOENT' ? 'its file is gone' : (err as Error).message;
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT' && (await this.deps.dropIfGone(this.deps.shape.parseRecordId(id)!))) {
+        if (proposed !== null && this.deps.shape.format(proposed) === id) return RESTORE;
+        throw new RelayError('not_found', `This idempotency key already stored ${id}, whose file is gone from this corpus, so nothing was stored. To put the record back, send this same call with id: ${id}; or ask the operator to restore ${id} from a mirror or from git.`, { id });
+      }
+      const why = err instanceof RelayError ? String(err.details.why ?? err.message) : (err as Error).message;
       throw new RelayError('damaged', `This idempotency key already stored ${id}, but ${id} cannot be read back (${why}), so nothing was stored again. Ask the operator to run \`p-e-relay verify\` and restore ${id} from a mirror or from git.`, { id, state: 'PRESENT' });
     }
     const sameId = proposed === null || this.deps.shape.format(proposed) === id;

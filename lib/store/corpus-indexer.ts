@@ -192,12 +192,20 @@ export class CorpusIndexer {
     await Promise.all(extra.map((n) => this.dropIfGone(n)));
   }
 
-  /** Drops `n` if its name is really gone (not merely missing from a listing). */
-  private async dropIfGone(n: number, logIt = true): Promise<void> {
+  /**
+   * Drops `n` if its name is really gone (not merely missing from a
+   * listing); whether it was. Also how a re-deposit of a lost record gets
+   * past the index before any listing has noticed the loss: a store woken
+   * by bells watches no directory.
+   */
+  async dropIfGone(n: number, logIt = true): Promise<boolean> {
     try {
       await fs.lstat(this.paths.record(this.shape.format(n)));
+      return false;
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT') this.dropVanished(n, logIt);
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') return false;
+      this.dropVanished(n, logIt);
+      return true;
     }
   }
 

@@ -72,7 +72,8 @@ export class IdAllocator {
   /** Refuses a proposal that is held or too far ahead; looks at the disk once before saying "ahead". */
   async checkProposal(n: number, digest: string): Promise<void> {
     for (let fresh = false; ; fresh = true) {
-      if (this.index.has(n)) throw await this.heldRefusal(n, digest);
+      // Held, unless its file is gone: then this is the re-deposit of a lost record, and the index catches up first.
+      if (this.index.has(n) && !(await this.indexer.dropIfGone(n))) throw await this.heldRefusal(n, digest);
       const next = this.nextFree();
       if (n <= (next ?? this.shape.max)) return;
       if (fresh) {

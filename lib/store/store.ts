@@ -229,7 +229,7 @@ export class RelayStore extends EventEmitter<StoreEvents> implements RecordFeed 
     const readAll = async () => {
       for (const n of await this.indexer.idsOnDisk()) if (!this.index.has(n)) await this.indexer.ingest(n);
     };
-    this.keyed = new AppendOnce({ keys: this.keys, claims, shape, paths: this.paths, refresh: readAll });
+    this.keyed = new AppendOnce({ keys: this.keys, claims, shape, paths: this.paths, refresh: readAll, dropIfGone: (n) => this.indexer.dropIfGone(n) });
   }
 
   /** Checks the corpus is there and reads its settings; cheap, and enough to describe the tools. */
