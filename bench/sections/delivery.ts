@@ -14,6 +14,7 @@
  * another name, is woken by an append (in another process) addressed to one
  * of them; against one unfiltered wait in the same repetition.
  */
+import os from 'node:os';
 import type { BenchContext, Section } from '../lib/context.js';
 import { emptyCorpus } from '../lib/corpus.js';
 import { footprint, forkWorker, relayServer, type StdioPeer } from '../lib/procs.js';
@@ -29,16 +30,34 @@ async function cpuOf(pids: number[]): Promise<number> {
   return (await Promise.all(pids.map((pid) => footprint(pid)))).reduce((sum, f) => sum + f.cpuS, 0);
 }
 
-async function swarm(ctx: BenchContext, mode: SwarmMode, questionsEach: number, thinkMs = 0, serverArgs: string[] = []): Promise<SwarmReport & { cpuMsPerQuestion: number }> {
+/**
+ * With no thinking time every agent always has a question open, so by
+ * Little's law the mean ask → answer is AGENTS / throughput, and throughput
+ * is at most cores / (CPU per question). This is that least mean: what the
+ * machine allows at the CPU the run measured, whatever the store does with it.
+ */
+const cpuBoundMs = (cpuMsPerQuestion: number) => (AGENTS * cpuMsPerQuestion) / os.availableParallelism();
+
+interface SwarmRun extends SwarmReport {
+  /** CPU of the 20 servers per answered question. */
+  cpuMsPerQuestion: number;
+  /** CPU of this process per answered question: the 20 SDK clients standing in for the agents' hosts. */
+  clientCpuMsPerQuestion: number;
+}
+
+async function swarm(ctx: BenchContext, mode: SwarmMode, questionsEach: number, thinkMs = 0, serverArgs: string[] = []): Promise<SwarmRun> {
   const store = await emptyCorpus(ctx.tmp, 4);
   const peers = await Promise.all(Array.from({ length: AGENTS }, () => relayServer(store.corpus, serverArgs)));
   try {
     const before = await cpuOf(peers.map((p) => p.pid));
+    const client = process.cpuUsage();
     const report = await runSwarm(peers, { questionsEach, mode, deadlineMs: 300_000, now: nowMs, thinkMs });
+    const { user, system } = process.cpuUsage(client);
+    const clientCpuMsPerQuestion = (user + system) / 1000 / report.answered;
     const cpuMsPerQuestion = (1000 * ((await cpuOf(peers.map((p) => p.pid))) - before)) / report.answered;
     if (report.answered !== report.asked) throw new Error(`${mode} swarm: ${report.answered} of ${report.asked} questions answered`);
     if (report.leaks.length || report.duplicates.length) throw new Error(`${mode} swarm: ${report.leaks.length} records past a filter, ${report.duplicates.length} seen twice`);
-    return { ...report, cpuMsPerQuestion };
+    return { ...report, cpuMsPerQuestion, clientCpuMsPerQuestion };
   } finally {
     await Promise.all(peers.map((p) => p.close()));
     await store.dispose();
@@ -165,6 +184,8 @@ export const deliverySection: Section = {
         put(`${mode}.p50`, p50!);
         put(`${mode}.p90`, p90!);
         put(`${mode}.cpu`, report.cpuMsPerQuestion);
+        put(`${mode}.mean`, report.latencies.reduce((a, b) => a + b, 0) / report.latencies.length);
+        put(`${mode}.bound`, cpuBoundMs(report.cpuMsPerQuestion + report.clientCpuMsPerQuestion));
         if (mode === 'addressed') pooled.push(...report.latencies);
         ctx.log(`${mode}: ${report.asked} questions, ${report.waits} waits (${report.emptyWaits} empty), ${report.calls} calls, ask→answer p50 ${p50!.toFixed(1)} ms`);
       }
@@ -184,6 +205,8 @@ export const deliverySection: Section = {
       put('floor.p50', f50!);
       put('floor.p90', f90!);
       put('floor.cpu', cpuMsPerQuestion);
+      put('floor.mean', floor.reduce((a, b) => a + b, 0) / floor.length);
+      put('floor.bound', cpuBoundMs(cpuMsPerQuestion));
       ctx.log(`floor: ${floor.length} questions by ${AGENTS} bare processes, ask→answer p50 ${f50!.toFixed(1)} ms`);
     }
     const section = 'Delivery';
@@ -196,6 +219,8 @@ export const deliverySection: Section = {
     results.add({ section, name: 'paced swarm, servers started with --wake directory (every record wakes every server): ask → answer in hand, p50', unit: 'ms', values: v['paced.directory.p50']! });
     results.add({ section, name: `paced swarm: CPU of the ${AGENTS} servers per answered question, woken by bells (/proc)`, unit: 'ms', values: v['paced.cpu']!, reference: { name: 'the same with --wake directory', values: v['paced.directory.cpu']! } });
     results.add({ section, name: 'swarm: ask → answer in hand, p90, addressed loop', unit: 'ms', values: v['addressed.p90']!, reference: { name: 'the floor, p90', values: v['floor.p90']! } });
+    results.add({ section, name: 'swarm: ask → answer in hand, mean, addressed loop', unit: 'ms', values: v['addressed.mean']!, reference: { name: `the least mean the CPU allows: ${AGENTS} questions always open × (CPU of the servers + of the driving SDK clients, per question) / ${os.availableParallelism()} cores`, values: v['addressed.bound']! } });
+    results.add({ section, name: 'the floor: ask → answer, mean', unit: 'ms', values: v['floor.mean']!, reference: { name: 'the least mean its CPU allows, reckoned the same way', values: v['floor.bound']! } });
     results.add({ section, name: `swarm: CPU of the ${AGENTS} servers per answered question (/proc), addressed loop`, unit: 'ms', values: v['addressed.cpu']!, reference: { name: `the floor's ${AGENTS} bare processes per question`, values: v['floor.cpu']! } });
     results.add({ section, name: 'swarm: ask → answer in hand, p50, unfiltered loop', unit: 'ms', values: v['unfiltered.p50']! });
     results.add({ section, name: 'swarm: the asker\'s tool calls per answered question (the ask + its waits while open), addressed loop', unit: 'calls', values: v['addressed.askerCalls']!, goal: { on: 'value', op: '<=', target: 3, source: 'issue 12' } });
