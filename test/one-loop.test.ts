@@ -90,7 +90,7 @@ test('a restarted asker recovers its own questions in the catch-up, and the loop
   const [a, b] = await Promise.all([stdioClient(t, corpus), stdioClient(t, corpus)]);
   await Promise.all([agent(a.client, 'alpha', 'beta'), agent(b.client, 'beta', 'alpha')]);
   const restarted = (await stdioClient(t, corpus)).client;
-  const catchUp = await call(restarted, 'wait_for_relay', { from: 'alpha', kind: ['answer', 'question'], after: 'relay-0000', timeout_ms: 0 });
+  const catchUp = await call(restarted, 'wait_for_relay', { from: 'alpha', after: 'relay-0000', timeout_ms: 0 });
   const mine = (catchUp.structuredContent as { appeared: Item[] }).appeared;
   const asked = mine.filter((item) => item.kind === 'question').map((item) => item.id);
   const answered = mine.filter((item) => item.kind === 'answer').map((item) => item.parent);
@@ -115,4 +115,24 @@ test('a question key another agent already used is refused naming that agent in 
   assert.match(textOf(collided), /A question from alpha already landed under this key as relay-0001: if that was you asking this same question, do not ask again/);
   const next = await call(b, 'append_relay', { bytes: mine, idempotency_key: 'beta/q/2' });
   assert.equal((next.structuredContent as { id: string }).id, 'relay-0002', textOf(next));
+});
+
+// idempotency_key's counter after a restart: 1 + every record the catch-up (from: <you>, every kind) returned. Notes and copies count on the
+// same "<you>/q/<n>" as questions, so a count of questions alone handed out an n already held (round 14).
+test('a restarted agent\'s next "<you>/q/<n>", 1 + every record its catch-up returned, is free after questions, notes and answers', async (t) => {
+  const { corpus } = await tempStore(t);
+  const before = (await stdioClient(t, corpus)).client;
+  const sends: [string, string][] = [
+    [record({ kind: 'question', from: 'alpha', to: 'all' }, 'alpha asks'), 'alpha/q/1'],
+    [record({ kind: 'note', from: 'alpha', to: 'all' }, 'alpha notes'), 'alpha/q/2'],
+    [record({ kind: 'answer', from: 'alpha', to: 'beta', parent: 'relay-0009' }, 'alpha answers'), 'alpha/answer/relay-0009'],
+    [record({ kind: 'note', from: 'alpha', to: 'all' }, 'alpha notes again'), 'alpha/q/3'],
+  ];
+  for (const [bytes, key] of sends) assert.notEqual((await call(before, 'append_relay', { bytes, idempotency_key: key })).isError, true);
+  const restarted = (await stdioClient(t, corpus)).client;
+  const catchUp = await call(restarted, 'wait_for_relay', { from: 'alpha', after: 'relay-0000', timeout_ms: 0 });
+  const n = 1 + (catchUp.structuredContent as { appeared: Item[] }).appeared.length;
+  const next = await call(restarted, 'append_relay', { bytes: record({ kind: 'question', from: 'alpha', to: 'all' }, 'alpha asks anew'), idempotency_key: `alpha/q/${n}` });
+  assert.notEqual(next.isError, true, textOf(next));
+  assert.equal((next.structuredContent as { replayed?: boolean }).replayed, undefined, 'a new record, not an earlier one');
 });

@@ -35,11 +35,11 @@ export const listRelays = defineTool({
   contract: ({ shape }) => ({
     description: [
       // What it is for first: ids, against wait_for_relay's records (the grader weighed three tools for one job).
-      `Ids only, never blocking: held and KNOWN_MISSING ones, ascending, to find ids to fetch or re-deposit. For records (metadata, bytes): wait_for_relay, after: ${shape.format(0)}, timeout_ms: 0. One response that grows with the store (no pagination): for only newer ids, pass as after the highest present id you saw.`,
+      `Ids only, never blocking: held and KNOWN_MISSING ones, ascending, to find ids to fetch or re-deposit. For records (metadata, bytes): wait_for_relay, after: ${shape.format(0)}, timeout_ms: 0. One response that grows with the store (no pagination; see after).`,
       `Filters to, from, kind (as in wait_for_relay) and replies_to keep only held records matching all. Refusal codes: bad_id, bad_filter${capped(shape) ? `; too_large past ${n(LIST_MAX_IDS)} ids (see after)` : ''}.`,
     ].join('\n\n'),
     input: {
-      after: z.string().optional().describe(`optional: only ids after this one (exclusive), held or not; ${shape.format(0)} for the start; malformed: bad_id. Omit it for the whole store${capped(shape) ? `. A list of more than ${n(LIST_MAX_IDS)} ids (held and known missing together) is refused too_large: send the after in its _meta["p-e-relay/error"].after, same filters, for the newest ${n(LIST_MAX_IDS)}, or filter more` : ''}`),
+      after: z.string().optional().describe(`optional: only ids after this one (exclusive), held or not: for only newer ids, the highest present id you saw; ${shape.format(0)} for the start; malformed: bad_id. Omit it for the whole store${capped(shape) ? `. A list of more than ${n(LIST_MAX_IDS)} ids (held and known missing together) is refused too_large: send the after in its _meta["p-e-relay/error"].after, same filters, for the newest ${n(LIST_MAX_IDS)}, or filter more` : ''}`),
       ...listFilterParams(),
       replies_to: listRepliesTo,
     },

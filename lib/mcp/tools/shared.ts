@@ -83,4 +83,4 @@ export const waitRepliesTo = z.string().optional().describe('optional: records n
  * list_relays' replies_to: bare ids, answers and mere citations alike, so it
  * points at list_replies (which returns parent) rather than a get_relay per id.
  */
-export const listRepliesTo = z.string().optional().describe('optional: only ids of records naming this id in parent: or ref:. To tell answers from citations use list_replies (it returns parent)');
+export const listRepliesTo = z.string().optional().describe('optional: only ids of records naming this id in parent: or ref:; malformed: bad_id. To tell answers from citations use list_replies (it returns parent)');
