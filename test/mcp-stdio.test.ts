@@ -321,6 +321,20 @@ test('a store of width 6 states its width in the tool descriptions and uses it',
   refused(await call(client, 'append_relay', { id: 'relay-0002', bytes: record() }), 'bad_id');
 });
 
+// The size an agent is told is the one the store enforces as it runs (--max-record-bytes), not a fixed figure: a record one byte over it is refused.
+test('a store served with --max-record-bytes states that limit in append_relay\'s bytes and get_relay, and refuses one byte more', async (t) => {
+  const { corpus } = await tempStore(t);
+  const { client } = await stdioClient(t, corpus, ['--max-record-bytes', '2048']);
+  const { tools } = await client.listTools();
+  const bytes = (tools.find((x) => x.name === 'append_relay')!.inputSchema.properties as Record<string, { description: string }>).bytes!.description;
+  assert.match(bytes, /and 2,048 bytes \(over HTTP/);
+  assert.match(tools.find((x) => x.name === 'get_relay')!.description!, /≤ 2,048 bytes \+ header/);
+  const fits = record({}, 'x'.repeat(2048 - record({}, '').length));
+  assert.equal(Buffer.byteLength(fits), 2048);
+  assert.notEqual((await call(client, 'append_relay', { bytes: fits })).isError, true);
+  refused(await call(client, 'append_relay', { bytes: fits + 'x' }), 'too_large');
+});
+
 test('arguments that fail the input schema are refused by the protocol as an isError result', async (t) => {
   const { corpus } = await tempStore(t);
   const client = await connect(t, corpus);
