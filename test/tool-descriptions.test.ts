@@ -314,6 +314,8 @@ test('wait_for_relay\'s to names the refusal bad_filter, from and kind compare a
   assert.match(props.to!.description!, /No name at all \("", \[\], ","\) is refused bad_filter/);
   assert.match(props.from!.description!, /else as to$/);
   assert.match(props.kind!.description!, /as from$/);
+  // Matching is literal (SPEC §8a): the text says what to do about it, not only that it cannot fold case.
+  assert.match(props.kind!.description!, /\(list each spelling you accept: "Question" is another\)/);
   for (const name of ['wait_for_relay', 'list_relays']) assert.match(await descriptionOf(name), /bad_id, bad_filter/, name);
 });
 

@@ -60,7 +60,8 @@ export function filterParams() {
   return {
     to: names('optional: records whose to: names one of these: a name or a list, e.g. ["scout-7","all"], split at commas and spaces as the header is. Exact, case-sensitive, no wildcard; a record with no to: never matches. No name at all ("", [], ",") is refused bad_filter'),
     from: names('optional: records whose from: is one of these; each string is one whole name (not split); else as to'),
-    kind: names('optional: records whose kind: is one of these, e.g. "question"; as from'),
+    // Literal, as SPEC §8a says: what an agent does about case is list the spellings it accepts (the loop itself reads kind, in any case).
+    kind: names('optional: records whose kind: is one of these, e.g. "question" (list each spelling you accept: "Question" is another); as from'),
   };
 }
 
