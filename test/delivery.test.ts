@@ -179,6 +179,24 @@ test('a live filtered wait in one process answers only the matching record anoth
   assert.equal(w.cursor, 'relay-0003');
 });
 
+test('a question item counts the held kind: answer records whose parent it is; other items carry no count', async (t) => {
+  const { corpus } = await tempStore(t);
+  const { client } = await stdioClient(t, corpus);
+  await appendAll(client);
+  const answersOf = async () => {
+    const r = await call(client, 'wait_for_relay', { after: 'relay-0000', timeout_ms: 0 });
+    return { counts: Object.fromEntries((r.structuredContent as { appeared: (Appeared & { answers?: number })[] }).appeared.map((a) => [a.id, a.answers])), text: textOf(r) };
+  };
+  // relay-0001 has one answer by parent: (2) and one that only cites it in ref: (5), which is not counted.
+  assert.deepEqual((await answersOf()).counts, { 'relay-0001': 1, 'relay-0002': undefined, 'relay-0003': undefined, 'relay-0004': 0, 'relay-0005': undefined, 'relay-0006': 0 });
+  await call(client, 'append_relay', { bytes: record({ kind: 'note', parent: 'relay-0006' }, 'a note is no answer') });
+  await call(client, 'append_relay', { bytes: record({ kind: 'answer', from: 'b', to: 'a', parent: 'relay-0006' }, 'one') });
+  await call(client, 'append_relay', { bytes: record({ kind: 'answer', from: 'c', to: 'a', parent: 'relay-0006' }, 'two') });
+  const { counts, text } = await answersOf();
+  assert.equal(counts['relay-0006'], 2);
+  assert.match(text, /^relay-0006 \(kind question, from a, to all\) deposited-by mcp, as-received, 2 answers held$/m);
+});
+
 test('a wait without filters that times out answers the cursor of what is held', async (t) => {
   const { writer, reader } = await stdioPair(t);
   await call(writer, 'append_relay', { bytes: record() });

@@ -99,13 +99,13 @@ test('the one loop: numbered rules, one fact each: catch-up, loop, answers, ques
   assert.doesNotMatch(text, /Other kinds/);
 });
 
-// A question to you must never go unanswered; a broadcast is answered by whoever can, with no check of the others: a list_replies per
-// broadcast cost every agent a call and still raced (all checked before any answered, round 14). The asker picks a name for one answer.
-// The age rule keeps a newcomer's first loop call from relay-0000 re-answering settled broadcasts, at no call: the asker waits 3 min.
+// A question to you must never go unanswered; a broadcast is answered by whoever knows it while none is held. Its item counts the held
+// answers (appeared[].answers), so the check costs no call (a list_replies per broadcast cost every agent one, and still raced: round 14),
+// and a newcomer's first loop call from relay-0000 does not re-answer settled broadcasts. The asker picks a name for one answer.
 // "to you" is "to: names you" (round 13: a to: naming you and all read as a broadcast).
-test('the answering rule: a question whose to: names you always; one to: all if you know it and it is under 3 min old, no check; the asker names a peer for one answer', async () => {
+test('the answering rule: a question whose to: names you always; one to: all if you know it and its answers is 0; the asker names a peer for one answer', async () => {
   const text = await descriptionOf('wait_for_relay');
-  assert.match(text, /\n4\. A kind: question whose to: names you: always answer \(if you cannot, say so\)\.\n5\. One to: all, not naming you: answer only if you know it and it is < 3 min older than the call's newest item \(others may too: no check\)\.\n/);
+  assert.match(text, /\n4\. A kind: question whose to: names you: always answer \(if you cannot, say so\)\.\n5\. One to: all, not naming you: answer only if you know it and its answers is 0 \(peers woken with you may answer too\)\.\n/);
   assert.doesNotMatch(text, /step 1's cursor|list_replies on its id/);
   assert.match(await descriptionOf('append_relay'), /<peer>: a name, or all to let several peers answer\)/);
 });

@@ -34,7 +34,8 @@ export function repliesText(result: RepliesResult): string {
  *   relay-0042 (kind question, from a, to b c, parent relay-0040, refs relay-0007) deposited-by mcp, as-received
  */
 export function appearedLine(record: AppearedRecord): string {
-  return `${record.id}${claims(record)} deposited-by ${record.depositedBy}, ${record.provenance}`;
+  const answers = record.answers === undefined ? '' : `, ${record.answers} answer${record.answers === 1 ? '' : 's'} held`;
+  return `${record.id}${claims(record)} deposited-by ${record.depositedBy}, ${record.provenance}${answers}`;
 }
 
 export function waitText(result: WaitResult & { cursor: string }): string {

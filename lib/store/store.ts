@@ -585,8 +585,26 @@ export class RelayStore extends EventEmitter<StoreEvents> implements RecordFeed 
       cursor: (atLeast) => this.cursorAfter(after, atLeast),
       refresh: () => this.hearPeers(0, LOOK_PAST),
     });
+    for (const item of result.appeared) if (item.kind === 'question') item.answers = this.answersTo(item.id);
     if (options.includeBytes) result.appeared = await inlineBytes(result.appeared, (id) => this.read(id));
     return { ...result, cursor: result.cursor! };
+  }
+
+  /**
+   * How many held kind: answer records name `id` as their parent. On a wait's
+   * question items, so that an agent sees a broadcast question already
+   * answered without a list_replies call per question (its recipe answers a
+   * to: all question only while none is).
+   */
+  private answersTo(id: string): number {
+    const n = this.shape.parseRecordId(id);
+    if (n === null) return 0;
+    let answers = 0;
+    for (const m of this.index.repliesTo(n)) {
+      const meta = this.index.get(m)?.meta;
+      if (meta?.kind === 'answer' && meta.parent === id) answers++;
+    }
+    return answers;
   }
 
   /**
