@@ -411,3 +411,22 @@ test('an append that loses a race for an id indexes what the winner published an
   assert.equal(id, 'relay-0002', 'a cited id above the high-water mark is not reserved (SPEC §8c)');
   assert.equal((await b.exists('relay-0001')).state, 'PRESENT', 'b indexed the record it lost the race to');
 });
+
+test('a wait cut short before its catch-up was sent keeps its mark as the cursor, so passing it back misses nothing', async (t) => {
+  const { store } = await fresh(t);
+  await appendMany(store, 3);
+  const cut = await store.wait({ after: 'relay-0000', timeoutMs: 5000, signal: AbortSignal.abort() });
+  assert.deepEqual([cut.appeared, cut.timedOut, cut.cursor], [[], false, 'relay-0000']);
+  const next = await store.wait({ after: cut.cursor, timeoutMs: 0 });
+  assert.deepEqual(next.appeared.map((r) => r.id), ['relay-0001', 'relay-0002', 'relay-0003']);
+});
+
+test('a wait cut short while blocked, its catch-up sent, answers the cursor of everything it considered', async (t) => {
+  const { store } = await fresh(t);
+  await appendMany(store, 2);
+  const stop = new AbortController();
+  const waiting = store.wait({ after: 'relay-0002', timeoutMs: 5000, signal: stop.signal });
+  setImmediate(() => stop.abort());
+  const cut = await waiting;
+  assert.deepEqual([cut.appeared, cut.timedOut, cut.cursor], [[], false, 'relay-0002']);
+});

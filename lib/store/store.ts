@@ -582,7 +582,7 @@ export class RelayStore extends EventEmitter<StoreEvents> implements RecordFeed 
       existing,
       filter: options.filter,
       limit: options.limit ?? WAIT_MAX_ITEMS,
-      cursor: (atLeast) => this.cursorAfter(after, atLeast),
+      cursor: (atLeast, caughtUp) => this.cursorAfter(after, atLeast, caughtUp),
       refresh: () => this.hearPeers(0, LOOK_PAST),
     });
     for (const item of result.appeared) if (item.kind === 'question') item.answers = this.answersTo(item.id);
@@ -613,8 +613,9 @@ export class RelayStore extends EventEmitter<StoreEvents> implements RecordFeed 
    * held id. Until the start-up scan is done, held records below that may
    * still be unread: a wait with a mark then keeps its mark.
    */
-  private cursorAfter(after: number | null, atLeast: number): string {
-    if (after !== null && !this.indexed) return this.shape.format(Math.max(after, atLeast));
+  private cursorAfter(after: number | null, atLeast: number, caughtUp: boolean): string {
+    // Cut short before its catch-up was sent, or before the scan: the mark stays, raised only by what was answered.
+    if (after !== null && (!caughtUp || !this.indexed)) return this.shape.format(Math.max(after, atLeast));
     return this.shape.format(Math.max(after ?? 0, atLeast, Math.min(this.index.highestHeld(), this.announcedUpTo())));
   }
 

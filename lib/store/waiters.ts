@@ -58,8 +58,14 @@ export interface WaitOptions {
   existing?: Promise<ReadonlySet<number>>;
   /** The §8a filters: a record they reject never wakes this wait. */
   filter?: RecordFilter | null;
-  /** The cursor to answer with, read at the moment the answer is decided; never below `atLeast`, the highest id answered. */
-  cursor?: (atLeast: number) => string;
+  /**
+   * The cursor to answer with, read at the moment the answer is decided;
+   * never below `atLeast`, the highest id answered. `caughtUp` is false for
+   * a wait that ends before its catch-up was delivered (aborted: a client
+   * that cancelled, a server closing it): the held matches it did not send
+   * must then stay above the cursor.
+   */
+  cursor?: (atLeast: number, caughtUp: boolean) => string;
   /**
    * At most this many items: the catch-up stops there, a larger live burst
    * keeps its lowest ids, and the cursor is the last item (not the highest
@@ -103,7 +109,7 @@ export class Waiters {
   wait(options: WaitOptions): Promise<WaitResult> {
     const started = Date.now();
     const elapsed = () => Date.now() - started;
-    if (options.signal?.aborted) return Promise.resolve({ appeared: [], timedOut: false, waitedMs: 0, cursor: options.cursor?.(0) });
+    if (options.signal?.aborted) return Promise.resolve({ appeared: [], timedOut: false, waitedMs: 0, cursor: options.cursor?.(0, false) });
     const { after } = options;
 
     return new Promise<WaitResult>((resolve, reject) => {
@@ -137,7 +143,7 @@ export class Waiters {
           limited = true;
         }
         const highest = landed.reduce((m, r) => Math.max(m, r.n), 0);
-        const cursor = limited ? landed[landed.length - 1]!.meta.id : options.cursor?.(highest);
+        const cursor = limited ? landed[landed.length - 1]!.meta.id : options.cursor?.(highest, caughtUp);
         resolve({ appeared: landed.map((r) => appeared(r.meta)), timedOut, waitedMs: elapsed(), cursor });
       };
       const onAbort = () => finish(false);
