@@ -81,7 +81,15 @@ export class KeyRing extends EventEmitter<KeyRingEvents> implements KeySource {
   async close(): Promise<void> {
     const w = this.watcher;
     this.watcher = null;
-    await w?.close();
+    if (!w) return;
+    // chokidar 5 can start a closed watcher again: a removed key file's stat,
+    // under way when close() ran, fails into _remove(), which calls add() to
+    // wait for the file to come back, and add() clears `closed`; with keys/
+    // gone it climbs to the nearest directory that exists and watches that,
+    // and nothing closes it. A hub whose keys/ went as SIGTERM came never
+    // exited (test/hub-shutdown.test.ts). So its add() does nothing from here.
+    w.add = () => w;
+    await w.close();
   }
 
   private startWatching(): Promise<void> {
