@@ -3,7 +3,8 @@
  * operator on stderr where it listens, what it serves and whether anyone
  * can sign yet, then run until SIGINT/SIGTERM (or, with exitWithParent,
  * until the process that started it is gone: `npm start` run in a terminal
- * whose npm is killed must not leave a hub holding the port).
+ * whose npm is killed must not leave a hub holding the port), and stop
+ * within a deadline (shutdown.ts).
  */
 import path from 'node:path';
 import { RelayError } from '../errors.js';
@@ -11,6 +12,7 @@ import type { Logger } from '../log.js';
 import { listKeys } from '../auth/keys.js';
 import { RelayStore, type StoreOptions } from '../store/store.js';
 import { startHub, type HubOptions } from './server.js';
+import { armShutdown } from './shutdown.js';
 
 export interface ServeHttpOptions extends Omit<HubOptions, 'store' | 'log'> {
   store: StoreOptions;
@@ -18,6 +20,8 @@ export interface ServeHttpOptions extends Omit<HubOptions, 'store' | 'log'> {
   stderr: NodeJS.WritableStream;
   /** End when the parent process goes away (it is re-parented): what `npm start` users expect. */
   exitWithParent?: boolean;
+  /** From the request to stop to the exit, at most (SHUTDOWN_DEADLINE_MS by default). */
+  shutdownDeadlineMs?: number;
 }
 
 export async function serveHttp(options: ServeHttpOptions): Promise<void> {
@@ -25,16 +29,21 @@ export async function serveHttp(options: ServeHttpOptions): Promise<void> {
   const parent = process.ppid; // before anything is awaited: the parent may be gone by the time we serve
   const say = (line: string) => stderr.write(`p-e-relay: ${line}\n`);
   const store = await RelayStore.prepare(options.store);
-  let hub;
-  try {
-    hub = await startHub({ ...options, store, log: options.log });
-  } catch (err) {
+  const hub = await startHub({ ...options, store, log: options.log }).catch(async (err: unknown) => {
     await store.close();
     const code = (err as NodeJS.ErrnoException).code;
     if (code === 'EADDRINUSE') throw new RelayError('port_in_use', `Port ${options.port} on ${options.host} is already in use. Pick another with --port N (0 takes any free port), or stop whatever holds it.`);
     if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND') throw new RelayError('address_not_local', `Cannot listen on ${options.host}: it is not an address of this machine. Use --host 127.0.0.1 (the default) or an address this machine has.`);
     throw err;
+  });
+  // Armed before the banner: whoever reads it may signal at once, and a
+  // signal with no listener yet would kill the hub with nothing closed.
+  const shutdown = armShutdown({ say, deadlineMs: options.shutdownDeadlineMs });
+  if (options.exitWithParent) {
+    // No signal reaches us when a parent is SIGKILLed; being re-parented is how we learn it.
+    setInterval(() => process.ppid !== parent && shutdown.stop('the process that started it is gone'), 500).unref();
   }
+  let stopping = false;
   say(`serving ${hub.url} (MCP: POST ${hub.url}/mcp · REST: ${hub.url}/relays · events: ${hub.url}/events)`);
   if (store.readOnly) say(`read-only: appends are refused${store.primary ? `; they go to ${store.primary}` : ''}`);
 
@@ -45,20 +54,20 @@ export async function serveHttp(options: ServeHttpOptions): Promise<void> {
       ? `keys: ${keys.length} in ${keysDir} (${keys.map((k) => k.agent).join(', ')})`
       : `keys: none yet in ${keysDir}; appends and waits over HTTP must be signed, so add one with \`npx p-e-relay keys add AGENT${keysDir === path.resolve('keys') ? '' : ` --keys ${keysDir}`}\` (the hub picks it up without a restart)`,
   );
-  await store.ready.then(
-    () => say(`corpus: ${store.paths.corpus} (${store.size} record${store.size === 1 ? '' : 's'})`),
-    (err) => say(`corpus: ${store.paths.corpus} cannot be read: ${(err as Error).message}`),
-  );
+  // A signal during the start-up scan stops it (store.close() ends the scan at its next file).
+  await Promise.race([
+    store.ready.then(
+      () => stopping || say(`corpus: ${store.paths.corpus} (${store.size} record${store.size === 1 ? '' : 's'})`),
+      (err) => stopping || say(`corpus: ${store.paths.corpus} cannot be read: ${(err as Error).message}`),
+    ),
+    shutdown.requested,
+  ]);
 
-  const why = await new Promise<string>((resolve) => {
-    process.once('SIGINT', () => resolve('SIGINT'));
-    process.once('SIGTERM', () => resolve('SIGTERM'));
-    if (options.exitWithParent) {
-      // No signal reaches us when a parent is SIGKILLed; being re-parented is how we learn it.
-      setInterval(() => process.ppid !== parent && resolve('the process that started it is gone'), 500).unref();
-    }
-  });
-  say(`shutting down (${why})`);
-  await hub.close();
-  await store.close();
+  const why = await shutdown.requested;
+  stopping = true;
+  say(`shutting down (${why}); a second signal stops it at once`);
+  await shutdown.run([
+    { name: 'the HTTP server', run: () => hub.close() },
+    { name: 'the store', run: () => store.close() },
+  ]);
 }

@@ -9,7 +9,7 @@
  * bounded by the gate's slots and end when their client goes away.
  */
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import { silentLogger, type Logger } from '../log.js';
 import type { RelayStore } from '../store/store.js';
 import { KeyRing } from '../auth/key-ring.js';
@@ -104,7 +104,11 @@ export async function startHub(options: HubOptions): Promise<Hub> {
   // requests from one client then cannot pin every slot (issue 13, finding
   // 2); the header and request timeouts above free what it does hold.
   const byAddress = new Slots(options.maxConnectionsPerAddress ?? DEFAULT_MAX_CONNECTIONS_PER_ADDRESS, Number.POSITIVE_INFINITY);
+  // Every open socket, for close() to cut what has not finished after its grace.
+  const sockets = new Set<Socket>();
   server.on('connection', (socket) => {
+    sockets.add(socket);
+    socket.once('close', () => sockets.delete(socket));
     const release = byAddress.acquire(clientAddress(socket.remoteAddress));
     if (typeof release !== 'function') {
       metrics.refused('too_many_connections'); // no answer: the socket is closed before a byte is read
@@ -165,19 +169,29 @@ export async function startHub(options: HubOptions): Promise<Hub> {
     port,
     context: ctx,
     async close() {
-      gate.close(); // ends waits and streams, so their sockets can close
+      // Stop accepting first, so nothing new starts while the rest winds down.
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      gate.close(); // ends waits and streams
       guard.stop();
-      await keys.close();
-      await new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeIdleConnections();
-        // Answers being written get a moment; then every socket goes,
-        // including ones a client opened and never used.
-        setTimeout(() => server.closeAllConnections(), 250).unref();
-      });
+      // Idle, to node, includes every answer that has ended, a stream whose
+      // last bytes a client that stopped reading will never take among them:
+      // those sockets go now.
+      server.closeIdleConnections();
+      // Requests still being sent or answered get a moment; then they go too.
+      const grace = setTimeout(() => {
+        if (sockets.size === 0) return;
+        log.info(`shutting down: closed ${sockets.size} connection${sockets.size === 1 ? '' : 's'} whose request was still being sent or answered ${CLOSE_GRACE_MS} ms into the shutdown`);
+        for (const socket of sockets) socket.destroy();
+      }, CLOSE_GRACE_MS);
+      grace.unref();
+      await Promise.all([keys.close(), closed]);
+      clearTimeout(grace);
     },
   };
 }
+
+/** How long close() lets requests being sent or answered finish before it cuts their connections. */
+const CLOSE_GRACE_MS = 250;
 
 export const DEFAULT_MAX_CONNECTIONS = 2048;
 export const DEFAULT_MAX_CONNECTIONS_PER_ADDRESS = 256;
