@@ -310,8 +310,8 @@ test('a store of width 6 states its width in the tool descriptions and uses it',
   const { corpus } = await tempStore(t, { idWidth: 6 });
   const client = await connect(t, corpus);
   const { tools } = await client.listTools();
-  // The shape in words once (exists' description); every id schema shows the width by its example (SPEC §3).
-  assert.match(tools.find((x) => x.name === 'exists')!.description!, /`relay-` and 6 digits \(relay-000033\)/);
+  // The shape in words once (append_relay's bytes); every id schema shows the width by its example (SPEC §3).
+  assert.match((tools.find((x) => x.name === 'append_relay')!.inputSchema.properties as Record<string, { description: string }>).bytes!.description, /`relay-` and 6 digits \(relay-000033\)/);
   for (const name of ['append_relay', 'exists', 'get_relay', 'list_replies']) {
     const tool = tools.find((x) => x.name === name)!;
     assert.match(JSON.stringify(tool.inputSchema), /e\.g\. relay-000033/, name);

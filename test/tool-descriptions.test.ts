@@ -62,18 +62,22 @@ test('the ask recipe: headers in bytes, a "<you>/q/<n>" key kept on retries, and
 // In one colon-chained line the grader could not tell which action went with which codes (round 13).
 test('append_relay lists every refusal code with what to do, one line per group, and says read_only and ids_exhausted are final', async () => {
   const text = await descriptionOf('append_relay');
-  const line = text.slice(text.indexOf('Refusals'));
-  for (const code of ['bad_record', 'too_large', 'too_many_refs', 'bad_idempotency_key', 'bad_id', 'id_held', 'id_ahead', 'idempotency_conflict', 'rate_limited', 'read_only', 'ids_exhausted', 'disk_full', 'store_unavailable']) {
+  const line = text.slice(text.indexOf('Every tool refuses'));
+  for (const code of ['bad_record', 'too_large', 'too_many_refs', 'bad_idempotency_key', 'bad_id', 'id_held', 'id_ahead', 'not_found', 'idempotency_conflict', 'rate_limited', 'read_only', 'ids_exhausted', 'damaged', 'disk_full', 'store_unavailable']) {
     assert.match(line, new RegExp(`\\b${code}\\b`), code);
   }
   assert.match(line, /\nbad_record, too_large, too_many_refs, bad_idempotency_key: fix and resend\.\n/);
   // Each code's action in its own clause: "never retry" read as covering the transient faults too.
-  assert.match(line, /\ndisk_full, store_unavailable: retry once after your next wait_for_relay call, then report\.\n/);
-  // No tool reaches an operator: what "report" means is said once, for every tool.
-  assert.match(line, /\nread_only \(a mirror\), ids_exhausted: final\. Never retry; report\.\nTo report, say it in your output \(no tool reaches your operator\)\.$/);
-  // The conflict's two outcomes as the agent can tell them (what it holds), not "do what its text says": an action decided at run time (round 14).
-  // Its own sentence (lib/model/idempotency-keys.ts, held by test/one-loop.test.ts) says the same, told by the stored record's kind and from:.
-  assert.match(line, /\nidempotency_conflict: if the record it names is this one \(your answer, or this question reworded\), done; else use the next n\.\n/);
+  // store_unavailable is the one code every tool can give (a server shutting down answers every call so): said here, where the form is (round 16:
+  // "Never refuses" in two tools read against a list headed "all tools"). No tool reaches an operator: what "report" means is said once, at its first use.
+  assert.match(line, /\ndisk_full, store_unavailable \(any tool\): retry once after your next wait_for_relay call, then report: say it in your output \(no tool reaches your operator\)\.\n/);
+  // damaged: the key's record is held but cannot be read back (lib/store/append-once.ts); no call repairs it.
+  assert.match(line, /\nread_only \(a mirror\), ids_exhausted, damaged: final\. Never retry; report\.$/);
+  // The conflict's two outcomes and how to tell them (round 16: "if the record it names is this one" gave no way to tell): the key's kind,
+  // then the record it names, read. Its own sentence (lib/model/idempotency-keys.ts, held by test/one-loop.test.ts) names that record's kind and from:.
+  assert.match(line, /\nidempotency_conflict: the key holds its _meta id\. An answer key: done\. A q key: done if get_relay shows that id is this record of yours, else the next n\.\n/);
+  // A gone key's not_found (lib/store/append-once.ts) is listed with the others; its one action is where the key is.
+  assert.match(line, /\nbad_id, id_held, id_ahead: see id\. not_found: see idempotency_key\.\n/);
   assert.doesNotMatch(JSON.stringify((await listing).tools), /tell (the asker or )?your operator|to your operator/);
 });
 
@@ -83,7 +87,8 @@ test('the one loop: numbered rules, one fact each: catch-up, loop, answers, ques
   assert.match(text, /^Your inbox: one loop brings questions to you and answers to yours\./);
   const steps = ['1. Catch-up', '2. Loop', '3. ', '4. ', '5. ', '6. To answer', '7. ', '8. ', '9. Await', '10. Serve'].map((step) => text.indexOf(`\n${step}`));
   assert.ok(steps.every((at, i) => at > 0 && (i === 0 || at > steps[i - 1]!)), text);
-  assert.match(text, /2\. Loop: to: \["<you>", "all"\], include_bytes: true, after: your saved cursor, else relay-0000, then each call's cursor\. Skip items from: <you>\.\n/);
+  // bytesOmitted items are the one exception to "each call's cursor" (round 16): include_bytes says where to go on from.
+  assert.match(text, /2\. Loop: to: \["<you>", "all"\], include_bytes: true, after: your saved cursor, else relay-0000, then each call's cursor \(bytesOmitted: see include_bytes\)\. Skip items from: <you>\.\n/);
   // A kind filter would hide the questions or the answers: the one loop needs both.
   assert.doesNotMatch(text, /kind: "/);
   assert.match(text, /Skip items from: <you>/);
@@ -93,8 +98,10 @@ test('the one loop: numbered rules, one fact each: catch-up, loop, answers, ques
   assert.match(text, /\n7\. Any other item: read it, never reply\.\n/);
   // An agent that serves must not stop calling once its own answer has come.
   assert.match(text, /\n8\. It cannot wake you: keep calling it \(see timeout_ms\)\.\n/);
-  // A missed deadline still answers: the asker's loop takes a late answer, and its one list_replies finds it (round 14).
-  assert.match(text, /\n6\. To answer: append_relay bytes "@p-e\/x0\nkind: answer\nfrom: <you>\nto: <its from>\nparent: <its id>\n\n<answer>" \(no from: → to: all\), idempotency_key "<you>\/answer\/<its id>", within 2 min \(later beats never\)\.\n/);
+  // A missed deadline still answers: the asker's loop takes a late answer, and its one list_replies finds it (round 14); said plainly (round 16).
+  // The answer key's form is given here only: idempotency_key points here (round 16: said twice).
+  assert.match(text, /\n6\. To answer: append_relay bytes "@p-e\/x0\nkind: answer\nfrom: <you>\nto: <its from>\nparent: <its id>\n\n<answer>" \(no from: → to: all\), idempotency_key "<you>\/answer\/<its id>", within 2 min \(if later, still answer\)\.\n/);
+  assert.equal(JSON.stringify((await listing).tools).match(/\/answer\//g)?.length, 1);
   // Notes and other kinds are read, never answered: a reply to each would be noise every reader pays for.
   assert.doesNotMatch(text, /Other kinds/);
 });
@@ -118,7 +125,8 @@ test('the cursor rules live in after: the last call\'s with the same filters, ti
   assert.match(after, /^optional, exclusive: the cursor of your last call with the same filters \(timeouts too\), never another filter set's;/);
   assert.doesNotMatch(tool.description!, /Keep one cursor/);
   // Where the cursor is described: a fact about the field.
-  assert.match((tool.outputSchema!.properties as Record<string, { description: string }>).cursor!.description, /Persist it only after handling every item up to it/);
+  // Where to keep it named (round 16: "persist" said nowhere where).
+  assert.match((tool.outputSchema!.properties as Record<string, { description: string }>).cursor!.description, /Save it \(notes, a file\) only after handling every item up to it$/);
 });
 
 test('the keys are stated where the key is: "<you>/q/<n>" and "<you>/answer/<question id>" (the scope is the channel, shared over stdio), printable ASCII, replay and conflict as the store does them', async () => {
@@ -128,19 +136,17 @@ test('the keys are stated where the key is: "<you>/q/<n>" and "<you>/answer/<que
   // A random key was a stock UUID written twice (by one agent or two): the question was never stored and its asker waited for nothing.
   // A restarted agent counting from 1 again met a conflict on every question it had asked (round 13); counting only its questions missed
   // the notes and copies on the same counter (round 14): the catch-up returns every record of its, so 1 + their count is free.
-  assert.match(key, /Scope: the channel \(depositedBy\); over stdio all agents share mcp, so put your name in it: an answer "<you>\/answer\/<question id>"; any other record, a copy too, "<you>\/q\/<n>" \(n: your counter, \+1 per record; after a restart, 1 \+ all the records wait_for_relay's catch-up returned\);/);
-  // What the store does (test/idempotency.test.ts): a re-deposit under its own id puts the record back under its original key, which then
-  // goes on guarding it; the copy's bytes differ from the original's, so its key is new (an answer's copy under the answer key would conflict).
-  assert.match(key, /; a re-deposit keeps its original key if you know it \(an answer's, you do\)\./);
+  // The answer key's form is said once, in wait_for_relay's answer step (round 16: said twice); a copy's bytes differ from the original's, so its key is new.
+  assert.match(key, /Scope: the channel \(depositedBy\); over stdio all agents share mcp, so put your name in it: an answer's as wait_for_relay step 6 says; any other record's, a copy's too, "<you>\/q\/<n>" \(n: your counter, \+1 per record; after a restart, 1 \+ all the records wait_for_relay's catch-up returned\)\./);
   // The key's record gone (lib/store/append-once.ts): refused not_found, naming the id to re-deposit under.
-  assert.match(key, /that record gone: not_found, resend with id: that id\./);
+  assert.match(key, /that record gone: not_found, resend with id: its _meta\["p-e-relay\/error"\]\.id\./);
   assert.doesNotMatch(JSON.stringify((await listing).tools), /UUID|fresh random/);
-  assert.match(key, /same bytes answers the first record with replayed: true/);
+  assert.match(key, /A retry with identical bytes answers the first record with replayed: true; other bytes \(or id\): idempotency_conflict;/);
   // One rule for every key: the earlier record landed, so nothing is sent again.
   // The conflict's sentence names the stored question's from: (lib/model/idempotency-keys.ts): another agent's means the key collided.
   // What to do is in the refusal's own sentence, told by the stored record's kind and from: (test/one-loop.test.ts holds it); not repeated here.
-  assert.match(key, /refused idempotency_conflict, naming the first record in _meta\["p-e-relay\/error"\]\.id;/);
-  assert.doesNotMatch(key, /Under a question key|resend under the next n/);
+  // What to do on it is in the refusal list, once (round 16: "move the conflict handling into the refusal list").
+  assert.doesNotMatch(key, /Under a question key|resend under the next n|next n/);
 });
 
 // The check past the time budget is one list_replies call (the description's give-up rule); "seems overdue" had no trigger.
@@ -156,7 +162,7 @@ test('list_relays\' replies_to promises ids only and sends answers to list_repli
   const { tools } = await listing;
   const props = tools.find((tool) => tool.name === 'list_relays')!.inputSchema.properties as Record<string, { description: string }>;
   assert.match(props.replies_to!.description, /only ids of records naming this id in parent: or ref:/);
-  assert.match(props.replies_to!.description, /To tell answers from citations use list_replies \(it returns parent\)/);
+  assert.match(props.replies_to!.description, /\(list_replies tells answers from citations\)/);
   assert.doesNotMatch(props.replies_to!.description, /after:|finds its answer|overdue/);
 });
 
@@ -164,7 +170,7 @@ test('list_relays\' replies_to promises ids only and sends answers to list_repli
 test('wait_for_relay\'s after offers your own record\'s id only for a new filter set, never the main loop', async () => {
   const { tools } = await listing;
   const props = tools.find((tool) => tool.name === 'wait_for_relay')!.inputSchema.properties as Record<string, { description: string }>;
-  assert.match(props.after!.description, /the cursor of your last call with the same filters \(timeouts too\), never another filter set's; relay-0000 for everything held; your own record's id only to start a new filter set \(e\.g\. replies_to: that id\), never in your main loop/);
+  assert.match(props.after!.description, /the cursor of your last call with the same filters \(timeouts too\), never another filter set's; relay-0000 for everything held; your own record's id only to start a new filter set on it \(replies_to: that id\), never in your main loop/);
 });
 
 // A fresh session from relay-0000 would otherwise answer every settled question again (and, under a new name, store those answers).
@@ -192,14 +198,16 @@ test('the late-copy caveat lives in after alone', async () => {
   const tool = tools.find((t) => t.name === 'wait_for_relay')!;
   assert.doesNotMatch(tool.description!, /mirror/);
   const after = (tool.inputSchema.properties as Record<string, { description: string }>).after!.description;
-  // Said with what to do (round 14: "no recipe"): a re-deposit comes with a copy the waits return; only a read-only mirror needs a look back.
-  assert.match(after, /A record landing below a cursor later is never returned to it: a re-deposit \(its author also appends a copy you do get\) or a mirror's late copy \(there, list_relays with an older after lists it\)$/);
+  // Said with what to do (round 14: "no recipe"): a look back with list_relays lists either kind (a re-deposit's copy, when there is one, is append_relay id's).
+  assert.match(after, /Records landing below a cursor later \(a re-deposit, a mirror's late copy\) are never returned to it; list_relays with an older after lists them$/);
 });
 
 // Where answers arrive is said by wait_for_relay (and the ask recipe); list_replies keeps its own job: reading a thread, checking a question for answers.
-test('list_replies reads a thread and checks for answers, with the one-call bytes recipe in its description, not its id', async () => {
+// The one replies_to recipe is wait_for_relay's (round 16: said twice, differently); list_replies points at it.
+test('list_replies reads a thread and checks for answers, and points at wait_for_relay\'s replies_to for their bytes', async () => {
   const tool = (await listing).tools.find((t) => t.name === 'list_replies')!;
-  assert.match(tool.description!, /Use it to read a thread or check a question for answers\. All their bytes in one call: wait_for_relay replies_to: the id, after: relay-0000, timeout_ms: 0, include_bytes: true\./);
+  assert.match(tool.description!, /Use it to read a thread or check a question for answers; for their bytes, wait_for_relay replies_to\./);
+  assert.doesNotMatch(tool.description!, /timeout_ms|include_bytes/);
   assert.doesNotMatch(tool.description!, /reach your wait_for_relay loop|to block until a reply lands/);
   assert.doesNotMatch((tool.inputSchema.properties as Record<string, { description: string }>).id!.description, /wait_for_relay/);
 });
@@ -217,8 +225,9 @@ test('wait_for_relay: await an answer for 3 min by depositedAt or by waitedMs su
   const { tools } = await listing;
   const tool = tools.find((t) => t.name === 'wait_for_relay')!;
   const text = tool.description!;
-  // A re-deposited question's answers may name its copy (exists' KNOWN_MISSING): the one check covers both ids (round 14).
-  assert.match(text, /\n9\. Await an answer until you have what you need \(from one peer: its first\) or 3 min passed: by the newest item's depositedAt minus your question's, or your calls' waitedMs summed since\. Then list_replies its id \(and its copy's, if re-deposited\) once; if none, go on without it\.\n/);
+  // "by either clock" (round 16: which one counted was unclear). A copy is appended only when nothing replied to the original (append_relay's id),
+  // and its answers come to the asker's loop like any other: the one check names the question's id.
+  assert.match(text, /\n9\. Await an answer until you have what you need \(from one peer: its first\) or 3 min passed by either clock: the newest item's depositedAt minus your question's, or your calls' waitedMs summed since\. Then list_replies its id once; if none, go on without it\.\n/);
   assert.match((tool.outputSchema!.properties as Record<string, { description: string }>).waitedMs!.description, /^ms this call waited$/);
   // Serving while working: a look between steps, a block when idle, so that waitedMs moves (round 14: polling with 0 stalled the clock).
   const timeout = (tool.inputSchema.properties as Record<string, { description: string }>).timeout_ms!.description;
@@ -240,26 +249,31 @@ test('append_relay asks for a swarm-unique name', async () => {
   assert.match(await descriptionOf('append_relay'), /<you>: your swarm-unique name/);
 });
 
-// The rare path (a re-deposit) is told once, in exists' KNOWN_MISSING, where the state is read; id keeps the common case and its refusals (round 14).
-test('append_relay\'s id opens with "Omit for a new record." and points a re-deposit at exists\' KNOWN_MISSING, which re-appends the bytes with ref: the original', async () => {
+// The rare path (a re-deposit) is told once, in append_relay's id, where it is done (round 16: it sat in exists' output, with pointers to it
+// from two tools); id opens with the common case.
+test('append_relay\'s id opens with "Omit for a new record." and holds the re-deposit: the bytes under the original key, and a copy only while nothing replies', async () => {
   const { tools } = await listing;
   const id = (tools.find((tool) => tool.name === 'append_relay')!.inputSchema.properties as Record<string, { description: string }>).id!.description;
   // The common case first: an agent writing a new record stops reading here.
-  assert.match(id, /^Omit for a new record\. Set it \(e\.g\. relay-0033\) only to re-deposit a lost record whose bytes you hold, as exists' KNOWN_MISSING says\. /);
   // Ownership is decided by what the agent holds, which it can check after a context loss ("append_relay returned that id to you" could not be).
+  // The store puts a re-deposit back under its original key (lib/store/append-once.ts), which goes on guarding it.
+  assert.match(id, /^Omit for a new record\. Set it \(e\.g\. relay-0033\) only to put back a lost record \(exists: KNOWN_MISSING\) whose bytes you hold: those bytes, under its original key if you know it\. /);
   assert.doesNotMatch(JSON.stringify((await listing).tools), /returned that id to you|<next n>/);
-  const state = (tools.find((t) => t.name === 'exists')!.outputSchema!.properties as Record<string, { description: string }>).state!.description;
-  // A notice copying kind: question would be answered in place of the question, and the asker would never match the answer: the copy is the bytes.
-  assert.match(state, /If you hold its bytes \(you appended it\): re-deposit them \(append_relay id: it\); waits past it never return it, so if peers must see it, also append them without id, with ref: <it> \(answers may then name either id\)\./);
+  // A notice copying kind: question would be answered in place of the question, and the asker would never match the answer: the copy is the bytes,
+  // with ref: added to its headers (round 16: "with ref:" did not say where). Only while nothing replies to the original: a copy of a question
+  // already answered would be answered again under the copy's id (round 16).
+  assert.match(id, /Waits past it never return it: if peers must read it and list_replies on it is empty, also append a copy: no id, the bytes plus a "ref: <it>" header, a new key\./);
+  assert.equal(JSON.stringify(tools).match(/append a copy/g)?.length, 2, 'said in id, pointed at from get_relay\'s damaged');
 });
 
 // Each fact once: the malformed-id answer of list_replies is in its description, not again in its parameter.
-// Beside the id shape, in the description (round 14: it sat only in the output, under "Never refuses").
-test('exists says a malformed id is UNKNOWN where it gives the shape; list_replies says "malformed id: empty" once', async () => {
+// In the description (round 14: it sat only in the output); "never refused" of the id only, since store_unavailable is any tool's (round 16).
+test('exists says a malformed id is UNKNOWN, never refused; list_replies says "malformed id: empty" once', async () => {
   const { tools } = await listing;
-  assert.match(tools.find((t) => t.name === 'exists')!.description!, /relay-33 or RELAY-0033 is malformed, so UNKNOWN here\. Never refuses\./);
+  assert.match(tools.find((t) => t.name === 'exists')!.description!, /UNKNOWN \(nothing mentions it, or the id is malformed: never refused\)\./);
   const replies = tools.find((t) => t.name === 'list_replies')!;
   assert.equal(JSON.stringify(replies).match(/malformed/g)?.length, 1);
+  assert.match(replies.description!, /\nEmpty: nothing names the id yet, or it is malformed \(never refused: check its shape\)\.$/);
   assert.match(replies.description!, /replies\[\]\.parent equal to the id marks a direct reply/);
 });
 
@@ -267,10 +281,11 @@ test('get_relay gives the digest\'s form and the line endings; list_relays lists
   const { tools } = await listing;
   // A body may hold "---" lines of its own: only the first one ends the header.
   const get = tools.find((t) => t.name === 'get_relay')!.description!;
-  assert.match(get, /the deposit header \(LF-ended "name: value" lines: .*digest \(sha256:<64 hex> of the bytes below\).*\), the first line that is exactly "---", then the sender's bytes verbatim \(later "---" lines are body\)/);
+  assert.match(get, /the deposit header \(LF-ended "name: value" lines: .*digest \(sha256:<64 hex> of the bytes below\).*\), a "---" line, then the sender's bytes verbatim \(later "---" lines are body\)/);
   // Its shape and size, and when it is needed, named (round 14).
   assert.match(get, /^Return one record's exact stored file as text \(no structuredContent; ≤ 1,048,576 bytes \+ header\)/);
-  assert.match(get, /For ids whose bytes you lack \(bytesOmitted items, list_relays\/list_replies ids, parent:\/ref: ids\)\./);
+  // Not "bytesOmitted items": those come inline with the next wait (include_bytes), all but one over 64 KiB by itself (round 16: the two tools disagreed).
+  assert.match(get, /For ids whose bytes you lack: parent:\/ref: ids, list_relays\/list_replies ids, a wait item over 64 KiB alone\./);
   const list = tools.find((t) => t.name === 'list_relays')!;
   assert.match(list.description!, /One response that grows with the store \(no pagination; see after\)/);
   assert.match((list.inputSchema.properties as Record<string, { description: string }>).after!.description, /for only newer ids, the highest present id you saw/);
@@ -320,24 +335,28 @@ test('wait_for_relay\'s to names the refusal bad_filter, from and kind compare a
   for (const name of ['wait_for_relay', 'list_relays']) assert.match(await descriptionOf(name), /bad_id, bad_filter/, name);
 });
 
-// The form once, in the first tool listed (it sat in four tools); the others name their codes.
-test('every tool says how it refuses: the form once, in append_relay, for all; the others that can, their codes; the two that cannot, that they never refuse', async () => {
+// The form once, in the first tool listed (it sat in four tools); the others name their codes. exists and list_replies have none of their own:
+// they say a malformed id is not refused, not "Never refuses", which store_unavailable (any tool's) contradicted (round 16).
+test('every tool says how it refuses: the form once, in append_relay, for all; the others that can, their codes; the two that cannot refuse an id, that they never do', async () => {
   const { tools } = await listing;
   assert.equal(tools[0]!.name, 'append_relay', 'the form is read first');
-  assert.match(tools[0]!.description!, /Refusals \(all tools\): isError text, code in _meta\["p-e-relay\/error"\]\.code;/);
+  assert.match(tools[0]!.description!, /\n\nEvery tool refuses with isError text, code in _meta\["p-e-relay\/error"\]\.code\. Here \(nothing stored\):\n/);
   assert.equal(JSON.stringify(tools).match(/isError/g)?.length, 1);
+  assert.doesNotMatch(JSON.stringify(tools), /Never refuses|all tools/);
   for (const tool of tools.slice(1)) {
     const text = tool.description ?? '';
-    if (tool.name === 'exists' || tool.name === 'list_replies') assert.match(text, /Never refuses/, tool.name);
+    if (tool.name === 'exists' || tool.name === 'list_replies') assert.match(text, /malformed.*never refused/, tool.name);
     else assert.match(text, /Refusal codes: /, tool.name);
   }
 });
 
-// The id shape in words sat in six places; each id schema still shows the width by its example (SPEC §3).
-test('the id shape is put in words once, in exists, and every id parameter shows it by example', async () => {
+// The id shape in words sat in six places; each id schema still shows the width by its example (SPEC §3). Said in the first tool read,
+// where ids are written (round 16: it sat in exists, read fourth, and applied to all six).
+test('the id shape is put in words once, in append_relay\'s bytes, and every id parameter shows it by example', async () => {
   const { tools } = await listing;
   assert.equal(JSON.stringify(tools).match(/and 4 digits/g)?.length, 1);
-  assert.match(tools.find((t) => t.name === 'exists')!.description!, /Ids are `relay-` and 4 digits \(relay-0033\), compared literally by every tool/);
+  const bytes = (tools[0]!.inputSchema.properties as Record<string, { description: string }>).bytes!.description;
+  assert.match(bytes, /Ids: `relay-` and 4 digits \(relay-0033\), compared literally by every tool: relay-33 or RELAY-0033 is malformed \(here it links nothing\)\./);
   for (const name of ['exists', 'get_relay', 'list_replies']) {
     const id = (tools.find((t) => t.name === name)!.inputSchema.properties as Record<string, { description: string }>).id!.description;
     assert.match(id, /, e\.g\. relay-0033$/, name);
@@ -384,23 +403,25 @@ test('timeout_ms states no maximum in its schema: values above the cap are cappe
 });
 
 // A refusal with no next step is retried forever or given up on at random.
-// The KNOWN_MISSING retry is stated once, in exists; get_relay cites it, so the two cannot disagree on the count.
+// What to do about KNOWN_MISSING is said here, where an agent mostly meets it (fetching a parent:/ref: id), in one clause (round 16: "as exists'
+// KNOWN_MISSING says" cost a hop); exists' state points here. No retry count: nothing an agent can do brings another's record back.
 test('get_relay says what to do on each not_found state', async () => {
   const text = await descriptionOf('get_relay');
-  assert.match(text, /not_found, _meta\["p-e-relay\/error"\]\.state KNOWN_MISSING \(as exists' KNOWN_MISSING says\) or UNKNOWN \(check the id's shape, then stop\)/);
-  assert.doesNotMatch(text, /wait cycle|3 times/);
-  // A damaged record is held, so a re-deposit under its id is id_held: your own is appended anew (its new key is said in append_relay's id).
-  assert.match(text, /damaged \(fails its digest, unrepairable: report the id; if you hold its bytes, append them anew: no id, ref: <its id>\)\./);
+  assert.match(text, /not_found, _meta\["p-e-relay\/error"\]\.state KNOWN_MISSING \(if you hold its bytes, re-deposit them: append_relay id; else report it missing\) or UNKNOWN \(check the id's shape, then stop\)/);
+  assert.doesNotMatch(text, /wait cycle|3 times|exists' KNOWN_MISSING/);
+  // A damaged record is held, so a re-deposit under its id is id_held: your own is appended as a copy, as append_relay's id says.
+  assert.match(text, /damaged \(fails its digest, unrepairable: report it; if you hold its bytes, append a copy as append_relay id says\)\.$/);
 });
 
-test('exists opens with its three states and when to use it, and its KNOWN_MISSING says what to do with your own id and with another\'s', async () => {
+test('exists opens with its three states and what it is for beside get_relay, and its KNOWN_MISSING points at get_relay\'s not_found', async () => {
   const { tools } = await listing;
   const tool = tools.find((t) => t.name === 'exists')!;
-  // Its purpose names its three states as the state field defines them (KNOWN_MISSING is not only "lost").
-  assert.match(tool.description!, /^What this store knows about one id, without reading its bytes: PRESENT \(held\), KNOWN_MISSING \(cited but absent\) or UNKNOWN \(nothing mentions it\)\. Use it before a re-deposit\./);
+  // Its purpose names its three states as the state field defines them (KNOWN_MISSING is not only "lost"), then when to use it rather than
+  // get_relay, whose not_found carries the same state (round 16: "it duplicates other tools").
+  assert.match(tool.description!, /^What this store knows about one id, without reading its bytes: PRESENT \(held\), KNOWN_MISSING \(cited but absent\) or UNKNOWN .*\. For the state alone \(e\.g\. before a re-deposit\); get_relay's not_found names it too\.$/);
   const state = (tool.outputSchema!.properties as Record<string, { description: string }>).state!.description;
-  // The one retry rule, with its cycle defined by a call the agent makes and someone to tell.
-  assert.match(state, /If you hold its bytes \(you appended it\): re-deposit them .*\. Else ask again after your next wait_for_relay call, up to 3 times, then report it missing \(if a question cites it, in your answer\); UNKNOWN: nothing held here mentions it$/);
+  // What to do is said once, in get_relay's not_found (round 16: a recovery procedure buried in an output field, repeated in two tools).
+  assert.match(state, /KNOWN_MISSING: a held record cites it in parent: or ref:, its bytes are not here \(what to do: get_relay's not_found\); UNKNOWN: nothing held here mentions it$/);
   assert.match(state, /^PRESENT: held here \(digest unchecked: get_relay may refuse it damaged\);/);
 });
 
@@ -420,10 +441,13 @@ test('append_relay\'s bytes give the ref: grammar as the parser reads it, the st
   assert.doesNotMatch(JSON.stringify((await listing).tools), /60 KiB|may be refused/);
 });
 
-// An omitted after means opposite things in the two tools (round 13): said where the wait's after is.
-test('wait_for_relay\'s after says an omitted after is only what lands from now on, unlike list_relays', async () => {
-  const props = (await listing).tools.find((t) => t.name === 'wait_for_relay')!.inputSchema.properties as Record<string, { description: string }>;
-  assert.match(props.after!.description, /Omitted: only what lands from now on \(in list_relays: the whole store\)\./);
+// An omitted after means opposite things in the two tools (round 13): each tool's after says its own (round 16: the cross-mention was a waste).
+test('wait_for_relay\'s after says an omitted after is only what lands from now on; list_relays\' says the whole store', async () => {
+  const { tools } = await listing;
+  const wait = tools.find((t) => t.name === 'wait_for_relay')!.inputSchema.properties as Record<string, { description: string }>;
+  assert.match(wait.after!.description, /Omitted: only what lands from now on\. /);
+  const list = tools.find((t) => t.name === 'list_relays')!.inputSchema.properties as Record<string, { description: string }>;
+  assert.match(list.after!.description, /Omit it for the whole store$/);
 });
 
 // lib/store/store.ts' replies() returns id, claims and links only: "fields as wait_for_relay's items" promised a depositedAt that never came.
@@ -448,14 +472,34 @@ test('timedOut says what to do after an early end: repeat with the same after', 
   assert.match(out.timedOut!.description, /false with appeared \[\]: it ended early \(a cancel, a closing server\): repeat it with the same after, not its cursor$/);
 });
 
-// The top-level parent is the id asked about; beside replies[].parent the name read as a reply's (round 14). SPEC §8 fixes the name.
-test('list_replies says its top-level parent echoes the id, and that damaged records are never listed', async () => {
+// The top-level parent is the id asked about; beside replies[].parent the name read as a reply's (round 14). SPEC §8 fixes the name;
+// said as what it holds, with no warning of its own (round 16).
+test('list_replies says its top-level parent is the id passed, and that damaged records are never listed', async () => {
   const out = (await listing).tools.find((t) => t.name === 'list_replies')!.outputSchema!.properties as Record<string, { description: string }>;
-  assert.equal(out.parent!.description, 'your id, echoed (not a reply\'s parent)');
+  assert.equal(out.parent!.description, 'the id you passed');
   assert.match(out.replies!.description, /^ascending by id, damaged records never;/);
 });
 
 // The only writer points at the answer recipe (round 14: only asking was shown here).
 test('append_relay points at the answer recipe', async () => {
   assert.match(await descriptionOf('append_relay'), /To answer: wait_for_relay step 6\.\n/);
+});
+
+// Nothing checks to: against the swarm's names (lib/model/record.ts reads it as a claim): a misspelled name, or none, reaches no addressed loop,
+// and without this the asker waits 3 min for nothing (round 16). Said where to: is defined.
+test('append_relay\'s bytes say to: is unchecked: a wrong name, or none, reaches no one', async () => {
+  const props = (await listing).tools.find((t) => t.name === 'append_relay')!.inputSchema.properties as Record<string, { description: string }>;
+  assert.match(props.bytes!.description, /to: \(names, split at commas or spaces; unchecked: a wrong name, or none, reaches no one\)/);
+});
+
+// lib/store/store.ts' listIds gives no known-missing ids with a filter (a missing id has no headers to match): said with what to do (round 16).
+test('list_relays\' knownMissing says a filtered call gives none', async () => {
+  const out = (await listing).tools.find((t) => t.name === 'list_relays')!.outputSchema!.properties as Record<string, { description?: string }>;
+  assert.equal(out.knownMissing!.description, 'KNOWN_MISSING ids, only unfiltered: a filtered call gives []');
+  assert.equal(out.after!.description, undefined, 'an echo of the input needs no words');
+});
+
+// When it blocks and when it answers at once, in that order (round 16: "with after, returns … at once" left a call with nothing held unsaid).
+test('wait_for_relay says it answers at once with held matches above after, else blocks until one lands or timeout_ms ends', async () => {
+  assert.match(await descriptionOf('wait_for_relay'), /^Your inbox: [^\n]*\. Returns at once the held records above after matching all your filters \(no filter: any\), else blocks until one lands or timeout_ms ends\./);
 });

@@ -44,9 +44,9 @@ export const listRelays = defineTool({
       replies_to: listRepliesTo,
     },
     output: {
-      after: z.string().nullable().describe('your after, or null'),
+      after: z.string().nullable(),
       present: z.array(z.string()).describe('held ids, damaged ones included (get_relay refuses those; they match no filter)'),
-      knownMissing: z.array(z.string()).describe('KNOWN_MISSING ids; empty with any filter'),
+      knownMissing: z.array(z.string()).describe('KNOWN_MISSING ids, only unfiltered: a filtered call gives []'),
     },
   }),
   async run(store, { after, to, from, kind, replies_to }) {

@@ -11,13 +11,13 @@ export const listReplies = defineTool({
   contract: ({ shape }) => ({
     description: [
       'List held records naming one id in parent: or ref:, one level deep (pass a reply\'s id for more), metadata only: replies[].parent equal to the id marks a direct reply, replies[].refs holding it a citation.',
-      `Use it to read a thread or check a question for answers. All their bytes in one call: wait_for_relay replies_to: the id, after: ${shape.format(0)}, timeout_ms: 0, include_bytes: true.`,
-      'Never refuses: empty means nothing names the id yet, or it is malformed.',
+      'Use it to read a thread or check a question for answers; for their bytes, wait_for_relay replies_to.',
+      'Empty: nothing names the id yet, or it is malformed (never refused: check its shape).',
     ].join('\n\n'),
     input: { id: idParam(shape, 'the record whose replies you want') },
     output: {
       // SPEC §8 fixes the name ({parent, replies}), and GET /relays/ID/replies answers the same JSON; the text tells it from replies[].parent.
-      parent: z.string().describe('your id, echoed (not a reply\'s parent)'),
+      parent: z.string().describe('the id you passed'),
       // The item's fields are described once per tools/list, on wait_for_relay's appeared items (the same names, the same values); the store's replies carry no deposit fields.
       replies: z.array(z.object({ id: recordIdField, ...bare(claimFields), ...bare(linkFields) })).describe('ascending by id, damaged records never; as wait_for_relay\'s items, without depositedAt, depositedBy, provenance or bytes'),
     },

@@ -10,7 +10,7 @@ import type { IdShape } from '../../model/ids.js';
  * An id parameter: its role, then an example of the store's id shape (SPEC §3:
  * every schema states the width; the example shows it), then anything true of
  * it in this tool only. The shape in words, and that ids are compared
- * literally, is said once, in exists' description: it sat in six places.
+ * literally, is said once, in append_relay's bytes: it sat in six places.
  */
 export function idParam(shape: IdShape, role: string, more = '') {
   return z.string().describe(`${role}, e.g. ${shape.example}${more && `. ${more}`}`);
@@ -20,7 +20,7 @@ export function idParam(shape: IdShape, role: string, more = '') {
 export const provenanceValues = z.enum(['as-received', 'authored']);
 
 export const provenanceField = provenanceValues
-  .describe('authored: a local operator\'s own; as-received: anything else (every MCP append)');
+  .describe('as-received: relayed, as every MCP append is; authored: a local operator declared it their own (CLI)');
 
 export const depositedByField = z
   .string()
@@ -84,4 +84,4 @@ export const waitRepliesTo = z.string().optional().describe('optional: records n
  * list_relays' replies_to: bare ids, answers and mere citations alike, so it
  * points at list_replies (which returns parent) rather than a get_relay per id.
  */
-export const listRepliesTo = z.string().optional().describe('optional: only ids of records naming this id in parent: or ref:; malformed: bad_id. To tell answers from citations use list_replies (it returns parent)');
+export const listRepliesTo = z.string().optional().describe('optional: only ids of records naming this id in parent: or ref: (list_replies tells answers from citations); malformed: bad_id');
