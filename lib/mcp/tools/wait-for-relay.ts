@@ -60,7 +60,7 @@ export const waitForRelay = defineTool({
             bytes: z.string().optional().describe('with include_bytes: the record as sent'),
             digest: z.string().optional().describe('sha256:<64 hex> of bytes'),
             bytesOmitted: z.literal(true).optional().describe('true: not inlined (past 64 KiB, or unreadable)'),
-            answers: z.number().optional().describe('questions only: kind: answer records held with it as parent'),
+            answers: z.number().optional().describe('questions only: how many held kind: answer records have it as parent'),
           }),
         )
         .describe(`the matches, ascending with after, else in landing order${itemCapped(shape) ? `; up to ${WAIT_MAX_ITEMS.toLocaleString('en-US')} (past that the lowest ids, and cursor is the last of them: call again with it)` : `; no count cap, so after ${shape.format(0)} it grows with the store`}`),
