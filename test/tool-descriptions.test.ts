@@ -432,12 +432,13 @@ test('timeout_ms gives one usable bound: ≤ 50000', async () => {
 });
 
 // lib/model/record.ts reads every ref: line and splits each at commas and white space.
-// The size: the one figure the store enforces (its --max-record-bytes, stated as the store runs it), and the HTTP door's cap named as the door's
+// The size: the one figure the store enforces (its --max-record-bytes, stated as the store runs it); over stdio no request cap applies, so none is named
+// (a hub names its own: test/http-mcp.test.ts)
 // (round 14: "keep it ≤ 60 KiB (more may be refused)" was no limit at all).
-test('append_relay\'s bytes give the ref: grammar as the parser reads it, the store\'s own size limit and the HTTP cap', async () => {
+test('append_relay\'s bytes give the ref: grammar as the parser reads it and the store\'s own size limit, and over stdio no HTTP cap', async () => {
   const props = (await listing).tools.find((t) => t.name === 'append_relay')!.inputSchema.properties as Record<string, { description: string }>;
   assert.match(props.bytes!.description, /ref: \(one or more ids, split at commas or spaces; repeatable\)/);
-  assert.match(props.bytes!.description, /at most 64 distinct ids in parent:\/ref: and 1,048,576 bytes \(over HTTP the hub's request cap binds first: 65,536 by default\)$/);
+  assert.match(props.bytes!.description, /at most 64 distinct ids in parent:\/ref: and 1,048,576 bytes$/);
   assert.doesNotMatch(JSON.stringify((await listing).tools), /60 KiB|may be refused/);
 });
 

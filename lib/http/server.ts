@@ -81,7 +81,7 @@ export async function startHub(options: HubOptions): Promise<Hub> {
     sseMaxBufferedBytes: options.sseMaxBufferedBytes ?? 1 << 20,
     ready: () => ready,
   };
-  const pool = new McpServerPool(store);
+  const pool = new McpServerPool(store, ctx.bodyCap);
 
   const headersTimeout = options.headersTimeoutMs ?? 10_000;
   const requestTimeout = options.requestTimeoutMs ?? 30_000;

@@ -38,8 +38,8 @@ const LIST_CACHE = { ttlMs: 60_000, cacheScope: 'public' } as const;
  * Built per connection (stdio) or per request (HTTP) by the v2 SDK's serving
  * entries, it serves whichever protocol era the entry picked.
  */
-export function createMcpServer(store: RelayStore, door: DoorRef): McpServer {
-  return buildServer(store, { store, door });
+export function createMcpServer(store: RelayStore, door: DoorRef, requestCap?: number): McpServer {
+  return buildServer({ shape: store.shape, maxRecordBytes: store.maxRecordBytes, requestCap }, { store, door });
 }
 
 /**
@@ -54,7 +54,7 @@ export function createListingServer(facts: ToolFacts): McpServer {
 function buildServer(facts: ToolFacts, serving: Serving | null): McpServer {
   const server = new McpServer({ name: SERVER_NAME, version: VERSION }, { capabilities: { tools: {} }, instructions: INSTRUCTIONS, cacheHints: { 'tools/list': LIST_CACHE } });
   refuseLikeTheTools(server);
-  registerTools(server, { shape: facts.shape, maxRecordBytes: facts.maxRecordBytes }, serving);
+  registerTools(server, { shape: facts.shape, maxRecordBytes: facts.maxRecordBytes, requestCap: facts.requestCap }, serving);
   return server;
 }
 

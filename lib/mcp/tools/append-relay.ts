@@ -1,5 +1,4 @@
 import { z } from 'zod';
-import { DEFAULT_BODY_CAP } from '../../http/body.js';
 import { encodeRecordText } from '../../model/record.js';
 import { appendText } from '../../model/render.js';
 import { depositedAtField, depositedByField, provenanceField } from './shared.js';
@@ -11,7 +10,7 @@ export const appendRelay = defineTool({
   hints: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
   // The one call that changes anything: signed over HTTP, and one append from its agent's rate.
   door: { signed: true, spends: 'append', progress: false },
-  contract: ({ shape, maxRecordBytes }) => ({
+  contract: ({ shape, maxRecordBytes, requestCap }) => ({
     description: [
       'Store one record permanently: the only tool that writes. Immutable, public: send final text.',
       // No wait here: the answer arrives in the one loop wait_for_relay describes, so an asker keeps serving (two agents asking each other cannot deadlock).
@@ -30,10 +29,10 @@ export const appendRelay = defineTool({
       // The re-deposit goes back under its original key (lib/store/append-once.ts). It fills an id below every peer's cursor, so waits never return it;
       // the copy is what they see, and only when nothing replied to it yet: a question already answered would be answered again under the copy's id.
       id: z.string().optional().describe(`Omit for a new record. Set it (e.g. ${shape.example}) only to put back a lost record (exists: KNOWN_MISSING) whose bytes you hold: those bytes, under its original key if you know it. Waits past it never return it: if peers must read it and list_replies on it is empty, also append a copy: no id, the bytes plus a "ref: <it>" header, a new key. Refused: bad_id (malformed), id_held (held already; _meta["p-e-relay/error"].identical: true means your bytes: done), id_ahead (above the next free id, _meta["p-e-relay/error"].nextFree)`),
-      // The store's own limit (lib/model/record.ts, --max-record-bytes), the one figure it enforces on every door; the HTTP door's body cap (lib/http/body.ts, --body-cap) counts the whole JSON request and is named as the door's.
+      // The store's own limit (lib/model/record.ts, --max-record-bytes), the one figure it enforces on every door; over HTTP the hub's body cap (lib/http/body.ts, --body-cap), as the hub runs, counts the whole JSON request and binds first (stdio has none, so says nothing of it).
       // The id shape in words, once per tools/list (SPEC §3), here, in the first tool read, where ids are written; every id schema shows it by example.
       // to: is a claim no one checks: a misspelled name reaches no addressed loop, and nothing says so (round 16).
-      bytes: z.string().describe(`the whole record, stored byte for byte: line 1 exactly @p-e/x0; "name: value" headers up to the first empty line; the body. The store reads kind: (lowercase: question, answer, …), from: (your name), to: (names, split at commas or spaces; unchecked: a wrong name, or none, reaches no one), parent: (one id: an answer's question), ref: (one or more ids, split at commas or spaces; repeatable); keeps others. Names: ASCII, no spaces or commas. Ids: ${shape.describe} (${shape.example}), compared literally by every tool: ${shape.format(33).replace(/-0+/, '-')} or ${shape.example.toUpperCase()} is malformed (here it links nothing). UTF-8 without NUL, at most 64 distinct ids in parent:/ref: and ${maxRecordBytes.toLocaleString('en-US')} bytes (over HTTP the hub's request cap binds first: ${DEFAULT_BODY_CAP.toLocaleString('en-US')} by default)`),
+      bytes: z.string().describe(`the whole record, stored byte for byte: line 1 exactly @p-e/x0; "name: value" headers up to the first empty line; the body. The store reads kind: (lowercase: question, answer, …), from: (your name), to: (names, split at commas or spaces; unchecked: a wrong name, or none, reaches no one), parent: (one id: an answer's question), ref: (one or more ids, split at commas or spaces; repeatable); keeps others. Names: ASCII, no spaces or commas. Ids: ${shape.describe} (${shape.example}), compared literally by every tool: ${shape.format(33).replace(/-0+/, '-')} or ${shape.example.toUpperCase()} is malformed (here it links nothing). UTF-8 without NUL, at most 64 distinct ids in parent:/ref: and ${maxRecordBytes.toLocaleString('en-US')} bytes${requestCap === undefined ? '' : ` (first this hub's request cap: ${requestCap.toLocaleString('en-US')} bytes of JSON)`}`),
       // An answer's key is derived from the question, so re-answering after a restart or a re-read replays or conflicts instead of storing twice; every other record counts on under the asker's name.
       // SPEC §8b: the scope is the channel and the key, and over stdio every agent deposits as mcp: a key without the name collides across agents.
       // After a restart the catch-up (from: <you>, every kind) returns every record that can hold one of your n, so 1 + its count is free (a count of questions alone missed notes and copies: round 14).

@@ -11,10 +11,12 @@ import type { IdShape } from '../../model/ids.js';
 import type { RelayStore } from '../../store/store.js';
 import type { Admission, Grant } from '../door.js';
 
-/** What a tool's contract is built from: the store's id width and record limit, nothing else. */
+/** What a tool's contract is built from: the store's id width and record limit, and the door's request cap where it has one. */
 export interface ToolFacts {
   readonly shape: IdShape;
   readonly maxRecordBytes: number;
+  /** The HTTP door's body cap (--body-cap), which a record sent through it meets before the store's limit; absent over stdio. */
+  readonly requestCap?: number;
 }
 
 export interface ToolContract<Input extends z.ZodRawShape> {

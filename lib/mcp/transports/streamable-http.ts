@@ -50,6 +50,8 @@ export class McpServerPool {
 
   constructor(
     private readonly store: RelayStore,
+    /** The hub's body cap, which its tool text states (a record sent through this door meets it first). */
+    private readonly requestCap?: number,
     private readonly keepIdle = 32,
   ) {}
 
@@ -59,7 +61,7 @@ export class McpServerPool {
     if (pooled) return pooled;
     // Between requests a pooled server belongs to nobody: no door, and a call that somehow reached it is refused.
     const door: DoorRef = { current: null };
-    return { server: createMcpServer(this.store, door), door };
+    return { server: createMcpServer(this.store, door, this.requestCap), door };
   }
 
   release(lease: Lease, era: 'legacy' | 'modern' = 'legacy'): void {
