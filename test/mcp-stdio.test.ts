@@ -45,6 +45,16 @@ test('a refusal is an isError result with a code, not a protocol error', async (
   assert.match(textOf(result), /@p-e\/x0/);
 });
 
+// Many hosts show a model the content text and nothing of _meta; the tool descriptions say what to do by code.
+test('a refusal\'s text leads with its code, and the sentence says the figure its _meta field carries', async (t) => {
+  const { corpus } = await tempStore(t);
+  const { client } = await stdioClient(t, corpus);
+  const result = (await client.callTool({ name: 'append_relay', arguments: { id: 'relay-0040', bytes: record() } })) as CallToolResult;
+  assert.equal(errorCode(result), 'id_ahead');
+  assert.match(textOf(result), /^id_ahead: relay-0040 is beyond the next free id \(relay-0001\)/);
+  assert.equal((result._meta?.['p-e-relay/error'] as { nextFree?: string }).nextFree, 'relay-0001');
+});
+
 // ---- every tool, every state, every refusal ------------------------------------------
 
 /** A client that has listed the tools, so the SDK validates every structuredContent against its output schema. */
