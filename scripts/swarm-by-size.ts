@@ -18,7 +18,7 @@
  */
 import os from 'node:os';
 import { emptyCorpus } from '../bench/lib/corpus.js';
-import { footprint, relayServer } from '../bench/lib/procs.js';
+import { cpuSecondsOf, relayServer } from '../bench/lib/procs.js';
 import { nowMs, percentiles } from '../bench/lib/stats.js';
 import { runSwarm } from '../bench/lib/swarm.js';
 
@@ -29,7 +29,7 @@ const tmp = os.tmpdir();
 for (const agents of sizes) {
   const store = await emptyCorpus(tmp, 4);
   const peers = await Promise.all(Array.from({ length: agents }, () => relayServer(store.corpus)));
-  const cpu = async () => (await Promise.all(peers.map((p) => footprint(p.pid)))).reduce((sum, f) => sum + f.cpuS, 0);
+  const cpu = () => cpuSecondsOf(peers.map((p) => p.pid));
   try {
     const before = await cpu();
     const client = process.cpuUsage();

@@ -104,6 +104,11 @@ export interface ProcFootprint {
   pssMb: number;
 }
 
+/** Total user + system CPU seconds these processes have used so far (/proc). */
+export async function cpuSecondsOf(pids: number[]): Promise<number> {
+  return (await Promise.all(pids.map((pid) => footprint(pid)))).reduce((sum, f) => sum + f.cpuS, 0);
+}
+
 /** What one process holds, from /proc: resident memory, open fds, and inotify watches over all its inotify fds. */
 export async function footprint(pid: number): Promise<ProcFootprint> {
   const status = await fs.readFile(`/proc/${pid}/status`, 'utf8');

@@ -17,7 +17,7 @@
 import os from 'node:os';
 import type { BenchContext, Section } from '../lib/context.js';
 import { emptyCorpus } from '../lib/corpus.js';
-import { footprint, forkWorker, relayServer, type StdioPeer } from '../lib/procs.js';
+import { cpuSecondsOf, forkWorker, relayServer, type StdioPeer } from '../lib/procs.js';
 import { nowMs, percentiles, sleep } from '../lib/stats.js';
 import { agentName, runSwarm, type SwarmMode, type SwarmReport } from '../lib/swarm.js';
 
@@ -25,10 +25,6 @@ const AGENTS = 20;
 /** The paced swarm's think time between an answer and the asker's next question. */
 const THINK_MS = 1000;
 
-/** Total user + system CPU seconds of these processes so far (/proc). */
-async function cpuOf(pids: number[]): Promise<number> {
-  return (await Promise.all(pids.map((pid) => footprint(pid)))).reduce((sum, f) => sum + f.cpuS, 0);
-}
 
 /**
  * With no thinking time every agent always has a question open, so by
@@ -49,12 +45,12 @@ async function swarm(ctx: BenchContext, mode: SwarmMode, questionsEach: number, 
   const store = await emptyCorpus(ctx.tmp, 4);
   const peers = await Promise.all(Array.from({ length: AGENTS }, () => relayServer(store.corpus, serverArgs)));
   try {
-    const before = await cpuOf(peers.map((p) => p.pid));
+    const before = await cpuSecondsOf(peers.map((p) => p.pid));
     const client = process.cpuUsage();
     const report = await runSwarm(peers, { questionsEach, mode, deadlineMs: 300_000, now: nowMs, thinkMs });
     const { user, system } = process.cpuUsage(client);
     const clientCpuMsPerQuestion = (user + system) / 1000 / report.answered;
-    const cpuMsPerQuestion = (1000 * ((await cpuOf(peers.map((p) => p.pid))) - before)) / report.answered;
+    const cpuMsPerQuestion = (1000 * ((await cpuSecondsOf(peers.map((p) => p.pid))) - before)) / report.answered;
     if (report.answered !== report.asked) throw new Error(`${mode} swarm: ${report.answered} of ${report.asked} questions answered`);
     if (report.leaks.length || report.duplicates.length) throw new Error(`${mode} swarm: ${report.leaks.length} records past a filter, ${report.duplicates.length} seen twice`);
     return { ...report, cpuMsPerQuestion, clientCpuMsPerQuestion };
@@ -76,11 +72,11 @@ async function floorSwarm(ctx: BenchContext, questionsEach: number): Promise<{ l
   try {
     await Promise.all(agents.map((a) => a.next('ready')));
     const pids = agents.map((a) => a.child.pid!);
-    const before = await cpuOf(pids);
+    const before = await cpuSecondsOf(pids);
     const done = Promise.all(agents.map((a) => a.next<{ latencies: number[] }>('done')));
     for (const a of agents) a.send({ type: 'go' });
     const latencies = (await done).flatMap((d) => d.latencies);
-    return { latencies, cpuMsPerQuestion: (1000 * ((await cpuOf(pids)) - before)) / latencies.length };
+    return { latencies, cpuMsPerQuestion: (1000 * ((await cpuSecondsOf(pids)) - before)) / latencies.length };
   } finally {
     await Promise.all(agents.map((a) => a.stop()));
     await store.dispose();
@@ -110,16 +106,15 @@ async function bystanderCpu(corpus: string, n: number): Promise<{ bells: number;
     await Promise.all(servers.map((s) => s.call('wait_for_relay', { to: 'nobody-at-all', after: 'relay-0000', timeout_ms: 0 })));
     const blocked = servers.map((s) => s.call('wait_for_relay', { to: 'nobody-at-all', after: 'relay-0000', timeout_ms: 90_000 }));
     await sleep(300);
-    const cpu = async (pids: number[]) => (await Promise.all(pids.map((pid) => footprint(pid)))).reduce((sum, f) => sum + f.cpuS, 0);
     const pids = { bells: belled.map((s) => s.pid), directory: watching.map((s) => s.pid), floor: floors.map((f) => f.child.pid!) };
-    const before = { bells: await cpu(pids.bells), directory: await cpu(pids.directory), floor: await cpu(pids.floor) };
+    const before = { bells: await cpuSecondsOf(pids.bells), directory: await cpuSecondsOf(pids.directory), floor: await cpuSecondsOf(pids.floor) };
     for (let i = 0; i < n; i++) await writer.call('append_relay', { bytes: `@p-e/x0\nkind: ping\nfrom: bench\nto: reader-${i % AGENTS}\n\nrecord ${i}\n` });
     // One record for the bystanders ends their waits: each has then read every record, so the bells' deferred reads are counted.
     await writer.call('append_relay', { bytes: '@p-e/x0\nkind: ping\nfrom: bench\nto: nobody-at-all\n\nthe end\n' });
     await Promise.all(blocked);
     await sleep(300);
     const per = (cpuS: number) => (1000 * cpuS) / BYSTANDERS / n;
-    return { bells: per((await cpu(pids.bells)) - before.bells), directory: per((await cpu(pids.directory)) - before.directory), floor: per((await cpu(pids.floor)) - before.floor) };
+    return { bells: per((await cpuSecondsOf(pids.bells)) - before.bells), directory: per((await cpuSecondsOf(pids.directory)) - before.directory), floor: per((await cpuSecondsOf(pids.floor)) - before.floor) };
   } finally {
     await Promise.all([writer, ...servers].map((p) => p.close()));
     await Promise.all(floors.map((f) => f.stop()));
