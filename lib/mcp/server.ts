@@ -54,7 +54,7 @@ export function createListingServer(facts: ToolFacts): McpServer {
 function buildServer(facts: ToolFacts, serving: Serving | null): McpServer {
   const server = new McpServer({ name: SERVER_NAME, version: VERSION }, { capabilities: { tools: {} }, instructions: INSTRUCTIONS, cacheHints: { 'tools/list': LIST_CACHE } });
   refuseLikeTheTools(server);
-  registerTools(server, { shape: facts.shape, maxRecordBytes: facts.maxRecordBytes, requestCap: facts.requestCap }, serving);
+  registerTools(server, facts, serving);
   return server;
 }
 
