@@ -18,7 +18,7 @@ export const exists = defineTool({
     output: {
       id: z.string().describe('as given'),
       // What to do is said once, in get_relay's not_found, where an agent mostly meets the state (fetching a parent: or ref:); the re-deposit itself in append_relay's id.
-      state: z.enum(['PRESENT', 'KNOWN_MISSING', 'UNKNOWN']).describe('PRESENT: held here (digest unchecked: get_relay may refuse it damaged); KNOWN_MISSING: a held record cites it in parent: or ref:, its bytes are not here (what to do: get_relay\'s not_found); UNKNOWN: nothing held here mentions it'),
+      state: z.enum(['PRESENT', 'KNOWN_MISSING', 'UNKNOWN']).describe('PRESENT: held here (digest unchecked: get_relay may refuse it damaged); KNOWN_MISSING: a held record cites it in parent: or ref:, its bytes are not here (what to do: get_relay\'s not_found); UNKNOWN: nothing held here mentions it, or malformed'),
     },
   }),
   async run(store, { id }) {

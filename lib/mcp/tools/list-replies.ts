@@ -19,7 +19,7 @@ export const listReplies = defineTool({
       // SPEC §8 fixes the name ({parent, replies}), and GET /relays/ID/replies answers the same JSON; the text tells it from replies[].parent.
       parent: z.string().describe('the id you passed'),
       // The item's fields are described once per tools/list, on wait_for_relay's appeared items (the same names, the same values); the store's replies carry no deposit fields.
-      replies: z.array(z.object({ id: recordIdField, ...bare(claimFields), ...bare(linkFields) })).describe('ascending by id, damaged records never; as wait_for_relay\'s items, without depositedAt, depositedBy, provenance or bytes'),
+      replies: z.array(z.object({ id: recordIdField, ...bare(claimFields), ...bare(linkFields) })).describe('ascending by id, damaged records never; fields as in wait_for_relay\'s items'),
     },
   }),
   async run(store, { id }) {
