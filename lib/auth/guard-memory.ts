@@ -12,6 +12,11 @@
  * the same second), and the guard refuses any signature whose ts is before
  * since + 60 s — a signature accepted before the loss had a ts at most 60 s
  * after its acceptance, so only those can be in what was forgotten.
+ *
+ * Except in a store that holds no record: every append a signature bought
+ * left one, so with none there is nothing a replay could repeat, and the
+ * memory begins from the start as `init`'s does. That is the shipped
+ * `./corpus` of a fresh clone, which has no `.state/` at all.
  */
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs/promises';
@@ -26,15 +31,19 @@ export interface GuardMemory {
   ino: number;
 }
 
-/** Reads (or, when the directory is gone, begins) the guard's memory. Throws ENOENT when the corpus itself is gone. */
-export async function guardMemory(dir: string, nowS: number): Promise<GuardMemory> {
+/**
+ * Reads (or, when the directory is gone, begins) the guard's memory.
+ * `holdsRecords` says whether the store holds any record now; asked only
+ * when the memory must begin. Throws ENOENT when the corpus itself is gone.
+ */
+export async function guardMemory(dir: string, nowS: number, holdsRecords: () => Promise<boolean>): Promise<GuardMemory> {
   for (let attempt = 0; ; attempt++) {
     const found = await read(dir);
     if (found !== null || attempt > 0) {
       if (found === null) throw Object.assign(new Error(`${dir} vanished while it was being made`), { code: 'ENOENT' });
       return found;
     }
-    await begin(dir, nowS);
+    await begin(dir, (await holdsRecords()) ? nowS : null);
   }
 }
 
@@ -53,8 +62,11 @@ async function read(dir: string): Promise<GuardMemory | null> {
   return { since: Number(text.trim()) || 0, ino };
 }
 
-/** Makes the directory with its .since in one rename; if another process got there first, theirs stands. */
-async function begin(dir: string, nowS: number): Promise<void> {
+/**
+ * Makes the directory with its .since in one rename (none: remembers from
+ * the start); if another process got there first, theirs stands.
+ */
+async function begin(dir: string, sinceS: number | null): Promise<void> {
   const parent = path.dirname(dir);
   // Not recursive from the corpus down: a corpus that is gone must stay a refusal.
   await fs.mkdir(parent).catch((e: NodeJS.ErrnoException) => {
@@ -63,7 +75,7 @@ async function begin(dir: string, nowS: number): Promise<void> {
   const temp = path.join(parent, `.replay-${process.pid}-${randomBytes(4).toString('hex')}`);
   await fs.mkdir(temp);
   try {
-    await fs.writeFile(path.join(temp, SINCE_FILE), `${nowS}\n`);
+    if (sinceS !== null) await fs.writeFile(path.join(temp, SINCE_FILE), `${sinceS}\n`);
     await fs.rename(temp, dir);
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;

@@ -54,9 +54,12 @@ export class ReplayGuard implements SignatureGuard {
   /** bucket → agent → signatures accepted here. */
   private readonly spent = new Map<string, Map<string, number>>();
   private memory: GuardMemory | null = null;
+  private readonly holdsRecords: () => Promise<boolean>;
 
-  constructor(dir: string, options: { now?: () => number; log?: Logger; perAgentPerMinute?: number } = {}) {
+  /** `holdsRecords`: whether the store holds any record (a store with none has nothing to replay); assumed so when not given. */
+  constructor(dir: string, options: { now?: () => number; log?: Logger; perAgentPerMinute?: number; holdsRecords?: () => Promise<boolean> } = {}) {
     this.dir = dir;
+    this.holdsRecords = options.holdsRecords ?? (async () => true);
     this.now = options.now ?? Date.now;
     this.log = options.log ?? silentLogger;
     this.perAgentPerMinute = options.perAgentPerMinute ?? DEFAULT_SIGNATURES_PER_MINUTE;
@@ -131,7 +134,7 @@ export class ReplayGuard implements SignatureGuard {
   private async checkMemory(ts: string, nowS: number): Promise<void> {
     const current = await fs.stat(this.dir).then((st) => st.ino, () => null);
     if (this.memory === null || current !== this.memory.ino) {
-      this.memory = await guardMemory(this.dir, nowS);
+      this.memory = await guardMemory(this.dir, nowS, this.holdsRecords);
       this.made.clear();
       if (this.memory.since >= nowS - 1) this.log.warn(`the one-time signature guard's memory (${this.dir}) was missing, so it begins now; signatures dated before ${this.memory.since + ACCEPT_WINDOW_S} (unix time) are refused, since they could be ones it forgot`);
     }

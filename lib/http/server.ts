@@ -13,6 +13,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import { silentLogger, type Logger } from '../log.js';
 import type { RelayStore } from '../store/store.js';
 import { KeyRing } from '../auth/key-ring.js';
+import { listRecordNames } from '../store/record-names.js';
 import { ReplayGuard } from '../auth/replay-guard.js';
 import { DEFAULT_BODY_CAP, readBody } from './body.js';
 import { DEFAULT_HOST, DEFAULT_PORT } from './defaults.js';
@@ -66,7 +67,8 @@ export async function startHub(options: HubOptions): Promise<Hub> {
   const { store } = options;
   const keys = await KeyRing.open(options.keys, { log });
   const limits: Limits = { ...DEFAULT_LIMITS, ...options.limits };
-  const guard = new ReplayGuard(store.paths.replay, { log, perAgentPerMinute: limits.signaturesPerMinute });
+  const holdsRecords = async () => (await listRecordNames(store.paths.corpus)).length > 0;
+  const guard = new ReplayGuard(store.paths.replay, { log, perAgentPerMinute: limits.signaturesPerMinute, holdsRecords });
   const metrics = new HubMetrics();
   const gate = new HttpGate(limits, { keys, guard }, metrics);
   keys.on('revoked', (agent) => gate.revoke(agent));

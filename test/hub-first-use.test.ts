@@ -1,0 +1,55 @@
+/**
+ * What a new user meets on a fresh clone and a fresh mirror, on a real hub
+ * process over loopback: the shipped ./corpus as it comes out of git, the
+ * record limit as docs/http.md states it, and a read-only mirror's answers.
+ */
+import assert from 'node:assert/strict';
+import { copyFile, mkdir, readdir, rm } from 'node:fs/promises';
+import path from 'node:path';
+import { test } from 'node:test';
+import { addKey, readKey } from '../lib/auth/keys.js';
+import { authorizationFor } from '../lib/auth/sign.js';
+import { ROOT, record, runCli, tempDir, tempStore } from './helpers.js';
+import { hubProcess, type HubProcess } from './reliability-helpers.js';
+
+async function signedPost(hub: HubProcess, agent: string, key: Buffer, bytes: string | Buffer): Promise<{ status: number; json: Record<string, unknown> }> {
+  const body = Buffer.from(bytes);
+  const res = await fetch(`${hub.url}/relays`, { method: 'POST', body, headers: { Authorization: authorizationFor(agent, key, 'POST', body), Accept: 'application/json' } });
+  return { status: res.status, json: (await res.json()) as Record<string, unknown> };
+}
+
+/** A corpus laid out exactly as the clone ships ./corpus: its tracked files and nothing else. */
+async function shippedCorpus(dir: string): Promise<string> {
+  const corpus = path.join(dir, 'corpus');
+  await mkdir(corpus);
+  const shipped = await readdir(path.join(ROOT, 'corpus'));
+  for (const name of ['README.md', '.gitignore', '.gitattributes']) {
+    assert.ok(shipped.includes(name), `the shipped corpus has ${name}`);
+    await copyFile(path.join(ROOT, 'corpus', name), path.join(corpus, name));
+  }
+  return corpus;
+}
+
+test('a fresh clone: the shipped ./corpus (no .state/) takes a signed append at once, not guard_reset', { timeout: 60_000 }, async (t) => {
+  const dir = await tempDir(t);
+  const corpus = await shippedCorpus(dir);
+  const keys = path.join(dir, 'keys');
+  await addKey(keys, 'scout-7');
+  const key = (await readKey(keys, 'scout-7'))!;
+  const hub = await hubProcess(t, corpus, keys, { env: { P_E_RELAY_LOG: 'warn' } });
+  const answer = await signedPost(hub, 'scout-7', key, record({ kind: 'note' }, 'the first signed append of a fresh clone'));
+  assert.deepEqual([answer.status, answer.json.id], [201, 'relay-0001'], JSON.stringify(answer.json));
+  assert.doesNotMatch(hub.stderr(), /memory .* was missing/);
+});
+
+test('a store that holds records but lost its .state/ still refuses a signature from before the loss (guard_reset)', { timeout: 60_000 }, async (t) => {
+  const { corpus, keys } = await tempStore(t);
+  await addKey(keys, 'scout-7');
+  const key = (await readKey(keys, 'scout-7'))!;
+  const cli = await runCli(['append', '--corpus', corpus], { input: record({ kind: 'note' }, 'already here') });
+  assert.equal(cli.code, 0, cli.stderr);
+  await rm(path.join(corpus, '.state'), { recursive: true, force: true });
+  const hub = await hubProcess(t, corpus, keys, { env: { P_E_RELAY_LOG: 'warn' } });
+  const answer = await signedPost(hub, 'scout-7', key, record({ kind: 'note' }, 'could be a replay'));
+  assert.deepEqual([answer.status, answer.json.error], [401, 'guard_reset'], JSON.stringify(answer.json));
+});
