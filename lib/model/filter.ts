@@ -43,6 +43,15 @@ export interface FilterInput {
 
 const SEPARATORS = /[\s,]+/;
 
+/**
+ * The most names one filter (`to`, `from` or `kind`) may list. An agent
+ * waits for its own name and `all`; each `to` name costs the process that
+ * serves the wait a file and an inotify watch (lib/store/bells.ts), and the
+ * watches are shared by every process of the user, so a list of thousands
+ * is refused instead of being paid for. The same bound as a record's refs.
+ */
+export const MAX_FILTER_NAMES = 64;
+
 /** The recipients a `to:` header names: separated by commas or white space. */
 export function parseRecipients(to: string | null): string[] {
   if (to === null) return [];
@@ -97,6 +106,15 @@ function names(param: string, value: string | readonly string[] | undefined, spl
   }
   if (out.size === 0) {
     throw new RelayError('bad_filter', `${param} names nobody, so nothing could match it. Send a name (e.g. scout-7) or a list of names, or leave ${param} out.`, { param });
+  }
+  if (out.size > MAX_FILTER_NAMES) {
+    throw new RelayError(
+      'bad_filter',
+      `${param} names ${out.size} names; a filter may name at most ${MAX_FILTER_NAMES}. ` +
+        `Send at most ${MAX_FILTER_NAMES} (an agent waits for its own name and all: ["scout-7", "all"]), ` +
+        `or leave ${param} out and pick the records out of the answer yourself.`,
+      { param, max: MAX_FILTER_NAMES },
+    );
   }
   return out;
 }

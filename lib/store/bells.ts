@@ -23,8 +23,17 @@
  * A listener makes the file before it watches it. Bells live in `.state/`
  * because they are this machine's: a writer on another host rings nothing
  * here, which is why a shared filesystem never relies on them (store.ts).
+ *
+ * Watches are the user's, not the process's (fs.inotify.max_user_watches is
+ * shared by every process of that user), so they are bounded: a filter names
+ * at most 64 names (model/filter.ts), and one process watches at most
+ * `maxWatched` bells. Past that, lingering bells are let go first, and then a
+ * listener is refused bells (listen answers null) and its store watches the
+ * directory instead, which hears every record at the cost of one watch. A
+ * bell this process made and nobody ever rang is removed when it is let go,
+ * so names nobody writes to leave no files behind.
  */
-import { mkdirSync, openSync, closeSync, utimesSync, truncateSync, watch, type FSWatcher, constants as fsc } from 'node:fs';
+import { mkdirSync, openSync, closeSync, fstatSync, statSync, unlinkSync, utimesSync, truncateSync, watch, type FSWatcher, constants as fsc } from 'node:fs';
 import path from 'node:path';
 import type { Logger } from '../log.js';
 import type { RecordFilter } from '../model/filter.js';
@@ -63,6 +72,8 @@ interface Listening {
   idle: NodeJS.Timeout | null;
   /** Set while the bell is being made again after its file was removed. */
   retry: NodeJS.Timeout | null;
+  /** The file's mtime when this process made it (null: it was there already): unchanged when let go, nobody rang it. */
+  madeAt: number | null;
 }
 
 /**
@@ -74,18 +85,34 @@ const BELL_LINGER_MS = 10_000;
 /** A removed bell is made again after this long, and tried this many times (5 s in all). */
 const REARM_DELAY_MS = 20;
 const REARM_ATTEMPTS = 250;
+/** The most bells one process watches by default: 16 agents' 8 waits and 4 streams of two names each, 8 times over. */
+export const DEFAULT_MAX_BELLS = 1024;
+
+export interface BellsOptions {
+  /** At most this many bells watched at once, lingering ones included. */
+  maxWatched?: number;
+  /** How long a bell nobody listens to any more stays watched. */
+  lingerMs?: number;
+}
 
 export class Bells {
   private readonly listening = new Map<BellKey, Listening>();
   private closed = false;
   private ringFailure: string | null = null;
+  private readonly maxWatched: number;
+  private readonly lingerMs: number;
+  private saidFull = false;
 
   /** `onRing` runs on every ring of a bell someone here listens to (and when a bell had to be made again). */
   constructor(
     private readonly dir: string,
     private readonly log: Logger,
     private readonly onRing: () => void,
-  ) {}
+    options: BellsOptions = {},
+  ) {
+    this.maxWatched = options.maxWatched ?? DEFAULT_MAX_BELLS;
+    this.lingerMs = options.lingerMs ?? BELL_LINGER_MS;
+  }
 
   /** Rings each bell that someone has made; never throws (the record is stored already). */
   ring(keys: readonly BellKey[]): void {
@@ -112,14 +139,17 @@ export class Bells {
   }
 
   /**
-   * Listens to these bells until the returned function is called. Throws
-   * when a bell cannot be made or watched, so the caller can listen to the
-   * directory instead.
+   * Listens to these bells until the returned function is called. Null when
+   * they would take this process past its watches (lingering bells let go
+   * first), and throws when a bell cannot be made or watched: either way the
+   * caller listens to the directory instead.
    */
-  listen(keys: readonly BellKey[]): () => void {
+  listen(keys: readonly BellKey[]): (() => void) | null {
+    const wanted = new Set(keys);
+    if (!this.makeRoom(wanted)) return null;
     const armed: BellKey[] = [];
     try {
-      for (const key of new Set(keys)) {
+      for (const key of wanted) {
         this.arm(key);
         armed.push(key);
       }
@@ -135,6 +165,38 @@ export class Bells {
     };
   }
 
+  /** Whether `wanted` fits under the cap, letting lingering bells go to make room; says so once when it does not. */
+  private makeRoom(wanted: ReadonlySet<BellKey>): boolean {
+    let fresh = 0;
+    for (const key of wanted) if (!this.listening.has(key)) fresh++;
+    let over = this.listening.size + fresh - this.maxWatched;
+    for (const [key, entry] of this.listening) {
+      if (over <= 0) break;
+      if (entry.listeners > 0 || wanted.has(key)) continue;
+      this.letGo(key, entry);
+      over--;
+    }
+    if (over <= 0) return true;
+    if (!this.saidFull) this.log.warn(`this process watches ${this.listening.size} doorbells, its most (${this.maxWatched}); further filtered waits here are woken by the corpus directory instead`);
+    this.saidFull = true;
+    return false;
+  }
+
+  /** Stops watching a bell; removes its file when this process made it and nobody rang it since. */
+  private letGo(key: BellKey, entry: Listening): void {
+    entry.watcher?.close();
+    if (entry.idle) clearTimeout(entry.idle);
+    if (entry.retry) clearTimeout(entry.retry);
+    this.listening.delete(key);
+    if (entry.madeAt === null) return;
+    const file = bellFile(this.dir, key);
+    try {
+      if (statSync(file).mtimeMs === entry.madeAt) unlinkSync(file);
+    } catch {
+      // gone already, or not ours to remove: a stray file costs a ring nothing
+    }
+  }
+
   /** Bells watched now, lingering ones included (inotify watches this costs). */
   get watched(): number {
     return this.listening.size;
@@ -147,12 +209,7 @@ export class Bells {
 
   close(): void {
     this.closed = true;
-    for (const entry of this.listening.values()) {
-      entry.watcher?.close();
-      if (entry.idle) clearTimeout(entry.idle);
-      if (entry.retry) clearTimeout(entry.retry);
-    }
-    this.listening.clear();
+    for (const [key, entry] of [...this.listening]) this.letGo(key, entry);
   }
 
   private arm(key: BellKey): void {
@@ -163,7 +220,7 @@ export class Bells {
       entry.idle = null;
       return;
     }
-    const fresh: Listening = { watcher: null, listeners: 1, idle: null, retry: null };
+    const fresh: Listening = { watcher: null, listeners: 1, idle: null, retry: null, madeAt: null };
     fresh.watcher = this.watchBell(key, fresh);
     this.listening.set(key, fresh);
   }
@@ -173,9 +230,8 @@ export class Bells {
     if (!entry || --entry.listeners > 0) return;
     entry.idle = setTimeout(() => {
       if (entry.listeners > 0 || this.listening.get(key) !== entry) return;
-      entry.watcher?.close();
-      this.listening.delete(key);
-    }, BELL_LINGER_MS);
+      this.letGo(key, entry);
+    }, this.lingerMs);
     entry.idle.unref();
   }
 
@@ -183,7 +239,7 @@ export class Bells {
   private watchBell(key: BellKey, entry: Listening): FSWatcher {
     const file = bellFile(this.dir, key);
     mkdirSync(this.dir, { recursive: true });
-    closeSync(openSync(file, fsc.O_WRONLY | fsc.O_CREAT, 0o666));
+    entry.madeAt = makeFile(file);
     const watcher = watch(file, { persistent: false }, (event) => {
       // 'rename': the file was removed (.state/ cleaned): make it again, and look, since a ring may have been lost.
       if (event === 'rename') this.rearm(key, entry);
@@ -214,5 +270,21 @@ export class Bells {
       this.onRing();
     }, REARM_DELAY_MS);
     entry.retry.unref();
+  }
+}
+
+/** Makes a bell's file unless it is there; its mtime when this call made it, else null. */
+function makeFile(file: string): number | null {
+  let fd: number;
+  try {
+    fd = openSync(file, fsc.O_WRONLY | fsc.O_CREAT | fsc.O_EXCL, 0o666);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'EEXIST') return null;
+    throw err;
+  }
+  try {
+    return fstatSync(fd).mtimeMs;
+  } finally {
+    closeSync(fd);
   }
 }

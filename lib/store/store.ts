@@ -686,9 +686,11 @@ export class RelayStore extends EventEmitter<StoreEvents> implements RecordFeed 
       listener.release = this.bells!.listen(listener.keys);
     } catch (err) {
       this.log.warn(`cannot listen by bells in ${this.paths.bells} (${(err as Error).message}); watching the corpus directory instead`);
-      listener.keys = null;
-      this.directoryWanted();
     }
+    if (listener.release) return;
+    // No bells for it (past this process's watches, or they failed): the directory hears it.
+    listener.keys = null;
+    this.directoryWanted();
   }
 
   /** Watches the directory while a listener wants every record; stops DIRECTORY_LINGER_MS after the last leaves. */

@@ -5,6 +5,7 @@
  */
 import { z } from 'zod';
 import type { IdShape } from '../../model/ids.js';
+import { MAX_FILTER_NAMES } from '../../model/filter.js';
 
 /**
  * An id parameter: its role, then an example of the store's id shape (SPEC §3:
@@ -58,7 +59,7 @@ const names = (what: string) => z.union([z.string(), z.array(z.string())]).optio
  */
 export function filterParams() {
   return {
-    to: names('optional: records whose to: names one of these: a name or a list, e.g. ["scout-7","all"], split at commas and spaces as the header is. Exact, case-sensitive, no wildcard; a record with no to: never matches. No name at all ("", [], ",") is refused bad_filter'),
+    to: names(`optional: records whose to: names one of these: a name or a list, e.g. ["scout-7","all"], split at commas and spaces as the header is. Exact, case-sensitive, no wildcard; a record with no to: never matches. No name at all ("", [], ",") is refused bad_filter, as are over ${MAX_FILTER_NAMES} names`),
     from: names('optional: records whose from: is one of these; each string is one whole name (not split); else as to'),
     // Literal, as SPEC §8a says: what an agent does about case is list the spellings it accepts (the loop itself reads kind, in any case).
     kind: names('optional: records whose kind: is one of these, e.g. "question" (list each spelling you accept: "Question" is another); as from'),
