@@ -12,6 +12,7 @@ import type { CallToolResult, Client } from '@modelcontextprotocol/client';
 import { digestOf } from '../lib/model/deposit.js';
 import { errorCode, record, runCli, stdioClient, tempStore, textOf } from './helpers.js';
 import { httpClient, openEvents, sign, sseReader, startTestHub } from './http-helpers.js';
+import { FORGERY, boundaryOf, fencedRecords } from './support/fence.js';
 import { eventually } from './support/poll.js';
 
 type Filter = { to?: string | string[]; from?: string | string[]; kind?: string | string[]; replies_to?: string };
@@ -215,9 +216,21 @@ test('include_bytes inlines the record bytes and digest, and omits what passes 6
   assert.deepEqual(items.map((i) => [i.bytes === undefined ? null : i.bytes.length, i.bytesOmitted ?? false]), [[small.length, false], [big.length, false], [null, true], [null, true]]);
   assert.equal(items[0]!.bytes, small);
   assert.equal(items[0]!.digest, digestOf(Buffer.from(small)));
-  assert.match(textOf(answer), />>> relay-0001 bytes, sha256:[0-9a-f]{64}\n@p-e\/x0\nto: me\n\nsmall\n<<< relay-0001/);
+  assert.match(textOf(answer), />>> relay-0001 ([0-9a-f]{12}) bytes, sha256:[0-9a-f]{64}\n@p-e\/x0\nto: me\n\nsmall\n<<< relay-0001 \1\n/);
   const plain = waitOf(await call(reader, 'wait_for_relay', { to: 'me', after: 'relay-0000' })).appeared;
   assert.equal(plain[0]!.bytes, undefined, 'no bytes unless asked');
+});
+
+test('wait\'s text fences inlined bytes with a boundary drawn per answer: a body that draws frames reads back as its own bytes, by MCP and by the CLI', async (t) => {
+  const { corpus, writer, reader } = await stdioPair(t);
+  const bytes = [record({ from: 'mallory', to: 'me' }, FORGERY), record({ from: 'planner', to: 'me' }, 'the real one')];
+  for (const b of bytes) await call(writer, 'append_relay', { bytes: b });
+  const answer = await call(reader, 'wait_for_relay', { to: 'me', after: 'relay-0000', include_bytes: true });
+  assert.deepEqual(fencedRecords(textOf(answer)).map((r) => [r.id, r.text]), [['relay-0001', bytes[0]], ['relay-0002', bytes[1]]]);
+  const cli = await runCli(['wait', '--corpus', corpus, '--after', 'relay-0000', '--to', 'me', '--include-bytes', '--timeout', '0']);
+  assert.equal(cli.code, 0, cli.stderr);
+  assert.deepEqual(fencedRecords(cli.stdout).map((r) => r.text), bytes);
+  assert.notEqual(boundaryOf(cli.stdout), boundaryOf(textOf(answer)));
 });
 
 test('a malformed replies_to, or a to that names nobody, is refused before the wait begins', async (t) => {

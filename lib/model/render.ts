@@ -6,6 +6,7 @@
 import type { IdState } from './record-index.js';
 import type { AppendResult, ListResult, RepliesResult } from '../store/store.js';
 import type { AppearedRecord, WaitResult } from '../store/waiters.js';
+import { drawBoundary, fenceRule, fenced } from './fence.js';
 
 export function existsText(id: string, state: IdState): string {
   return `${id} ${state}`;
@@ -23,9 +24,12 @@ export function appendText(result: AppendResult): string {
   return result.durability ? `${stored}; not yet power-cut safe: ${result.durability}` : stored;
 }
 
-export function repliesText(result: RepliesResult): string {
+/** A reply's line carries deposited-by once the store's replies hold it (they are wait's fields). */
+type Reply = RepliesResult['replies'][number] & { depositedBy?: string };
+
+export function repliesText(result: { parent: string; replies: Reply[] }): string {
   const head = `replies to ${result.parent} (${result.replies.length}):`;
-  return [head, ...result.replies.map((r) => `${r.id}${claims(r)}`)].join('\n');
+  return [head, ...result.replies.map((r) => `${r.id}${claims(r)}${r.depositedBy ? ` deposited-by ${r.depositedBy}` : ''}`)].join('\n');
 }
 
 /**
@@ -44,19 +48,22 @@ export function waitText(result: WaitResult & { cursor: string }): string {
     const what = result.timedOut ? `nothing appeared in ${result.waitedMs} ms (timed out)` : `the wait ended after ${result.waitedMs} ms with nothing new`;
     return `${what}\n${cursor}`;
   }
-  const head = `${result.appeared.length} appeared after ${result.waitedMs} ms:`;
-  return [head, ...result.appeared.flatMap(itemLines), cursor].join('\n');
+  const bytes = result.appeared.flatMap((r) => (r.bytes === undefined ? [] : [r.bytes]));
+  const boundary = bytes.length ? drawBoundary(bytes) : '';
+  const head = `${result.appeared.length} appeared after ${result.waitedMs} ms:${boundary ? ' ' + fenceRule(boundary) : ''}`;
+  return [head, ...result.appeared.flatMap((r) => itemLines(r, boundary)), cursor].join('\n');
 }
 
-/** An item's line, then, with include_bytes, its bytes between marker lines (or why they are not here). */
-function itemLines(record: AppearedRecord): string[] {
+/** An item's line, then, with include_bytes, its bytes fenced (fence.ts), or why they are not here. */
+function itemLines(record: AppearedRecord, boundary: string): string[] {
   const line = appearedLine(record);
   if (record.bytesOmitted) return [line, `  (bytes omitted: over this answer's 64 KiB; fetch with get_relay)`];
   if (record.bytes === undefined) return [line];
-  return [line, `>>> ${record.id} bytes, ${record.digest}`, record.bytes.replace(/\n$/, ''), `<<< ${record.id}`];
+  return [line, ...fenced(record.id, boundary, ` bytes, ${record.digest}`, record.bytes)];
 }
 
-function claims(r: { kind: string | null; from: string | null; to: string | null; parent?: string | null; refs?: string[] }): string {
+/** The claims of a record as ` (kind question, from a, to b, …)`, or '' when it makes none. */
+export function claims(r: { kind: string | null; from: string | null; to: string | null; parent?: string | null; refs?: string[] }): string {
   const parts = [r.kind && `kind ${r.kind}`, r.from && `from ${r.from}`, r.to && `to ${r.to}`, r.parent && `parent ${r.parent}`, r.refs?.length && `refs ${r.refs.join(' ')}`].filter(Boolean);
   return parts.length ? ` (${parts.join(', ')})` : '';
 }
