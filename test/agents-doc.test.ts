@@ -22,8 +22,11 @@ interface HookEntry {
 
 async function hookCommands(): Promise<HookEntry[]> {
   const doc = await readFile(DOC, 'utf8');
-  const blocks = [...doc.matchAll(/```json\n([\s\S]*?)```/g)].map((m) => JSON.parse(m[1]!) as { hooks?: Record<string, { hooks: { command: string }[] }[]> });
-  return blocks.flatMap((block) => Object.entries(block.hooks ?? {}).flatMap(([event, groups]) => groups.flatMap((g) => g.hooks.map((h) => ({ event, command: h.command })))));
+  const blocks = [...doc.matchAll(/```json\n([\s\S]*?)```/g)].map((m) => JSON.parse(m[1]!) as { hooks?: Record<string, { hooks: Record<string, unknown>[] }[]> });
+  const hooks = blocks.flatMap((block) => Object.entries(block.hooks ?? {}).flatMap(([event, groups]) => groups.flatMap((g) => g.hooks.map((h) => ({ event, hook: h })))));
+  // The keys both hosts read by these names (Codex's timeout is `timeout`, in seconds; timeoutSec is only an alias).
+  for (const { hook } of hooks) assert.deepEqual(Object.keys(hook).filter((k) => !['type', 'command', 'timeout'].includes(k)), [], JSON.stringify(hook));
+  return hooks.map(({ event, hook }) => ({ event, command: hook.command as string }));
 }
 
 async function setup(t: import('node:test').TestContext): Promise<{ corpus: string; env: NodeJS.ProcessEnv; shown: string }> {

@@ -13,6 +13,7 @@ import { test } from 'node:test';
 import { openStore } from '../lib/store/store.js';
 import type { CallToolResult } from '@modelcontextprotocol/client';
 import { BIN, errorCode, record, runCli, stdioClient, tempStore, textOf } from './helpers.js';
+import { FORGERY, boundaryOf, fencedRecords } from './support/fence.js';
 
 /** What Claude Code sends a PostToolUse command hook on stdin. */
 const CLAUDE_POST_TOOL_USE = {
@@ -62,8 +63,8 @@ test('Claude Code PostToolUse hook: additionalContext carries the records addres
   assert.equal(answer.hookSpecificOutput.hookEventName, 'PostToolUse');
   const context = answer.hookSpecificOutput.additionalContext;
   assert.match(context, /2 new records addressed to scout-7/);
-  assert.match(context, new RegExp(`--- ${q1}, kind: question, from: planner, to: scout-7 ---\\n@p-e/x0\\n[^]*Which route is open\\?`));
-  assert.match(context, new RegExp(`--- ${q3}, `));
+  assert.match(context, new RegExp(`>>> ${q1} [0-9a-f]{12} \\(kind question, from planner, to scout-7\\) deposited-by mcp\\n@p-e/x0\\n[^]*Which route is open\\?`));
+  assert.match(context, new RegExp(`>>> ${q3} `));
   assert.doesNotMatch(context, /not for me/);
   assert.match(context, /parent: <its id>/, 'it says how to answer');
   assert.equal(await markOf(corpus, 'scout-7'), 'relay-0003', 'the mark covers every record considered');
@@ -141,13 +142,100 @@ test('a hook event that cannot show the model anything prints nothing and leaves
   assert.equal(await markOf(corpus, 'scout-7'), null);
 });
 
-test('--format hook without the event JSON on stdin is a usage error (exit 2), and the mark stays', async (t) => {
+test('--format hook on stdin it cannot read exits 0 with no output (exit 2 would be a blocking error to Claude Code), warns what came instead, and keeps the mark', async (t) => {
   const { corpus } = await tempStore(t);
   await seed(corpus, [question('scout-7', 'hello')]);
-  const result = await inbox(corpus, ['--to', 'scout-7', '--format', 'hook']);
-  assert.equal(result.code, 2);
-  assert.match(result.stderr, /hook_event_name/);
+  const cases: [string, RegExp][] = [
+    ['', /stdin was empty/],
+    ['hello, world', /stdin held 12 bytes that are not JSON, starting "hello, world"/],
+    ['[1,2]', /stdin held JSON an array, not an object/],
+    ['{"event":"Stop","cwd":"/w"}', /without a hook_event_name string \(its keys: event, cwd\)/],
+  ];
+  for (const [input, said] of cases) {
+    const result = await runCli(['inbox', '--corpus', corpus, '--to', 'scout-7', '--format', 'hook'], { input });
+    assert.equal(result.code, 0, input);
+    assert.equal(result.stdout, '', input);
+    assert.match(result.stderr, /hook_event_name/, input);
+    assert.match(result.stderr, said, input);
+  }
   assert.equal(await markOf(corpus, 'scout-7'), null);
+});
+
+test('a Stop that says stop_hook_active is let through with nothing printed; the records stay for the next run', async (t) => {
+  const { corpus } = await tempStore(t);
+  const [id] = await seed(corpus, [question('all', 'one more thing')]);
+  for (const stop of [CLAUDE_STOP, CODEX_STOP, { ...CLAUDE_STOP, hook_event_name: 'SubagentStop' }]) {
+    const result = await inbox(corpus, ['--to', 'scout-7', '--to', 'all', '--format', 'hook'], { ...stop, stop_hook_active: true });
+    assert.equal(result.code, 0, result.stderr);
+    assert.equal(result.stdout, '', `${stop.hook_event_name} already continuing: never block it again`);
+  }
+  assert.equal(await markOf(corpus, 'scout-7'), null, 'nothing delivered, nothing marked');
+  const next = await inbox(corpus, ['--to', 'scout-7', '--to', 'all', '--format', 'hook'], CLAUDE_POST_TOOL_USE);
+  assert.match(JSON.parse(next.stdout).hookSpecificOutput.additionalContext, new RegExp(`>>> ${id} [^]*one more thing`));
+});
+
+test('the Stop loop ends: a peer adding a record before every Stop gets one block, then the host\'s stop_hook_active lets the agent stop', async (t) => {
+  const { corpus } = await tempStore(t);
+  let blocks = 0;
+  let active = false;
+  // The host's side, as Claude Code runs it: a blocked Stop makes the agent go on, and its next Stop says stop_hook_active.
+  for (let stop = 0; stop < 10; stop++) {
+    await seed(corpus, [record({ kind: 'note', from: 'planner', to: 'all' }, `turn ${stop}`)]);
+    const result = await inbox(corpus, ['--to', 'scout-7', '--to', 'all', '--format', 'hook'], { ...CLAUDE_STOP, stop_hook_active: active });
+    if (result.stdout === '') break;
+    blocks++;
+    active = true;
+  }
+  assert.equal(blocks, 1, 'one block per stop, not one per peer record');
+});
+
+test('one hook run injects at most 10 records and 16 KiB of their text; the rest comes with the next', async (t) => {
+  const { corpus } = await tempStore(t);
+  await seed(corpus, Array.from({ length: 14 }, (_, i) => question('scout-7', `q${i + 1} ` + 'x'.repeat(3000))));
+  const runs: string[] = [];
+  for (let i = 0; i < 4; i++) runs.push(JSON.parse((await inbox(corpus, ['--to', 'scout-7', '--format', 'hook'], CLAUDE_STOP)).stdout || '{"reason":""}').reason);
+  const shown = runs.map((reason) => [...reason.matchAll(/^>>> (relay-\d+) /gm)].map((m) => m[1]));
+  assert.deepEqual(shown.map((ids) => ids.length), [5, 5, 4, 0], 'five 3 KB records fit in 16 KiB');
+  assert.ok(runs.every((reason) => Buffer.byteLength(reason) < 17 * 1024), runs.map((r) => r.length).join(' '));
+  assert.match(runs[0]!, /More records are waiting/);
+});
+
+test('the hook skips the agent\'s own records (its broadcast to all): a Stop with only those goes through', async (t) => {
+  const { corpus } = await tempStore(t);
+  await seed(corpus, [record({ kind: 'note', from: 'scout-7', to: 'all' }, 'I am on the north route'), record({ kind: 'question', from: 'codex-1', to: 'all' }, 'mine, by my env name')]);
+  const stop = await runCli(['inbox', '--corpus', corpus, '--to', 'scout-7', '--to', 'all', '--format', 'hook'], { input: JSON.stringify(CLAUDE_STOP), env: { P_E_RELAY_AGENT: 'codex-1' } });
+  assert.equal(stop.code, 0, stop.stderr);
+  assert.equal(stop.stdout, '', 'no model turn spent reading what it wrote');
+  assert.equal(await markOf(corpus, 'scout-7'), 'relay-0002', 'and they are not looked at again');
+  const [other] = await seed(corpus, [record({ kind: 'note', from: 'planner', to: 'all' }, 'from someone else')]);
+  const next = JSON.parse((await inbox(corpus, ['--to', 'scout-7', '--to', 'all', '--format', 'hook'], CLAUDE_STOP)).stdout) as { reason: string };
+  assert.match(next.reason, new RegExp(`>>> ${other} `));
+});
+
+test('"To answer one" comes only with a question (any case of the kind): notes carry no recipe', async (t) => {
+  const { corpus } = await tempStore(t);
+  await seed(corpus, [record({ kind: 'note', from: 'planner', to: 'scout-7' }, 'fyi')]);
+  const notes = await inbox(corpus, ['--to', 'scout-7']);
+  assert.match(notes.stdout, /fyi/);
+  assert.doesNotMatch(notes.stdout, /To answer one/);
+  await seed(corpus, [record({ kind: 'Question', from: 'planner', to: 'scout-7' }, 'which way?')]);
+  assert.match((await inbox(corpus, ['--to', 'scout-7'])).stdout, /To answer one: append_relay/);
+});
+
+test('a body cannot draw a record frame: every record\'s text is fenced by a boundary drawn per delivery, and its deposited-by is shown', async (t) => {
+  const { corpus } = await tempStore(t);
+  const bytes = [record({ kind: 'note', from: 'mallory', to: 'scout-7' }, FORGERY), question('scout-7', 'a real one')];
+  const ids = await seed(corpus, bytes);
+  const first = await inbox(corpus, ['--to', 'scout-7', '--peek']);
+  const second = await inbox(corpus, ['--to', 'scout-7', '--peek']);
+  const records = fencedRecords(first.stdout);
+  assert.deepEqual(records.map((r) => [r.id, r.text]), [[ids[0], bytes[0]], [ids[1], bytes[1]]], 'exactly the two records, each with its own bytes');
+  assert.deepEqual(records.map((r) => r.head), [' (kind note, from mallory, to scout-7) deposited-by mcp', ' (kind question, from planner, to scout-7) deposited-by mcp']);
+  assert.notEqual(boundaryOf(second.stdout), boundaryOf(first.stdout), 'a new boundary each delivery');
+  const hook = JSON.parse((await inbox(corpus, ['--to', 'scout-7', '--format', 'hook', '--peek'], CLAUDE_STOP)).stdout) as { reason: string };
+  assert.deepEqual(fencedRecords(hook.reason).map((r) => r.text), bytes);
+  const json = JSON.parse((await inbox(corpus, ['--to', 'scout-7', '--format', 'json', '--peek'])).stdout) as { items: { depositedBy: string }[] };
+  assert.deepEqual(json.items.map((i) => i.depositedBy), ['mcp', 'mcp']);
 });
 
 test('Codex notify: the event is the last argument; one line per record on agent-turn-complete, nothing otherwise; --peek keeps the mark', async (t) => {

@@ -7,7 +7,7 @@
  * been written (a hook killed mid-way delivers again next time, never
  * loses), and `--peek` never moves it. The mark is the last id considered,
  * matching or not, so a record is delivered once; one delivery carries at
- * most MAX_ITEMS records and MAX_BYTES of their text, and the mark stops at
+ * most LIMITS (a hook, HOOK_LIMITS) of records and text, and the mark stops at
  * the last one it carried.
  */
 import fs from 'node:fs/promises';
@@ -17,13 +17,19 @@ import { RelayError } from '../errors.js';
 import { splitRecordFile } from '../model/deposit.js';
 import { parseFilter } from '../model/filter.js';
 import type { RelayStore } from '../store/store.js';
-import { EXIT_OK, UsageError, readAll, stringOption, type Command } from './command.js';
-import { FORMATS, isHookEvent, render, type Format, type Inbox, type InboxItem } from './inbox-output.js';
+import { EXIT_OK, UsageError, readAll, stringOption, type Command, type CommandContext } from './command.js';
+import { isHookEvent, isStopEvent, parseHookEvent, preview } from './inbox-hook.js';
+import { FORMATS, render, type Format, type Inbox, type InboxItem } from './inbox-output.js';
 import { openForCommand } from './store-commands.js';
 
-/** One delivery's bounds: what a model reads in one hook answer. */
-const MAX_ITEMS = 20;
-const MAX_BYTES = 64 * 1024;
+/** One delivery's bounds: what one run prints. */
+interface Limits {
+  maxItems: number;
+  maxBytes: number;
+}
+const LIMITS: Limits = { maxItems: 20, maxBytes: 64 * 1024 };
+/** A hook's answer goes into the model's context unasked, so it carries less; the rest comes with the next run. */
+const HOOK_LIMITS: Limits = { maxItems: 10, maxBytes: 16 * 1024 };
 
 export const inboxCommand: Command = {
   help: `Usage: p-e-relay inbox --to NAME [--to NAME…] [--mark FILE] [--peek] [--format F]
@@ -35,20 +41,25 @@ busy agent hears what is addressed to it without spending a turn on a wait.
 
   --to NAME       a recipient, matched literally against each record's to:.
                   The first is you: it names the mark, and the text's answer
-                  recipe (from: NAME, idempotency_key NAME/answer/<its id>)
+                  recipe (from: NAME, idempotency_key NAME/answer/<its id>);
+                  records from: you (or from: $P_E_RELAY_AGENT) are skipped
   --mark FILE     where the mark is kept (default: corpus/.state/marks/NAME,
                   this machine's, never mirrored). No mark: from the start
   --peek          print, but never move the mark
   --format F      text (default) · json · hook (Claude Code or Codex command
                   hook: reads the event JSON on stdin, answers PostToolUse,
                   UserPromptSubmit and SessionStart with additionalContext and
-                  Stop with decision: block) · codex-notify (Codex's notify
+                  Stop with decision: block, except when the event says
+                  stop_hook_active: then it lets the agent stop and keeps
+                  the records for the next run) · codex-notify (Codex's notify
                   program: the event JSON is the last argument; one line per
                   record, for a desktop notifier)
 
 Nothing new prints nothing in the hook and codex-notify forms, so the host
-carries on. One run carries at most ${MAX_ITEMS} records and ${MAX_BYTES / 1024} KiB of their text;
-the rest comes with the next. docs/agents.md has a recipe per host.`,
+carries on; so does input the hook cannot read (a warning on stderr, exit
+0). One run carries at most ${LIMITS.maxItems} records and ${LIMITS.maxBytes / 1024} KiB of their text (the hook form
+${HOOK_LIMITS.maxItems} and ${HOOK_LIMITS.maxBytes / 1024} KiB); the rest comes with the next. docs/agents.md has a
+recipe per host.`,
   options: { to: { type: 'string', multiple: true }, mark: { type: 'string' }, peek: { type: 'boolean' }, format: { type: 'string' } },
   allowPositionals: true,
   async run(ctx) {
@@ -62,11 +73,8 @@ the rest comes with the next. docs/agents.md has a recipe per host.`,
 
     let event: string | null = null;
     if (format === 'hook') {
-      event = hookEvent(await readAll(ctx.stdin));
-      if (!isHookEvent(event)) {
-        ctx.log.warn(`inbox: the ${event} hook cannot show the model anything; hook it on PostToolUse, Stop, SubagentStop, UserPromptSubmit or SessionStart`);
-        return EXIT_OK;
-      }
+      event = await hookToAnswer(ctx);
+      if (event === null) return EXIT_OK;
     }
     if (format === 'codex-notify' && notifyType(ctx.positionals.at(-1)) !== 'agent-turn-complete') return EXIT_OK;
 
@@ -74,7 +82,8 @@ the rest comes with the next. docs/agents.md has a recipe per host.`,
     try {
       const markFile = markOption ?? path.join(store.paths.marks, names[0]!);
       const after = await readMark(markFile, store);
-      const inbox = await collect(store, names, after);
+      const self = new Set([names[0]!, ...(ctx.env.P_E_RELAY_AGENT ? [ctx.env.P_E_RELAY_AGENT] : [])]);
+      const inbox = await collect(store, names, after, format === 'hook' ? HOOK_LIMITS : LIMITS, self);
       const out = render(inbox, format, event);
       if (out !== '') await write(ctx.stdout, out);
       // Only now: a delivery that could not be written is delivered again.
@@ -86,22 +95,27 @@ the rest comes with the next. docs/agents.md has a recipe per host.`,
   },
 };
 
-function hookEvent(input: Buffer): string {
-  let event: unknown;
-  try {
-    event = (JSON.parse(input.toString('utf8')) as { hook_event_name?: unknown }).hook_event_name;
-  } catch {
-    event = undefined;
+/** The hook event to answer, or null when this run must print nothing and leave the mark (saying why on stderr, if it is a mistake). */
+async function hookToAnswer(ctx: CommandContext): Promise<string | null> {
+  const hook = parseHookEvent(await readAll(ctx.stdin));
+  if ('problem' in hook) {
+    ctx.log.warn(`inbox --format hook reads the hook event as JSON on stdin (with hook_event_name), as Claude Code and Codex send it; ${hook.problem}. Nothing delivered, the mark stays.`);
+    return null;
   }
-  if (typeof event !== 'string') throw new UsageError('--format hook reads the hook event as JSON on stdin (with hook_event_name), as Claude Code and Codex send it; none came.');
-  return event;
+  if (!isHookEvent(hook.name)) {
+    ctx.log.warn(`inbox: the ${hook.name} hook cannot show the model anything; hook it on PostToolUse, Stop, SubagentStop, UserPromptSubmit or SessionStart`);
+    return null;
+  }
+  // This stop already follows a block of ours: let it through, so peers writing every turn cannot keep the agent going forever.
+  if (isStopEvent(hook.name) && hook.stopHookActive) return null;
+  return hook.name;
 }
 
 function notifyType(arg: string | undefined): unknown {
   try {
     return (JSON.parse(arg ?? '') as { type?: unknown }).type;
   } catch {
-    throw new UsageError('--format codex-notify takes the JSON Codex appends as its last argument; none came.');
+    throw new UsageError(`--format codex-notify takes the JSON Codex appends as its last argument; ${arg === undefined ? 'there was none' : `it was ${preview(arg)}`}.`);
   }
 }
 
@@ -129,7 +143,8 @@ async function writeMark(file: string, mark: string): Promise<void> {
   await fs.rename(temp, file);
 }
 
-async function collect(store: RelayStore, names: string[], after: number): Promise<Inbox> {
+/** `self`: the agent's own names; its own records (a broadcast to all) would cost it a turn to read what it wrote. */
+async function collect(store: RelayStore, names: string[], after: number, limits: Limits, self: Set<string>): Promise<Inbox> {
   const items: InboxItem[] = [];
   let mark = after;
   let bytes = 0;
@@ -137,15 +152,20 @@ async function collect(store: RelayStore, names: string[], after: number): Promi
   // SPEC §8a's `to` match, answered by the store's index (a to: naming several recipients included).
   const filter = parseFilter({ to: names }, store.shape);
   for (const { n, meta } of store.eachHeldAfter(after)) {
-    if (store.matches(n, filter)) {
-      if (items.length === MAX_ITEMS) {
+    if (store.matches(n, filter) && !self.has(meta.from ?? '')) {
+      if (items.length === limits.maxItems) {
         more = true;
         break;
       }
       const text = await recordText(store, meta.id);
-      const fits = text !== null && bytes + Buffer.byteLength(text) <= MAX_BYTES;
+      const fits = text !== null && bytes + Buffer.byteLength(text) <= limits.maxBytes;
+      // A record that would pass the budget waits for the next run, where it comes first; only one too big (or unreadable) by itself is named, not shown.
+      if (!fits && text !== null && items.length > 0) {
+        more = true;
+        break;
+      }
       if (fits) bytes += Buffer.byteLength(text);
-      items.push({ id: meta.id, kind: meta.kind, from: meta.from, to: meta.to, text: fits ? text : null });
+      items.push({ id: meta.id, kind: meta.kind, from: meta.from, to: meta.to, depositedBy: meta.depositedBy, text: fits ? text : null });
     }
     mark = n;
   }

@@ -15,14 +15,19 @@
  *   a desktop notifier, and only on `agent-turn-complete`.
  * - `text` for people and hosts that show a command's output; `json` for scripts.
  *
- * Pure: no disk, no streams.
+ * Pure: no disk, no streams (the fence's boundary is drawn at random).
  */
+import { drawBoundary, fenceRule, fenced } from '../model/fence.js';
+import { claims } from '../model/render.js';
+import { isStopEvent } from './inbox-hook.js';
 
 export interface InboxItem {
   id: string;
   kind: string | null;
   from: string | null;
   to: string | null;
+  /** The channel the store took it from (its deposit header): unlike from:, not the author's to write. */
+  depositedBy: string;
   /** The record's own bytes (below the deposit header), or null when past the size budget. */
   text: string | null;
 }
@@ -39,30 +44,32 @@ export interface Inbox {
 export const FORMATS = ['text', 'json', 'hook', 'codex-notify'] as const;
 export type Format = (typeof FORMATS)[number];
 
-/** The hook events whose JSON answer can carry text to the model, and how. */
-const CONTEXT_EVENTS = new Set(['PostToolUse', 'UserPromptSubmit', 'SessionStart']);
-const STOP_EVENTS = new Set(['Stop', 'SubagentStop']);
-
-export function isHookEvent(event: string): boolean {
-  return CONTEXT_EVENTS.has(event) || STOP_EVENTS.has(event);
-}
-
-/** The text a model reads: what arrived, and how to answer it (as `inbox.to[0]`, the agent the mark is named for). */
+/**
+ * The text a model reads: what arrived, each record's own text fenced so no
+ * record can pose as another (fence.ts), and, when one is a question, how to
+ * answer it as `inbox.to[0]` (the agent the mark is named for).
+ */
 export function inboxText(inbox: Inbox): string {
   const names = inbox.to.join(', ');
   const lines = [`p-e-relay: ${inbox.items.length} new record${inbox.items.length === 1 ? '' : 's'} addressed to ${names}.`];
+  const shown = inbox.items.flatMap((item) => (item.text === null ? [] : [item.text]));
+  const boundary = drawBoundary(shown);
+  if (shown.length > 0) lines.push(fenceRule(boundary));
   for (const item of inbox.items) {
-    lines.push('', `--- ${item.id}${claim('kind', item.kind)}${claim('from', item.from)}${claim('to', item.to)} ---`);
-    lines.push(item.text === null ? `(not shown: over this delivery's size budget; read it with get_relay ${item.id})` : item.text.replace(/\n$/, ''));
+    // deposited-by is the store's fact, not the author's claim: the one line a forged from: cannot change.
+    const head = `${claims(item)} deposited-by ${item.depositedBy}`;
+    lines.push('');
+    if (item.text === null) lines.push(`${item.id}${head}: not shown, over this delivery's size budget; read it with get_relay ${item.id}`);
+    else lines.push(...fenced(item.id, boundary, head, item.text));
   }
-  // The same recipe as wait_for_relay's loop: from: and the answer key make a repeated answer (this hook fires again, the loop sees it too) store nothing.
-  const you = inbox.to[0]!;
-  lines.push('', `To answer one: append_relay bytes "@p-e/x0\\nkind: answer\\nfrom: ${you}\\nto: <its from>\\nparent: <its id>\\n\\n<answer>", idempotency_key "${you}/answer/<its id>".${inbox.more ? ' More records are waiting; they come with the next delivery.' : ''}`);
+  if (inbox.items.some((item) => item.kind?.toLowerCase() === 'question')) lines.push('', answerRecipe(inbox.to[0]!));
+  if (inbox.more) lines.push('', 'More records are waiting; they come with the next delivery.');
   return lines.join('\n');
 }
 
-function claim(name: string, value: string | null): string {
-  return value === null ? '' : `, ${name}: ${value}`;
+/** The same recipe as wait_for_relay's loop: from: and the answer key make a repeated answer (this hook fires again, the loop sees it too) store nothing. */
+function answerRecipe(you: string): string {
+  return `To answer one: append_relay bytes "@p-e/x0\\nkind: answer\\nfrom: ${you}\\nto: <its from>\\nparent: <its id>\\n\\n<answer>", idempotency_key "${you}/answer/<its id>".`;
 }
 
 /** One line per record, for a notifier: `relay-0042 question from planner: first line of the body`. */
@@ -82,7 +89,7 @@ function bodyOf(text: string): string {
 
 /** The JSON a hook prints for `event`, carrying `text` to the model. */
 export function hookAnswer(event: string, text: string): string {
-  if (STOP_EVENTS.has(event)) return JSON.stringify({ decision: 'block', reason: text });
+  if (isStopEvent(event)) return JSON.stringify({ decision: 'block', reason: text });
   return JSON.stringify({ hookSpecificOutput: { hookEventName: event, additionalContext: text } });
 }
 
