@@ -42,16 +42,17 @@ export function appearedLine(record: AppearedRecord): string {
   return `${record.id}${claims(record)} deposited-by ${record.depositedBy}, ${record.provenance}${answers}`;
 }
 
-export function waitText(result: WaitResult & { cursor: string }): string {
-  const cursor = `cursor: ${result.cursor} (pass it as after next time)`;
+/** A wait's text; `cursor: false` for a named agent's, whose place the relay keeps (it never passes a cursor back). */
+export function waitText(result: WaitResult & { cursor: string }, { cursor: withCursor = true } = {}): string {
+  const cursor = withCursor ? [`cursor: ${result.cursor} (pass it as after next time)`] : [];
   if (result.appeared.length === 0) {
     const what = result.timedOut ? `nothing appeared in ${result.waitedMs} ms (timed out)` : `the wait ended after ${result.waitedMs} ms with nothing new`;
-    return `${what}\n${cursor}`;
+    return [what, ...cursor].join('\n');
   }
   const bytes = result.appeared.flatMap((r) => (r.bytes === undefined ? [] : [r.bytes]));
   const boundary = bytes.length ? drawBoundary(bytes) : '';
   const head = `${result.appeared.length} appeared after ${result.waitedMs} ms:${boundary ? ' ' + fenceRule(boundary) : ''}`;
-  return [head, ...result.appeared.flatMap((r) => itemLines(r, boundary)), cursor].join('\n');
+  return [head, ...result.appeared.flatMap((r) => itemLines(r, boundary)), ...cursor].join('\n');
 }
 
 /** An item's line, then, with include_bytes, its bytes fenced (fence.ts), or why they are not here. */

@@ -1,8 +1,9 @@
 import { z } from 'zod';
 import { encodeRecordText } from '../../model/record.js';
 import { appendText } from '../../model/render.js';
-import { depositedAtField, depositedByField, provenanceField } from './shared.js';
-import { defineTool } from './tool.js';
+import { depositedAtField, depositedByField, NAMED_REFUSALS, provenanceField, provenanceValues } from './shared.js';
+import { namedKey } from './named-key.js';
+import { defineTool, type ToolFacts } from './tool.js';
 
 export const appendRelay = defineTool({
   name: 'append_relay',
@@ -10,7 +11,17 @@ export const appendRelay = defineTool({
   hints: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
   // The one call that changes anything: signed over HTTP, and one append from its agent's rate.
   door: { signed: true, spends: 'append', progress: false },
-  contract: ({ shape, maxRecordBytes, requestCap }) => ({
+  contract: (facts) => (facts.agent ? namedContract(facts, facts.agent) : unnamedContract(facts)),
+  async run(store, { id, bytes, idempotency_key }, { grant, agent }) {
+    const idempotencyKey = agent === undefined ? idempotency_key : namedKey(bytes, idempotency_key);
+    const result = await store.append(encodeRecordText(bytes), { id, depositedBy: grant.depositedBy, idempotencyKey });
+    if (!result.replayed) grant.stored();
+    return { text: appendText(result), structured: { ...result } };
+  },
+});
+
+function unnamedContract({ shape, maxRecordBytes, requestCap }: ToolFacts) {
+  return {
     description: [
       'Store one record permanently: the only tool that writes. Immutable, public: send final text.',
       // No wait here: the answer arrives in the one loop wait_for_relay describes, so an asker keeps serving (two agents asking each other cannot deadlock).
@@ -49,10 +60,36 @@ export const appendRelay = defineTool({
       replayed: z.literal(true).optional().describe('true: an earlier call with this key stored it'),
       durability: z.string().optional().describe('only on a filesystem that cannot make it durable (e.g. sshfs): what a power cut could lose. It is stored: do not re-append'),
     },
-  }),
-  async run(store, { id, bytes, idempotency_key }, { grant }) {
-    const result = await store.append(encodeRecordText(bytes), { id, depositedBy: grant.depositedBy, idempotencyKey: idempotency_key });
-    if (!result.replayed) grant.stored();
-    return { text: appendText(result), structured: { ...result } };
-  },
-});
+  };
+}
+
+/**
+ * A named server's append: the relay checks from:, keys every record (an
+ * answer by its question), and says when to: names no known agent, so the
+ * contract is the record's shape and the refusals; asking and answering are
+ * steps of the loop in the server's instructions.
+ */
+function namedContract({ shape, maxRecordBytes, requestCap }: ToolFacts, agent: string) {
+  const cap = requestCap === undefined ? '' : ` (first the hub's ${requestCap.toLocaleString('en-US')}-byte request cap)`;
+  return {
+    description: [
+      `Store one record permanently (immutable, public): the only write. Its from: is ${agent} or absent (another name: from_mismatch). The relay keys each record, so a retry stores nothing twice.`,
+      NAMED_REFUSALS,
+    ].join('\n\n'),
+    input: {
+      id: z.string().optional().describe(`omit. Only to put back a lost record (exists: KNOWN_MISSING) whose bytes you hold: its id, e.g. ${shape.example}`),
+      bytes: z.string().describe(`the record: line 1 @p-e/x0, then "name: value" headers (kind:, to: names split at commas or spaces, parent: one id, ref: ids), an empty line, the text. UTF-8, at most ${maxRecordBytes.toLocaleString('en-US')} bytes${cap}`),
+      idempotency_key: z.string().optional().describe('omit: the relay keys an answer by its parent: and any other record by its bytes. Set one (1-200 printable ASCII) only to send the same bytes twice as two records'),
+    },
+    output: {
+      id: z.string(),
+      digest: z.string(),
+      depositedBy: z.string(),
+      provenance: provenanceValues,
+      depositedAt: z.string(),
+      replayed: z.literal(true).optional().describe('an earlier call stored it'),
+      durability: z.string().optional().describe('stored, but a power cut could lose it'),
+      unknownRecipients: z.array(z.string()).optional().describe('to: names no agent has used: fix them'),
+    },
+  };
+}

@@ -4,7 +4,7 @@ import { listText } from '../../model/render.js';
 import { parseFilter } from '../../model/filter.js';
 import type { IdShape } from '../../model/ids.js';
 import type { ListIds, ListResult } from '../../store/store.js';
-import { listFilterParams, listRepliesTo } from './shared.js';
+import { listFilterParams, listRepliesTo, namedFilterParams } from './shared.js';
 import { defineTool, READ } from './tool.js';
 
 /**
@@ -32,7 +32,7 @@ export const listRelays = defineTool({
   title: 'List held and known-missing ids',
   hints: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
   door: READ,
-  contract: ({ shape }) => ({
+  contract: ({ shape, agent }) => (agent ? named(shape) : ({
     description: [
       // What it is for first: ids, against wait_for_relay's records (the grader weighed three tools for one job).
       `Ids only, never blocking: held and KNOWN_MISSING ones, ascending, to find ids to fetch or re-deposit. For records (metadata, bytes): wait_for_relay, after: ${shape.format(0)}, timeout_ms: 0. One response that grows with the store (no pagination; see after).`,
@@ -48,7 +48,7 @@ export const listRelays = defineTool({
       present: z.array(z.string()).describe('held ids, damaged ones included (get_relay refuses those; they match no filter)'),
       knownMissing: z.array(z.string()).describe('KNOWN_MISSING ids, only unfiltered: a filtered call gives []'),
     },
-  }),
+  })),
   async run(store, { after, to, from, kind, replies_to }) {
     // Counted before a single id is formatted: a refused list costs no strings.
     const ids = await store.listIds(after, parseFilter({ to, from, kind, replies_to }, store.shape));
@@ -57,6 +57,19 @@ export const listRelays = defineTool({
     return { text: listText(result), structured: { ...result } };
   },
 });
+
+/** A named server's list_relays: ids only, for history; the inbox is wait_for_relay's. */
+function named(shape: IdShape) {
+  return {
+    description: `Ids only, ascending, never blocking: held ones, and KNOWN_MISSING ones when unfiltered. For history or a re-deposit; your inbox is wait_for_relay.${capped(shape) ? ` Refused too_large past ${n(LIST_MAX_IDS)} ids: send the after its _meta names.` : ''}`,
+    input: {
+      after: z.string().optional().describe(`optional, exclusive: only ids above it, e.g. ${shape.example}`),
+      ...namedFilterParams(),
+      replies_to: z.string().optional().describe('optional: only records naming this id in parent: or ref:'),
+    },
+    output: { after: z.string().nullable(), present: z.array(z.string()), knownMissing: z.array(z.string()) },
+  };
+}
 
 /** too_large for a list of more than LIST_MAX_IDS ids, naming the `after` whose answer holds the newest LIST_MAX_IDS. */
 function refuseIfLonger(list: ListIds, shape: IdShape): void {

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { repliesText } from '../../model/render.js';
 import { bare, claimFields, idParam, linkFields, recordIdField } from './shared.js';
+import type { IdShape } from '../../model/ids.js';
 import { defineTool, READ } from './tool.js';
 
 export const listReplies = defineTool({
@@ -8,7 +9,7 @@ export const listReplies = defineTool({
   title: 'Records naming an id in parent: or ref:',
   hints: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
   door: READ,
-  contract: ({ shape }) => ({
+  contract: ({ shape, agent }) => (agent ? named(shape) : ({
     description: [
       'List held records naming one id in parent: or ref:, one level deep (pass a reply\'s id for more), metadata only: replies[].parent equal to the id marks a direct reply, replies[].refs holding it a citation.',
       'Use it to read a thread or check a question for answers; for their bytes, wait_for_relay replies_to.',
@@ -21,9 +22,18 @@ export const listReplies = defineTool({
       // The item's fields are described once per tools/list, on wait_for_relay's appeared items (the same names, the same values); the store's replies carry no deposit fields.
       replies: z.array(z.object({ id: recordIdField, ...bare(claimFields), ...bare(linkFields) })).describe('ascending by id, damaged records never; fields as in wait_for_relay\'s items'),
     },
-  }),
+  })),
   async run(store, { id }) {
     const result = await store.replies(id);
     return { text: repliesText(result), structured: { ...result } };
   },
 });
+
+/** A named server's list_replies: a thread or a question's answers, one level. */
+function named(shape: IdShape) {
+  return {
+    description: 'Held records naming one id in parent: (replies) or ref: (citations), ascending, metadata only, one level deep. To check a question for answers or read a thread.',
+    input: { id: idParam(shape, 'the record') },
+    output: { parent: z.string(), replies: z.array(z.object({ id: recordIdField, ...bare(claimFields), ...bare(linkFields) })) },
+  };
+}

@@ -86,3 +86,20 @@ export const waitRepliesTo = z.string().optional().describe('optional: records n
  * points at list_replies (which returns parent) rather than a get_relay per id.
  */
 export const listRepliesTo = z.string().optional().describe('optional: only ids of records naming this id in parent: or ref: (list_replies tells answers from citations); malformed: bad_id');
+
+/**
+ * The named server's short wording (SPEC §8d: the relay keeps the agent's
+ * place, from: and keys, so a parameter says what it is, not a recipe). The
+ * loop itself is in the server's instructions (lib/mcp/instructions.ts).
+ */
+export function namedFilterParams() {
+  return {
+    to: names('optional: only records whose to: names one of these'),
+    from: names('optional: only records whose from: is one of these'),
+    kind: names('optional: only records whose kind: is one of these (exact case)'),
+  };
+}
+
+/** One refusal line for every tool of a named server: the sentence says what to do, so the listing names only the codes that change the next step. */
+export const NAMED_REFUSALS =
+  'Refusals are isError text "<code>: <sentence>": do what the sentence says. Fix and resend: bad_record, too_large, too_many_refs, from_mismatch, unknown_recipient. rate_limited: retry after its seconds. disk_full, store_unavailable: retry once after your next wait_for_relay, then report it in your output. Others (read_only, ids_exhausted, damaged): final.';

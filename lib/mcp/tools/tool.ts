@@ -17,6 +17,13 @@ export interface ToolFacts {
   readonly maxRecordBytes: number;
   /** The HTTP door's body cap (--body-cap), which a record sent through it meets before the store's limit; absent over stdio. */
   readonly requestCap?: number;
+  /**
+   * The agent this server serves (`serve --agent NAME`), or absent. A named
+   * server's relay keeps the agent's place, from: and keys (SPEC §8d), so its
+   * contract is the short one: the loop recipe lives once in the server's
+   * instructions (lib/mcp/instructions.ts), not in every tool.
+   */
+  readonly agent?: string;
 }
 
 export interface ToolContract<Input extends z.ZodRawShape> {
@@ -50,6 +57,8 @@ export interface ToolCall {
   signal: AbortSignal;
   /** Tells the caller how far along the call is; present only when the tool streams progress and the caller asked for it. */
   progress?: (progress: number, message: string) => void;
+  /** The agent a named server serves (ToolFacts.agent), or absent. */
+  agent?: string;
 }
 
 /** A tool's answer: the text every door prints, and the structured content matching its output schema. */

@@ -3,7 +3,7 @@ import { waitText } from '../../model/render.js';
 import { clampWait, DEFAULT_WAIT_MS, MAX_WAIT_MS, WAIT_MAX_ITEMS } from '../../store/waiters.js';
 import { parseFilter } from '../../model/filter.js';
 import type { IdShape } from '../../model/ids.js';
-import { claimFields, depositedAtField, filterParams, linkFields, provenanceValues, recordIdField, waitRepliesTo } from './shared.js';
+import { bare, claimFields, depositedAtField, filterParams, linkFields, namedFilterParams, provenanceValues, recordIdField, waitRepliesTo } from './shared.js';
 import { defineTool } from './tool.js';
 
 export const waitForRelay = defineTool({
@@ -18,7 +18,7 @@ export const waitForRelay = defineTool({
     progress: true,
     holdsMs: (args) => clampWait(typeof args?.timeout_ms === 'number' ? args.timeout_ms : undefined),
   },
-  contract: ({ shape }) => ({
+  contract: ({ shape, agent }) => (agent ? named(shape) : ({
     description: [
       'Your inbox: one loop brings questions to you and answers to yours. Returns at once the held records above after matching all your filters, else blocks until one lands or timeout_ms ends. Use structuredContent; the text repeats it.',
       // One loop, not an ask loop beside a serve loop: an agent blocked on its own question's replies would serve no one, and two agents asking each other would wait forever.
@@ -68,19 +68,61 @@ export const waitForRelay = defineTool({
       waitedMs: z.number().describe('ms this call waited'),
       cursor: z.string().describe(`every record up to it was considered${itemCapped(shape) ? ' (past the item cap: the last item)' : ''}; never below after. Save it (notes, a file) only after handling every item up to it`),
     },
-  }),
-  async run(store, { after, timeout_ms, to, from, kind, replies_to, include_bytes }, { signal, progress }) {
+  })),
+  async run(store, { after, timeout_ms, to, from, kind, replies_to, include_bytes }, { signal, progress, agent }) {
     const result = await store.wait({
       after,
       timeoutMs: timeout_ms,
       filter: parseFilter({ to, from, kind, replies_to }, store.shape),
-      includeBytes: include_bytes === true,
+      // A named agent's loop reads every item it is given, so its bytes come with it unless the call says no.
+      includeBytes: include_bytes ?? agent !== undefined,
       signal,
       onProgress: progress && ((waitedMs) => progress(waitedMs, `still waiting after ${Math.round(waitedMs / 1000)} s`)),
     });
-    return { text: waitText(result), structured: { ...result } };
+    return { text: waitText(result, { cursor: agent === undefined }), structured: { ...result } };
   },
 });
+
+/**
+ * A named server's wait: the relay keeps the agent's place (SPEC §8d), so the
+ * call the loop makes has no arguments, and every parameter is for the rarer
+ * read (history from an id, a narrower set). The loop is in the server's
+ * instructions; the items' fields are the record's own headers.
+ */
+function named(shape: IdShape) {
+  return {
+    description: [
+      'Your inbox. With no after: the records addressed to you (to: you or all, not from you) not yet delivered to you, oldest first, each once, with their bytes; else it blocks until one lands or timeout_ms ends. The loop: the server instructions.',
+      `With after: a read of history from that id (e.g. ${shape.format(0)}), which leaves your place alone. Refusals: bad_id, bad_filter; over HTTP too_many_waits: let your open wait end first.`,
+    ].join('\n\n'),
+    input: {
+      after: z.string().optional().describe('optional, exclusive: read from this id instead of your place'),
+      timeout_ms: z.number().min(0).multipleOf(1).optional().describe(`optional, ms to block; default ${DEFAULT_WAIT_MS}, at most ${MAX_WAIT_MS}; 0: only look`),
+      ...namedFilterParams(),
+      replies_to: z.string().optional().describe('optional: only records naming this id in parent: or ref:'),
+      include_bytes: z.boolean().optional().describe('optional, default true: each item\'s bytes inline, up to 64 KiB per call (past it, bytesOmitted: get_relay)'),
+    },
+    output: {
+      appeared: z.array(
+        z.object({
+          id: recordIdField,
+          ...bare(claimFields),
+          ...bare(linkFields),
+          depositedBy: z.string(),
+          provenance: provenanceValues,
+          depositedAt: z.string(),
+          bytes: z.string().optional(),
+          digest: z.string().optional(),
+          bytesOmitted: z.literal(true).optional(),
+          answers: z.number().optional().describe('questions only: its held answers'),
+        }),
+      ),
+      timedOut: z.boolean(),
+      waitedMs: z.number(),
+      cursor: z.string(),
+    },
+  };
+}
 
 /** Whether the item cap can bite: only where the id space is larger than it (5 or more digits); a 4-digit store's contract leaves it out. */
 function itemCapped(shape: IdShape): boolean {
