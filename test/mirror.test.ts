@@ -13,8 +13,11 @@ import { ReplayGuard } from '../lib/auth/replay-guard.js';
 import { corpusPaths } from '../lib/store/paths.js';
 import { openStore } from '../lib/store/store.js';
 import { errorCode, record, runCli, stdioClient, tempDir, tempStore, textOf } from './helpers.js';
+import { needs } from './support/needs.js';
 
 const QUIET = { P_E_RELAY_LOG: 'warn' };
+/** Every test that runs the mirror command runs the real rsync. */
+const RSYNC = needs('rsync');
 
 /** A primary corpus with an open store to append to, and an empty place for its mirror. */
 async function primaryAndMirror(t: TestContext) {
@@ -32,7 +35,7 @@ async function append(store: Awaited<ReturnType<typeof openStore>>, headers: Rec
   return (await store.append(Buffer.from(record(headers)), { id, depositedBy: 'cli/test' })).id;
 }
 
-test('mirror copies the records, reports them on stdout, and never copies .state/', async (t) => {
+test('mirror copies the records, reports them on stdout, and never copies .state/', RSYNC, async (t) => {
   const { primary, source, mirror: dest } = await primaryAndMirror(t);
   await append(primary);
   await append(primary);
@@ -45,7 +48,7 @@ test('mirror copies the records, reports them on stdout, and never copies .state
   assert.equal((await readFile(path.join(dest, '.state', 'mirror'), 'utf8')).trim(), source);
 });
 
-test('a waiter on a read-only mirror wakes for the record rsync brings', async (t) => {
+test('a waiter on a read-only mirror wakes for the record rsync brings', RSYNC, async (t) => {
   const { primary, source, mirror: dest } = await primaryAndMirror(t);
   await append(primary);
   assert.equal((await mirror(source, dest)).code, 0);
@@ -59,7 +62,7 @@ test('a waiter on a read-only mirror wakes for the record rsync brings', async (
   assert.deepEqual(s.appeared.map((r) => [r.id, r.from]), [['relay-0002', 'scout-7']]);
 });
 
-test('with --poll a waiter on the mirror wakes too (no inotify needed)', async (t) => {
+test('with --poll a waiter on the mirror wakes too (no inotify needed)', RSYNC, async (t) => {
   const { primary, source, mirror: dest } = await primaryAndMirror(t);
   await append(primary);
   assert.equal((await mirror(source, dest)).code, 0);
@@ -71,7 +74,7 @@ test('with --poll a waiter on the mirror wakes too (no inotify needed)', async (
   assert.deepEqual(s.appeared.map((r) => r.id), ['relay-0002']);
 });
 
-test('a record whose parent is not mirrored yet names it KNOWN_MISSING, then PRESENT once it arrives', async (t) => {
+test('a record whose parent is not mirrored yet names it KNOWN_MISSING, then PRESENT once it arrives', RSYNC, async (t) => {
   const { primary, source, mirror: dest } = await primaryAndMirror(t);
   // relay-0001 answers relay-0002, which the primary does not hold yet; it is re-deposited later.
   assert.equal(await append(primary, { kind: 'reply', parent: 'relay-0002' }), 'relay-0001');
@@ -88,7 +91,7 @@ test('a record whose parent is not mirrored yet names it KNOWN_MISSING, then PRE
   assert.deepEqual(after.structuredContent, { id: 'relay-0002', state: 'PRESENT' });
 });
 
-test('append on a mirror is refused over MCP and by the CLI, naming the primary', async (t) => {
+test('append on a mirror is refused over MCP and by the CLI, naming the primary', RSYNC, async (t) => {
   const { primary, source, mirror: dest } = await primaryAndMirror(t);
   await append(primary);
   assert.equal((await mirror(source, dest)).code, 0);
@@ -119,7 +122,7 @@ test('serve --read-only --primary URL refuses appends naming the URL, and still 
   assert.equal(textOf(list), 'present (1): relay-0001\nknown missing (0):');
 });
 
-test('running mirror again copies nothing new and never overwrites a record it holds', async (t) => {
+test('running mirror again copies nothing new and never overwrites a record it holds', RSYNC, async (t) => {
   const { primary, source, mirror: dest } = await primaryAndMirror(t);
   await append(primary);
   assert.equal((await mirror(source, dest)).code, 0);
@@ -136,7 +139,7 @@ test('running mirror again copies nothing new and never overwrites a record it h
   assert.equal((await stat(held)).ino, inode, 'the file was not replaced');
 });
 
-test('mirror works over a remote shell (host:path), here a stand-in for ssh', async (t) => {
+test('mirror works over a remote shell (host:path), here a stand-in for ssh', RSYNC, async (t) => {
   const { primary, source, mirror: dest } = await primaryAndMirror(t);
   await append(primary);
   // Does what ssh does with rsync's remote command, minus the network: drop the host, run it here.
@@ -166,7 +169,7 @@ test('without rsync, mirror says how to install it', async (t) => {
   assert.match(run.stderr, /rsync is not installed.*apt-get install rsync/);
 });
 
-test('mirror never copies a FIFO, even one named like a record', async (t) => {
+test('mirror never copies a FIFO, even one named like a record', RSYNC, async (t) => {
   const { primary, source, mirror: dest } = await primaryAndMirror(t);
   await append(primary);
   const made = await new Promise<number | null>((resolve) => spawn('mkfifo', [path.join(source, 'relay-0009')]).on('close', resolve).on('error', () => resolve(null)));
@@ -177,7 +180,7 @@ test('mirror never copies a FIFO, even one named like a record', async (t) => {
   await assert.rejects(stat(path.join(dest, 'relay-0009')), { code: 'ENOENT' });
 });
 
-test('mirror --every keeps pulling on its schedule, printing what arrives, until SIGTERM', { timeout: 60_000 }, async (t) => {
+test('mirror --every keeps pulling on its schedule, printing what arrives, until SIGTERM', { ...RSYNC, timeout: 60_000 }, async (t) => {
   const { primary, source, mirror: dest } = await primaryAndMirror(t);
   const child = spawn(process.execPath, [path.join(import.meta.dirname, '..', 'bin', 'p-e-relay'), 'mirror', '--every', '200', '--corpus', dest, source], { env: { ...process.env, ...QUIET } });
   t.after(() => child.kill('SIGKILL'));
@@ -205,7 +208,7 @@ test('mirror --every keeps pulling on its schedule, printing what arrives, until
   assert.equal(out, 'arrived (1): relay-0001\narrived (1): relay-0002\n', 'a run that brings nothing prints nothing');
 });
 
-test('a new mirror\'s signature guard remembers from the start: a hub on it takes a fresh signature at once, not guard_reset', async (t) => {
+test('a new mirror\'s signature guard remembers from the start: a hub on it takes a fresh signature at once, not guard_reset', RSYNC, async (t) => {
   const { primary, source, mirror: dest } = await primaryAndMirror(t);
   await append(primary);
   const run = await mirror(source, dest);

@@ -15,6 +15,7 @@ import { test } from 'node:test';
 import { promisify } from 'node:util';
 import { BIN, ROOT, record, tempDir, tempStore } from './helpers.js';
 import { startTestHub } from './http-helpers.js';
+import { missing, toolPath } from './support/needs.js';
 
 const run = promisify(execFile);
 const VENV = path.join(ROOT, 'node_modules', '.cache', 'p-e-relay-python-mcp');
@@ -26,13 +27,13 @@ async function pythonSdk(): Promise<string | null> {
     const ok = await run(PYTHON, ['-c', 'import mcp.client; from mcp import Client']).then(() => true, () => false);
     if (ok) return null;
   }
-  const python = await run('python3', ['--version']).then(() => 'python3', () => null);
-  if (python === null) return 'python3 is not installed here (.ci/run installs it)';
+  const python = toolPath('python3-venv');
+  if (python === null) return missing(['python3-venv'])!;
   await mkdir(path.dirname(VENV), { recursive: true });
   try {
     await run(python, ['-m', 'venv', VENV], { timeout: 120_000 });
   } catch (err) {
-    return `python3 -m venv failed (${((err as { stderr?: string }).stderr || (err as Error).message).trim().split('\n').slice(-1)[0]}); install python3-venv`;
+    return `python3 -m venv failed (${((err as { stderr?: string }).stderr || (err as Error).message).trim().split('\n').slice(-1)[0]}); install it with: apt-get install -y python3-venv`;
   }
   try {
     await run(PYTHON, ['-m', 'pip', 'install', '--quiet', '--disable-pip-version-check', '--retries', '1', '--timeout', '20', 'mcp>=2.3,<3'], { timeout: 300_000 });
@@ -70,8 +71,8 @@ async function pythonClient(dir: string, args: string[]): Promise<{ version: str
 }
 
 test('the Python SDK client, in its default mode, gets 2026-07-28 over stdio and over HTTP with no fallback', { timeout: 600_000 }, async (t) => {
-  const missing = await pythonSdk();
-  if (missing !== null) return t.skip(missing);
+  const unavailable = await pythonSdk();
+  if (unavailable !== null) return t.skip(unavailable);
   const dir = await tempDir(t);
 
   const { corpus } = await tempStore(t);

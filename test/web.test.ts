@@ -5,7 +5,6 @@
  * as any agent would.
  */
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -15,14 +14,14 @@ import { authorizationFor } from '../lib/auth/sign.js';
 import { initStore } from '../lib/ops/init.js';
 import { record, runCli } from './helpers.js';
 import { spawnHub, type HubProcess } from './support/hub-process.js';
+import { needs, toolPath } from './support/needs.js';
 
-const CHROMIUM = '/usr/bin/chromium';
+/** Debian's headless Chromium, found on PATH (needs.ts): without it the web view is skipped, saying how to install it. */
+const CHROMIUM = toolPath('chromium');
 const CHROMIUM_FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
 const AGENT = 'web-watcher';
 /** Polling runs every 3 s; a few seconds more covers a slow machine. */
 const APPEARS_WITHIN_MS = 10_000;
-
-const noBrowser = !existsSync(CHROMIUM) && process.env.CI !== 'true';
 
 let dir: string;
 let corpus: string;
@@ -84,7 +83,7 @@ async function waitForMode(page: Page, mode: string): Promise<void> {
   await page.waitForSelector(`#live-status[data-mode="${mode}"]`, { timeout: APPEARS_WITHIN_MS });
 }
 
-describe('the web view', { skip: noBrowser ? `no browser at ${CHROMIUM} (apt-get install chromium)` : false }, () => {
+describe('the web view', needs('chromium'), () => {
   before(async () => {
     dir = await mkdtemp(path.join(os.tmpdir(), 'pe-relay-web-'));
     corpus = path.join(dir, 'corpus');
@@ -95,7 +94,7 @@ describe('the web view', { skip: noBrowser ? `no browser at ${CHROMIUM} (apt-get
     key = Buffer.from((await readFile(path.join(keys, `${AGENT}.key`), 'utf8')).trim());
     hub = await startHub();
     browser = await chromium.launchPersistentContext(path.join(dir, 'chromium-profile'), {
-      executablePath: CHROMIUM,
+      executablePath: CHROMIUM!,
       headless: true,
       args: CHROMIUM_FLAGS,
       viewport: { width: 1280, height: 800 },

@@ -11,6 +11,7 @@ import path from 'node:path';
 import type { TestContext } from 'node:test';
 import { promisify } from 'node:util';
 import { ROOT } from '../helpers.js';
+import { missing, toolPath } from './needs.js';
 
 const run = promisify(execFile);
 let shimBuilt: Promise<string | null> | null = null;
@@ -20,17 +21,12 @@ export function shim(t: TestContext): Promise<string | null> {
   return (shimBuilt ??= (async () => {
     const out = path.join(await mkdtemp(path.join(os.tmpdir(), 'pe-relay-shim-')), 'fs-lies.so');
     process.on('exit', () => rmSync(path.dirname(out), { recursive: true, force: true }));
-    for (const cc of ['cc', 'gcc']) {
-      try {
-        await run(cc, ['-shared', '-fPIC', '-O1', '-o', out, path.join(ROOT, 'test/fixtures/fs-lies.c'), '-ldl']);
-        return out;
-      } catch {
-        // try the next name
-      }
-    }
-    return null;
+    const cc = toolPath('cc');
+    if (cc === null) return null;
+    await run(cc, ['-shared', '-fPIC', '-O1', '-o', out, path.join(ROOT, 'test/fixtures/fs-lies.c'), '-ldl']);
+    return out;
   })()).then((so) => {
-    if (so === null) t.skip('no C compiler (cc or gcc) to build the LD_PRELOAD shim; .ci/run installs gcc');
+    if (so === null) t.skip(`${missing(['cc'])} (to build the LD_PRELOAD shim)`);
     return so;
   });
 }
