@@ -13,7 +13,6 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { readFile, rm, symlink, truncate, unlink, writeFile } from 'node:fs/promises';
 import http from 'node:http';
-import net from 'node:net';
 import path from 'node:path';
 import { test } from 'node:test';
 import { addKey, readKey } from '../lib/auth/keys.js';
@@ -23,6 +22,7 @@ import { idShape } from '../lib/model/ids.js';
 import { BIN, ROOT, record, runCli, tempStore } from './helpers.js';
 import { startTestHub } from './http-helpers.js';
 import { hubProcess, LONG, pool, replayEntries, scale, type HubProcess } from './reliability-helpers.js';
+import { connectionHog } from './support/connection-hog.js';
 import { eventually } from './support/poll.js';
 
 const shape = idShape();
@@ -219,65 +219,6 @@ test('finding 8: after .state/ is removed, a captured request is refused guard_r
 });
 
 // ---- finding 2 (Medium): an unsigned client pins every connection --------------------------------
-
-/**
- * Holds `count` connections to the hub from one source address, of three kinds in turn (a silent
- * socket, headers trickled a line at a time, a /mcp body that never finishes), reopening any the hub
- * closes until stopped. Resolves its counts on stop.
- */
-function connectionHog(port: number, localAddress: string, count: number): { open(): number; stop(): Promise<{ opened: number; refused: number }> } {
-  // open(): how many it holds now.
-  let stopped = false;
-  let opened = 0;
-  let refused = 0;
-  /** Connected sockets and when they connected. */
-  const live = new Map<net.Socket, number>();
-  const timers = new Set<NodeJS.Timeout>();
-  const one = (kind: number) => {
-    if (stopped) return;
-    const socket = net.connect({ port, host: '127.0.0.1', localAddress });
-    let connected = false;
-    socket.on('error', () => {});
-    socket.on('connect', () => {
-      connected = true;
-      opened++;
-      live.set(socket, Date.now());
-      const drip = (chunks: string[], i = 0) => {
-        if (stopped || socket.destroyed) return;
-        socket.write(chunks[i % chunks.length]!);
-        const timer = setTimeout(() => { timers.delete(timer); drip(chunks, i + 1); }, 200);
-        timers.add(timer);
-      };
-      if (kind === 1) {
-        socket.write('POST /relays HTTP/1.1\r\nHost: 127.0.0.1\r\n');
-        drip(['X-Slow: 1\r\n']);
-      } else if (kind === 2) {
-        socket.write('POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 60000\r\n\r\n{');
-        drip([' ']);
-      }
-    });
-    socket.on('close', () => {
-      live.delete(socket);
-      const closedOnArrival = !connected || socket.bytesRead === 0;
-      if (closedOnArrival) refused++;
-      // Reopen, as an attacker would, to hold as many as it can: at once when the hub timed one out,
-      // after a second when it was refused on arrival (a flood of connects is another attack).
-      const timer = setTimeout(() => { timers.delete(timer); one(kind); }, closedOnArrival ? 1000 : 10);
-      timers.add(timer);
-    });
-  };
-  for (let i = 0; i < count; i++) one(i % 3);
-  return {
-    // Held: connected for over half a second (one closed on arrival is connected for a moment).
-    open: () => [...live.values()].filter((at) => Date.now() - at > 500).length,
-    async stop() {
-      stopped = true;
-      for (const timer of timers) clearTimeout(timer);
-      for (const socket of live.keys()) socket.destroy();
-      return { opened, refused };
-    },
-  };
-}
 
 test('finding 2: while one client holds as many idle and trickling connections as it can from one address, signed appends from another land, every one', { timeout: 120_000 }, async (t) => {
   const { corpus, keys } = await tempStore(t);

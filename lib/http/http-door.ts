@@ -13,6 +13,7 @@ import { RelayError } from '../errors.js';
 import type { Verifier } from '../auth/verify.js';
 import { Door, type Channel, type Hold, type Hub, type Spend } from '../mcp/door.js';
 import { authenticate } from './authenticate.js';
+import { heldForAgent } from './connection-slots.js';
 import { RateLimiter, Slots, type Limits } from './limits.js';
 import type { HubMetrics } from './metrics.js';
 
@@ -87,6 +88,7 @@ export class HttpGate implements Hub {
    */
   async open(req: IncomingMessage, res: ServerResponse, url: URL, body: Uint8Array, channel: Channel, { allowQuery = false, spend = true } = {}): Promise<Door> {
     const agent = await authenticate(req, url, body, this.verifier, allowQuery, spend);
+    if (agent !== null) heldForAgent(req.socket);
     const gone = new AbortController();
     res.once('close', () => gone.abort());
     return new Door({ channel, agent, closed: gone.signal, hub: this });

@@ -19,7 +19,8 @@ import { DEFAULT_BODY_CAP, readBody } from './body.js';
 import { DEFAULT_HOST, DEFAULT_PORT } from './defaults.js';
 import type { HubContext } from './context.js';
 import { HttpGate } from './http-door.js';
-import { DEFAULT_LIMITS, Slots, type Limits } from './limits.js';
+import { ConnectionSlots } from './connection-slots.js';
+import { DEFAULT_LIMITS, type Limits } from './limits.js';
 import { handleMcp, McpServerPool } from '../mcp/transports/streamable-http.js';
 import { HubMetrics } from './metrics.js';
 import { rebindingGuard } from './rebinding.js';
@@ -47,9 +48,9 @@ export interface HubOptions {
   sseMaxBufferedBytes?: number;
   headersTimeoutMs?: number;
   requestTimeoutMs?: number;
-  /** Open connections beyond this are closed on arrival. */
+  /** Open connections at most (past it a newcomer closes an unsigned one, or is closed: connection-slots.ts). */
   maxConnections?: number;
-  /** Open connections from one client address beyond this are closed on arrival (so one client cannot take every slot). */
+  /** Open connections from one client network (IPv4 /24, IPv6 /64) at most, so one client cannot take every slot. */
   maxConnectionsPerAddress?: number;
   log?: Logger;
 }
@@ -99,25 +100,21 @@ export async function startHub(options: HubOptions): Promise<Hub> {
     connectionsCheckingInterval: Math.max(100, Math.min(1_000, headersTimeout / 4)),
   });
   server.maxHeadersCount = 100;
-  // Room for every wait and stream slot plus reads; beyond it the kernel's
-  // file descriptors, not clients, would decide who is served.
-  server.maxConnections = options.maxConnections ?? DEFAULT_MAX_CONNECTIONS;
-  // One address may hold only part of them: idle, trickling or never-ending
-  // requests from one client then cannot pin every slot (issue 13, finding
-  // 2); the header and request timeouts above free what it does hold.
-  const byAddress = new Slots(options.maxConnectionsPerAddress ?? DEFAULT_MAX_CONNECTIONS_PER_ADDRESS, Number.POSITIVE_INFINITY);
+  // Room for every wait and stream slot plus reads (beyond it the kernel's
+  // file descriptors, not clients, would decide who is served), and one
+  // client network may hold only part of them; past either, an unsigned
+  // connection is let go before a signed one (connection-slots.ts). The
+  // header and request timeouts above free what an attacker does hold.
+  const slots = new ConnectionSlots(options.maxConnections ?? DEFAULT_MAX_CONNECTIONS, options.maxConnectionsPerAddress ?? DEFAULT_MAX_CONNECTIONS_PER_ADDRESS);
   // Every open socket, for close() to cut what has not finished after its grace.
   const sockets = new Set<Socket>();
   server.on('connection', (socket) => {
     sockets.add(socket);
     socket.once('close', () => sockets.delete(socket));
-    const release = byAddress.acquire(clientAddress(socket.remoteAddress));
-    if (typeof release !== 'function') {
-      metrics.refused('too_many_connections'); // no answer: the socket is closed before a byte is read
-      socket.destroy();
-      return;
-    }
-    socket.once('close', release);
+    const admission = slots.admit(socket);
+    // Neither answered: a connection closed here has not had a byte read, or was never signed.
+    if (admission !== 'admitted') metrics.refused('too_many_connections');
+    if (admission === 'refused') socket.destroy();
   });
   const host = options.host ?? DEFAULT_HOST;
   try {
@@ -197,12 +194,6 @@ const CLOSE_GRACE_MS = 250;
 
 export const DEFAULT_MAX_CONNECTIONS = 2048;
 export const DEFAULT_MAX_CONNECTIONS_PER_ADDRESS = 256;
-
-/** One client, one count: an IPv4 client reached over an IPv6 socket (::ffff:a.b.c.d) is a.b.c.d. */
-function clientAddress(remote: string | undefined): string {
-  if (remote === undefined) return '';
-  return remote.startsWith('::ffff:') && remote.includes('.') ? remote.slice('::ffff:'.length) : remote;
-}
 
 function preflight(res: http.ServerResponse): void {
   res.writeHead(204, {

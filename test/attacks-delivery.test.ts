@@ -1,0 +1,97 @@
+/**
+ * The second outside review (the delivery surface), one attack each, on a
+ * real hub process over loopback. Each test is what an attacker does and
+ * what must still be true afterwards; each failed on the code the review
+ * attacked. The short form runs in `npm test`; P_E_RELAY_LONG=1 runs the
+ * heavy variants (the figures in docs/security.md come from those).
+ */
+import assert from 'node:assert/strict';
+import http from 'node:http';
+import { test } from 'node:test';
+import { addKey, readKey } from '../lib/auth/keys.js';
+import { authorizationFor } from '../lib/auth/sign.js';
+import { clientNetwork } from '../lib/http/connection-slots.js';
+import { record, tempStore } from './helpers.js';
+import { hubProcess, LONG, scale } from './reliability-helpers.js';
+import { connectionHog } from './support/connection-hog.js';
+import { eventually } from './support/poll.js';
+
+interface Raw {
+  status: number;
+  body: string;
+}
+
+/** One request on its own connection from `localAddress`; status 0 when the hub closed it or it took over `timeoutMs`. */
+function fromAddress(port: number, localAddress: string, options: { method?: string; path?: string; headers?: Record<string, string>; body?: Buffer }, timeoutMs = 5000): Promise<Raw> {
+  return new Promise((resolve) => {
+    const body = options.body ?? Buffer.alloc(0);
+    const r = http.request({ host: '127.0.0.1', port, localAddress, method: options.method ?? 'GET', path: options.path ?? '/relays', agent: false, headers: { 'Content-Length': body.length, ...options.headers } });
+    const timer = setTimeout(() => r.destroy(), timeoutMs);
+    r.on('response', (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (d) => (text += d));
+      res.on('end', () => {
+        clearTimeout(timer);
+        resolve({ status: res.statusCode!, body: text });
+      });
+    });
+    r.on('error', () => {
+      clearTimeout(timer);
+      resolve({ status: 0, body: '' });
+    });
+    r.end(body);
+  });
+}
+
+const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
+
+// ---- N2 (medium): the connection slots, taken from several addresses --------------------------
+
+// The 9 addresses of the review (one /24), and 9 addresses in 9 networks (past the total, not a network's share).
+const LAYOUTS = { 'in one /24': (i: number) => `127.0.0.${i + 2}`, 'in nine /24s': (i: number) => `127.0.${i + 1}.1` };
+for (const [layout, addressOf] of Object.entries(LAYOUTS)) test(`N2: while clients on 9 loopback addresses ${layout} hold every connection they can, 20 signed appends from the operator's address land, and /metrics answers`, { timeout: 180_000 }, async (t) => {
+  const { corpus, keys } = await tempStore(t);
+  await addKey(keys, 'alice');
+  const alice = (await readKey(keys, 'alice'))!;
+  // The short form turns the slots down (the long form attacks the defaults: 2,048, 256 per client).
+  const tuned = LONG ? {} : { maxConnections: 200, maxConnectionsPerAddress: 50 };
+  const total = LONG ? 2048 : 200;
+  const hub = await hubProcess(t, corpus, keys, { tuned, env: { P_E_RELAY_LOG: 'warn' } });
+  const hogs = Array.from({ length: 9 }, (_, i) => connectionHog(hub.port, addressOf(i), scale(40, 300)));
+  t.after(() => Promise.all(hogs.map((hog) => hog.stop())));
+  const held = () => hogs.reduce((n, hog) => n + hog.open(), 0);
+  const perClient = LONG ? 256 : 50;
+  // Every attacker through its first round of connections, and holding at least what one client may.
+  await eventually(() => hogs.every((hog) => hog.tried() >= scale(40, 300)), 'the attackers to open their connections', { timeoutMs: 60_000 });
+  await eventually(() => held() >= perClient * 0.9, 'the attackers to hold their slots', { timeoutMs: 60_000 });
+
+  const latencies: number[] = [];
+  let landed = 0;
+  for (let i = 0; i < 20; i++) {
+    const body = Buffer.from(record({ kind: 'note' }, `append ${i} under attack`));
+    const started = Date.now();
+    const answer = await fromAddress(hub.port, '127.0.0.1', { method: 'POST', body, headers: { Authorization: authorizationFor('alice', alice, 'POST', body) } });
+    if (answer.status === 201) {
+      landed++;
+      latencies.push(Date.now() - started);
+    }
+  }
+  const metrics = await fromAddress(hub.port, '127.0.0.1', { path: '/metrics' });
+  const heldAtEnd = held();
+  latencies.sort((a, b) => a - b);
+  const p50 = latencies.length ? percentile(latencies, 50) : NaN;
+  const p99 = latencies.length ? percentile(latencies, 99) : NaN;
+  t.diagnostic(`slots from 9 addresses ${layout}: attackers held ${heldAtEnd} of ${total}; signed appends landed ${landed}/20 (p50 ${p50} ms, p99 ${p99} ms); /metrics ${metrics.status}`);
+  assert.equal(landed, 20, 'every signed append lands');
+  assert.equal(metrics.status, 200, '/metrics answers the operator');
+  if (LONG) assert.ok(p99 < 1000, `p99 ${p99} ms`);
+});
+
+test('N2: a client network is an IPv4 /24 (mapped into IPv6 too) or an IPv6 /64, however the address is spelled', () => {
+  assert.equal(clientNetwork('127.0.0.9'), '127.0.0.0/24');
+  assert.equal(clientNetwork('::ffff:127.0.0.9'), '127.0.0.0/24');
+  assert.equal(clientNetwork('::1'), clientNetwork('0:0:0:0:0:0:0:1'));
+  assert.equal(clientNetwork('2001:db8:0:7::1'), clientNetwork('2001:0db8:0000:0007:ffff:1:2:3'));
+  assert.notEqual(clientNetwork('2001:db8:0:7::1'), clientNetwork('2001:db8:0:8::1'));
+});
