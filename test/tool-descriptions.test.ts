@@ -460,7 +460,8 @@ test('wait_for_relay\'s after says an omitted after is only what lands from now 
   const wait = tools.find((t) => t.name === 'wait_for_relay')!.inputSchema.properties as Record<string, { description: string }>;
   assert.match(wait.after!.description, /Omitted: only what lands from now on\. /);
   const list = tools.find((t) => t.name === 'list_relays')!.inputSchema.properties as Record<string, { description: string }>;
-  assert.match(list.after!.description, /omitted or relay-0000: the whole store; malformed: bad_id$/);
+  assert.match(list.after!.description, /omitted or relay-0000: the whole store; malformed: bad_id; past the store's newest id: id_ahead$/);
+  assert.match(wait.after!.description, /past the store's newest id: id_ahead/, 'a mark ahead of the store is refused, not waited past (after-ahead.test.ts)');
 });
 
 // lib/store/store.ts' replies() returns id, claims and links only: "fields as wait_for_relay's items" promised a depositedAt that never came.

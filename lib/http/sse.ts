@@ -49,7 +49,7 @@ export async function handleEvents(req: IncomingMessage, res: ServerResponse, ur
   let filter: RecordFilter | null;
   try {
     const markText = req.headers['last-event-id'] ?? url.searchParams.get('after') ?? undefined;
-    mark = markText === undefined ? null : ctx.store.parseAfter(String(markText));
+    mark = markText === undefined ? null : await ctx.store.markOf(String(markText));
     filter = filterFromQuery(url.searchParams, ctx.store.shape);
   } catch (err) {
     grant.release();

@@ -10,6 +10,7 @@ import { EventEmitter } from 'node:events';
 import fs from 'node:fs/promises';
 import { RelayError, asRelayError, damagedRecord, isRelayError } from '../errors.js';
 import { buildRecordFile, digestOf, splitRecordFile, type Deposit, type Provenance } from '../model/deposit.js';
+import { aheadRefusal, highestMark } from './after-mark.js';
 import { AppendOnce } from './append-once.js';
 import { CorpusIndexer } from './corpus-indexer.js';
 import { IdempotencyClaims } from './idempotency-claims.js';
@@ -541,7 +542,7 @@ export class RelayStore extends EventEmitter<StoreEvents> implements RecordFeed 
    */
   async listIds(after?: string, filter: RecordFilter | null = null): Promise<ListIds> {
     await this.opened();
-    const mark = after === undefined ? 0 : this.parseAfter(after);
+    const mark = after === undefined ? 0 : await this.markOf(after);
     return { after: after ?? null, present: this.index.matchingAfter(mark, filter), knownMissing: filter ? [] : this.index.knownMissingAfter(mark) };
   }
 
@@ -562,15 +563,14 @@ export class RelayStore extends EventEmitter<StoreEvents> implements RecordFeed 
    * rejects wake nothing, but the answer's cursor moves past them.
    */
   async wait(options: WaitOptions): Promise<WaitResult & { cursor: string }> {
-    const after = options.after === undefined ? null : this.parseAfter(options.after);
     // A wait with a mark answers from the index, so it needs the scan. A wait
     // for "whatever lands from now on" listens at once, even mid-scan, and
     // lists the corpus so that files already there when it began (which this
     // process may notice a moment later) are not reported as new.
     let existing: Promise<ReadonlySet<number>> | undefined;
     this.refuseIfClosed();
-    if (after !== null) await this.opened();
-    else {
+    const after = options.after === undefined ? null : await this.markOf(options.after);
+    if (after === null) {
       void this.open().then(() => this.hearPeers(), () => {});
       existing = this.indexer.idsOnDisk().then((ids) => new Set(ids));
     }
@@ -793,7 +793,21 @@ export class RelayStore extends EventEmitter<StoreEvents> implements RecordFeed 
     return this.index.matches(n, filter);
   }
 
-  /** Parses an `after` mark; relay-0000 means "from the start". */
+  /**
+   * An `after` mark every door takes (waits, listings, streams): parsed, then
+   * refused `id_ahead` past the newest id this store has issued (after-mark.ts),
+   * once the scan is done. A mark on a file that is on disk but not heard yet
+   * (a peer's record linked a moment ago) is not ahead.
+   */
+  async markOf(after: string): Promise<number> {
+    const n = this.parseAfter(after);
+    await this.opened();
+    const top = { newestHeld: this.index.highestHeld(), highWater: this.index.highest };
+    if (n <= highestMark(top) || (await fs.access(this.paths.record(this.shape.format(n))).then(() => true, () => false))) return n;
+    throw aheadRefusal(n, top, this.shape);
+  }
+
+  /** Parses an `after` mark (its shape only; markOf also checks it against the store); relay-0000 means "from the start". */
   parseAfter(after: string): number {
     const n = this.shape.parse(after);
     if (n === null) {
