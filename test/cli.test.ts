@@ -166,7 +166,7 @@ test('replies prints the records naming an id, one level, in id order', async (t
   await append(corpus, record({ kind: 'note', ref: 'relay-0001' }));
   const result = await runCli(['replies', ...at(corpus), 'relay-0001']);
   assert.equal(result.code, 0);
-  assert.equal(result.stdout, 'replies to relay-0001 (2):\nrelay-0002 (kind reply, from b, parent relay-0001)\nrelay-0004 (kind note, refs relay-0001)\n');
+  assert.equal(result.stdout, 'replies to relay-0001 (2):\nrelay-0002 (kind reply, from b, parent relay-0001) deposited-by cli/alice\nrelay-0004 (kind note, refs relay-0001) deposited-by cli/alice\n');
 });
 
 // ---- waiting and following ------------------------------------------------------------------

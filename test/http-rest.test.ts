@@ -82,9 +82,11 @@ test('HEAD /relays/ID gives the state in P-E-Relay-State and no body', async (t)
 test('GET /relays/ID/replies lists one level, as text or JSON', async (t) => {
   const h = await startTestHub(t);
   await seed(h);
-  assert.equal(await (await fetch(`${h.url}/relays/relay-0001/replies`)).text(), 'replies to relay-0001 (1):\nrelay-0002 (kind reply, from b, parent relay-0001, refs relay-0009)\n');
+  assert.equal(await (await fetch(`${h.url}/relays/relay-0001/replies`)).text(), 'replies to relay-0001 (1):\nrelay-0002 (kind reply, from b, parent relay-0001, refs relay-0009) deposited-by cli/test\n');
   const json = await fetch(`${h.url}/relays/relay-0009/replies`, { headers: { Accept: 'application/json' } });
-  assert.deepEqual(await json.json(), { parent: 'relay-0009', replies: [{ id: 'relay-0002', kind: 'reply', from: 'b', to: null, parent: 'relay-0001', refs: ['relay-0009'] }] });
+  const { replies } = (await json.json()) as { replies: { depositedAt: string }[] };
+  assert.match(replies[0]!.depositedAt, /^\d{4}-\d\d-\d\dT/);
+  assert.deepEqual(replies, [{ id: 'relay-0002', kind: 'reply', from: 'b', to: null, parent: 'relay-0001', refs: ['relay-0009'], depositedBy: 'cli/test', provenance: 'as-received', depositedAt: replies[0]!.depositedAt }]);
 });
 
 test('POST /relays answers 201 with the id, and the store\'s refusals with their statuses', async (t) => {

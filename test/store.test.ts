@@ -278,11 +278,15 @@ test('replies: records naming an id in parent or ref, one level, in id order, ea
   await store.append(rec({ kind: 'reply', from: 'b', to: 'a', parent: 'relay-0001' }), BY); // 2
   await store.append(rec({ kind: 'reply', parent: 'relay-0002' }), BY); // 3: a reply to a reply
   await store.append(rec({ kind: 'note', ref: 'relay-0002, relay-0001' }), BY); // 4
-  assert.deepEqual(await store.replies('relay-0001'), {
+  const replies = await store.replies('relay-0001');
+  // Each with a wait item's deposit fields too (the listing says they are wait's fields).
+  const deposit = (r: { depositedBy: string; provenance: string; depositedAt: string }) => ({ depositedBy: r.depositedBy, provenance: r.provenance, depositedAt: r.depositedAt });
+  assert.deepEqual(replies.replies.map(deposit), [2, 4].map((n) => deposit(store.heldAfter(n - 1)[0]!.meta)));
+  assert.deepEqual(replies, {
     parent: 'relay-0001',
     replies: [
-      { id: 'relay-0002', kind: 'reply', from: 'b', to: 'a', parent: 'relay-0001', refs: [] },
-      { id: 'relay-0004', kind: 'note', from: null, to: null, parent: null, refs: ['relay-0002', 'relay-0001'] },
+      { id: 'relay-0002', kind: 'reply', from: 'b', to: 'a', parent: 'relay-0001', refs: [], ...deposit(replies.replies[0]!) },
+      { id: 'relay-0004', kind: 'note', from: null, to: null, parent: null, refs: ['relay-0002', 'relay-0001'], ...deposit(replies.replies[1]!) },
     ],
   });
   assert.deepEqual((await store.replies('relay-0002')).replies.map((r) => r.id), ['relay-0003', 'relay-0004']);

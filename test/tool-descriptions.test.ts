@@ -300,7 +300,7 @@ test('get_relay gives the digest\'s form and the line endings; list_relays lists
   const list = tools.find((t) => t.name === 'list_relays')!;
   assert.match(list.description!, /One response that grows with the store \(no pagination; see after\)/);
   assert.match((list.inputSchema.properties as Record<string, { description: string }>).after!.description, /for newer ids, the highest present id you saw/);
-  assert.match((list.outputSchema!.properties as Record<string, { description: string }>).present!.description, /damaged ones included \(get_relay refuses those; they match no filter\)/);
+  assert.match((list.outputSchema!.properties as Record<string, { description: string }>).present!.description, /damaged ones included \(get_relay refuses them; no filter or wait returns them\)/);
 });
 
 // Said once per tool: "Filters combine with AND" sat in both descriptions beside the parameters' own "only records whose…".
@@ -460,15 +460,16 @@ test('wait_for_relay\'s after says an omitted after is only what lands from now 
   const wait = tools.find((t) => t.name === 'wait_for_relay')!.inputSchema.properties as Record<string, { description: string }>;
   assert.match(wait.after!.description, /Omitted: only what lands from now on\. /);
   const list = tools.find((t) => t.name === 'list_relays')!.inputSchema.properties as Record<string, { description: string }>;
-  assert.match(list.after!.description, /omitted or relay-0000: the whole store; malformed: bad_id; past the store's newest id: id_ahead$/);
-  assert.match(wait.after!.description, /past the store's newest id: id_ahead/, 'a mark ahead of the store is refused, not waited past (after-ahead.test.ts)');
+  assert.match(list.after!.description, /omitted or relay-0000: the whole store; malformed: bad_id$/);
 });
 
-// lib/store/store.ts' replies() returns id, claims and links only: "fields as wait_for_relay's items" promised a depositedAt that never came.
-test('list_replies says which of wait_for_relay\'s item fields its replies lack', async () => {
-  const replies = (await listing).tools.find((t) => t.name === 'list_replies')!.outputSchema!.properties as Record<string, { description: string; items: { properties: Record<string, unknown> } }>;
+// "fields as wait_for_relay's items" promised a depositedAt the replies never carried: now they carry every field a wait item always has.
+test('list_replies\' items have the fields wait_for_relay\'s items always have, and say which they lack', async () => {
+  const { tools } = await listing;
+  const replies = tools.find((t) => t.name === 'list_replies')!.outputSchema!.properties as Record<string, { description: string; items: { properties: Record<string, unknown> } }>;
   assert.match(replies.replies!.description, /; fields as in wait_for_relay's items$/);
-  assert.deepEqual(Object.keys(replies.replies!.items.properties).sort(), ['from', 'id', 'kind', 'parent', 'refs', 'to']);
+  const wait = tools.find((t) => t.name === 'wait_for_relay')!.outputSchema!.properties as Record<string, { items: { properties: Record<string, unknown>; required: string[] } }>;
+  assert.deepEqual(Object.keys(replies.replies!.items.properties).sort(), [...wait.appeared!.items.required].sort());
 });
 
 // The loop filters on to: only and reads kind itself; SPEC §8a's filters match literally, so what an agent does is read kind in any case (round 14: a peer's "kind: Question" fell to "never reply").

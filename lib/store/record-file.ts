@@ -122,3 +122,26 @@ export function readRecordFileSync(file: string, maxRecordBytes = DEFAULT_MAX_RE
     closeSync(fd);
   }
 }
+
+/**
+ * How many bytes the record in this file holds (below its deposit header),
+ * read from the file's size and its head only: what a wait item whose bytes
+ * were omitted says, without reading a record that did not fit. Null when
+ * the head holds no end of a deposit header (the file is not whole).
+ */
+export async function recordSizeOf(file: string, maxRecordBytes = DEFAULT_MAX_RECORD_BYTES): Promise<number | null> {
+  const handle = await fs.open(file, FLAGS).catch((err: unknown) => opened(file, err));
+  try {
+    const stat = await handle.stat();
+    checkKind(file, stat, maxRecordBytes + DEPOSIT_HEADER_ALLOWANCE);
+    const head = Buffer.allocUnsafe(Math.min(stat.size, DEPOSIT_HEADER_ALLOWANCE));
+    const { bytesRead } = await handle.read(head, 0, head.length, 0);
+    // A whole deposit header has its four required lines before the `---` line, so it never starts the file.
+    const end = head.subarray(0, bytesRead).indexOf(HEADER_END);
+    return end === -1 ? null : stat.size - (end + HEADER_END.length);
+  } finally {
+    await handle.close();
+  }
+}
+
+const HEADER_END = Buffer.from('\n---\n');

@@ -23,7 +23,7 @@ import { corpusPaths, type CorpusPaths } from './paths.js';
 import { filesystemFacts, type FilesystemFacts } from './filesystem.js';
 import { DirectorySync, writeTemp } from './publish.js';
 import { DEFAULT_MAX_RECORD_BYTES, parseRecord, type RecordClaims } from '../model/record.js';
-import { NotARecordFile, readRecordFile } from './record-file.js';
+import { NotARecordFile, readRecordFile, recordSizeOf } from './record-file.js';
 import { DEFAULT_CONCURRENT_READS, ReadGate } from './read-gate.js';
 import { RecordIndex, type IdState, type RecordMeta } from '../model/record-index.js';
 import type { RecordFilter } from '../model/filter.js';
@@ -31,7 +31,7 @@ import { inlineBytes } from './inline-bytes.js';
 import { readSettings } from './settings.js';
 import { SnapshotKeeper } from './snapshot-keeper.js';
 import { subscribe, type HeldRecord, type OnRecord, type RecordFeed, type StoreEvents, type SubscribeOptions, type Subscription } from './subscription.js';
-import { clampWait, WAIT_MAX_ITEMS, Waiters, type WaitResult } from './waiters.js';
+import { appeared, clampWait, WAIT_MAX_ITEMS, Waiters, type AppearedRecord, type WaitResult } from './waiters.js';
 import { CorpusWatcher, type WatchMode } from './watch.js';
 import { Bells, bellsFor, bellsOf, type BellKey } from './bells.js';
 
@@ -112,7 +112,7 @@ export interface ListIds {
 export interface RepliesResult {
   parent: string;
   /** Each with its thread links, so a caller tells an answer (parent is the id) from a citation (refs holds it). */
-  replies: { id: string; kind: string | null; from: string | null; to: string | null; parent: string | null; refs: string[] }[];
+  replies: AppearedRecord[];
 }
 
 /** The lifecycle, in the manner of hypercore's ready-resource. */
@@ -549,9 +549,10 @@ export class RelayStore extends EventEmitter<StoreEvents> implements RecordFeed 
   async replies(id: string): Promise<RepliesResult> {
     await this.opened();
     const n = this.shape.parseRecordId(id);
-    const replies = n === null ? [] : this.index.repliesTo(n).map((m) => {
+    // A wait item's fields (the listing says so), but never bytes or answers; a damaged record claims nothing, so names nothing.
+    const replies = n === null ? [] : this.index.repliesTo(n).flatMap((m) => {
       const meta = this.index.get(m)?.meta;
-      return { id: this.shape.format(m), kind: meta?.kind ?? null, from: meta?.from ?? null, to: meta?.to ?? null, parent: meta?.parent ?? null, refs: meta?.refs ?? [] };
+      return meta ? [appeared(meta)] : [];
     });
     return { parent: id, replies };
   }
@@ -586,7 +587,7 @@ export class RelayStore extends EventEmitter<StoreEvents> implements RecordFeed 
       refresh: () => this.hearPeers(0, LOOK_PAST),
     });
     for (const item of result.appeared) if (item.kind === 'question') item.answers = this.answersTo(item.id);
-    if (options.includeBytes) result.appeared = await inlineBytes(result.appeared, (id) => this.read(id));
+    if (options.includeBytes) result.appeared = await inlineBytes(result.appeared, (id) => this.read(id), (id) => this.reads.run(() => recordSizeOf(this.paths.record(id), this.maxRecordBytes)));
     return { ...result, cursor: result.cursor! };
   }
 

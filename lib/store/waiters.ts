@@ -37,6 +37,8 @@ export type AppearedRecord = Pick<RecordMeta, 'id' | 'kind' | 'from' | 'to' | 'p
   digest?: string;
   /** With include_bytes: this item's bytes did not fit in the answer; fetch them with get_relay. */
   bytesOmitted?: true;
+  /** With bytesOmitted: the record's size in bytes (absent when its file could not be read). */
+  size?: number;
   /** On a kind: question item of a wait: the held kind: answer records whose parent: is it, when the wait answered. */
   answers?: number;
 };

@@ -57,7 +57,8 @@ function unnamedContract({ shape, maxRecordBytes, requestCap }: ToolFacts) {
       depositedBy: depositedByField,
       provenance: provenanceField,
       depositedAt: depositedAtField,
-      replayed: z.literal(true).optional().describe('true: an earlier call with this key stored it'),
+      // Two calls in flight at once (an original and its retry) reach the store in an order the sender cannot see: the one it reaches first stores.
+      replayed: z.literal(true).optional().describe('true: another call with this key stored it'),
       durability: z.string().optional().describe('only on a filesystem that cannot make it durable (e.g. sshfs): what a power cut could lose. It is stored: do not re-append'),
     },
   };

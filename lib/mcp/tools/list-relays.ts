@@ -39,13 +39,13 @@ export const listRelays = defineTool({
       `Filters to, from, kind (as in wait_for_relay) and replies_to keep only held records matching all. Refusal codes: bad_id, bad_filter${capped(shape) ? `; too_large past ${n(LIST_MAX_IDS)} ids (see after)` : ''}.`,
     ].join('\n\n'),
     input: {
-      after: z.string().optional().describe(`optional, exclusive, need not be held: for newer ids, the highest present id you saw; omitted or ${shape.format(0)}: the whole store; malformed: bad_id; past the store's newest id: id_ahead${capped(shape) ? `. A list of more than ${n(LIST_MAX_IDS)} ids (held and known missing together) is refused too_large: send the after in its _meta["p-e-relay/error"].after, same filters, for the newest ${n(LIST_MAX_IDS)}, or filter more` : ''}`),
+      after: z.string().optional().describe(`optional, exclusive, need not be held: for newer ids, the highest present id you saw; omitted or ${shape.format(0)}: the whole store; malformed: bad_id${capped(shape) ? `. A list of more than ${n(LIST_MAX_IDS)} ids (held and known missing together) is refused too_large: send the after in its _meta["p-e-relay/error"].after, same filters, for the newest ${n(LIST_MAX_IDS)}, or filter more` : ''}`),
       ...listFilterParams(),
       replies_to: listRepliesTo,
     },
     output: {
       after: z.string().nullable(),
-      present: z.array(z.string()).describe('held ids, damaged ones included (get_relay refuses those; they match no filter)'),
+      present: z.array(z.string()).describe('held ids, damaged ones included (get_relay refuses them; no filter or wait returns them)'),
       knownMissing: z.array(z.string()).describe('KNOWN_MISSING ids, only unfiltered: a filtered call gives []'),
     },
   })),

@@ -19,8 +19,10 @@ export const listReplies = defineTool({
     output: {
       // SPEC §8 fixes the name ({parent, replies}), and GET /relays/ID/replies answers the same JSON; the text tells it from replies[].parent.
       parent: z.string().describe('the id you passed'),
-      // The item's fields are described once per tools/list, on wait_for_relay's appeared items (the same names, the same values); the store's replies carry no deposit fields.
-      replies: z.array(z.object({ id: recordIdField, ...bare(claimFields), ...bare(linkFields) })).describe('ascending by id, damaged records never; fields as in wait_for_relay\'s items'),
+      // The item's fields are described once per tools/list, on wait_for_relay's appeared items (the same names, the same values).
+      replies: z
+        .array(replyItem())
+        .describe('ascending by id, damaged records never; fields as in wait_for_relay\'s items'),
     },
   })),
   async run(store, { id }) {
@@ -34,6 +36,16 @@ function named(shape: IdShape) {
   return {
     description: 'Held records naming one id in parent: (replies) or ref: (citations), ascending, metadata only, one level deep. To check a question for answers or read a thread.',
     input: { id: idParam(shape, 'the record') },
-    output: { parent: z.string(), replies: z.array(z.object({ id: recordIdField, ...bare(claimFields), ...bare(linkFields) })) },
+    output: { parent: z.string(), replies: z.array(replyItem()) },
   };
+}
+
+/**
+ * One reply: the fields a wait_for_relay item always has (the store answers
+ * them all; a schema without them would fail a client's validation). The
+ * deposit fields are always there, but optional in the schema: "required"
+ * would spend the listing's byte budget saying it again.
+ */
+function replyItem() {
+  return z.object({ id: recordIdField, ...bare(claimFields), ...bare(linkFields), depositedBy: z.string().optional(), provenance: z.string().optional(), depositedAt: z.string().optional() });
 }

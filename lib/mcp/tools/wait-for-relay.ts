@@ -36,7 +36,7 @@ export const waitForRelay = defineTool({
       'Refusal codes: bad_id, bad_filter; over HTTP too_many_waits: let your open wait end first.',
     ].join('\n\n'),
     input: {
-      after: z.string().optional().describe(`optional, exclusive: the cursor of your last call with the same filters (timeouts too), never another filter set's; ${shape.format(0)} for everything held; your own record's id only to start a new filter set on it (replies_to: that id), never in your main loop; malformed: bad_id; past the store's newest id: id_ahead (send its _meta newest). Omitted: only what lands from now on. Repeat a call cut off (no answer) with the same after. Records landing below a cursor later (a re-deposit, a mirror's late copy) are never returned to it; list_relays with an older after lists them`),
+      after: z.string().optional().describe(`optional, exclusive: the cursor of your last call with the same filters (timeouts too), never another filter set's; ${shape.format(0)} for everything held; your own record's id only to start a new filter set on it (replies_to: that id), never in your main loop; malformed: bad_id. Omitted: only what lands from now on. Repeat a call cut off (no answer) with the same after. Records landing below a cursor later (a re-deposit, a mirror's late copy) are never returned to it; list_relays with an older after lists them`),
       // multipleOf(1), not int(): int() would write a maximum of 2^53-1 into the schema, which reads as a limit beside the cap.
       timeout_ms: z.number().min(0).multipleOf(1).optional().describe(`optional, ms; default ${DEFAULT_WAIT_MS}, capped at ${MAX_WAIT_MS}. 0: only look, never block (use it between work steps; when idle, block, so waitedMs counts). Use ≤ 50000: many clients end a call at 60 s`),
       ...filterParams(),
@@ -60,6 +60,7 @@ export const waitForRelay = defineTool({
             bytes: z.string().optional().describe('with include_bytes: the record as sent'),
             digest: z.string().optional().describe('sha256:<64 hex> of bytes'),
             bytesOmitted: z.literal(true).optional().describe('true: not inlined (past 64 KiB, or unreadable)'),
+            size: z.number().optional(),
             answers: z.number().optional().describe('questions only: how many held kind: answer records have it as parent'),
           }),
         )
