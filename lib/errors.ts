@@ -17,6 +17,7 @@ export const ERROR_STATUS = {
   bad_filter: 400,
   invalid_arguments: 400,
   too_many_refs: 400,
+  too_many_recipients: 400,
   bad_idempotency_key: 400,
   too_large: 413,
   not_utf8: 400,

@@ -11,7 +11,7 @@ import { test } from 'node:test';
 import { addKey, readKey } from '../lib/auth/keys.js';
 import { authorizationFor } from '../lib/auth/sign.js';
 import { clientNetwork } from '../lib/http/connection-slots.js';
-import { record, tempStore } from './helpers.js';
+import { record, runCli, tempStore } from './helpers.js';
 import { hubProcess, LONG, scale } from './reliability-helpers.js';
 import { connectionHog } from './support/connection-hog.js';
 import { eventually } from './support/poll.js';
@@ -94,4 +94,26 @@ test('N2: a client network is an IPv4 /24 (mapped into IPv6 too) or an IPv6 /64,
   assert.equal(clientNetwork('::1'), clientNetwork('0:0:0:0:0:0:0:1'));
   assert.equal(clientNetwork('2001:db8:0:7::1'), clientNetwork('2001:0db8:0000:0007:ffff:1:2:3'));
   assert.notEqual(clientNetwork('2001:db8:0:7::1'), clientNetwork('2001:db8:0:8::1'));
+});
+
+// ---- N3 (medium): a record naming thousands of recipients -----------------------------------------
+
+test('N3: a record whose to: names 65 recipients is refused too_many_recipients, naming the cap, over REST and stdio; 64 are stored', { timeout: 60_000 }, async (t) => {
+  const { corpus, keys } = await tempStore(t);
+  await addKey(keys, 'alice');
+  const alice = (await readKey(keys, 'alice'))!;
+  const hub = await hubProcess(t, corpus, keys, { env: { P_E_RELAY_LOG: 'warn' } });
+  const wide = (n: number) => Buffer.from(record({ kind: 'note', to: Array.from({ length: n }, (_, i) => `r${i}`).join(', ') }, `to ${n}`));
+  const post = async (body: Buffer) => {
+    const res = await fetch(`${hub.url}/relays`, { method: 'POST', body, headers: { Authorization: authorizationFor('alice', alice, 'POST', body), Accept: 'application/json' } });
+    return { status: res.status, json: (await res.json()) as Record<string, unknown> };
+  };
+  const refused = await post(wide(65));
+  assert.deepEqual([refused.status, refused.json.error], [400, 'too_many_recipients'], JSON.stringify(refused.json));
+  assert.match(String(refused.json.message), /65 recipients; at most 64/);
+  const stored = await post(wide(64));
+  assert.equal(stored.status, 201, JSON.stringify(stored.json));
+  const cli = await runCli(['append', '--corpus', corpus], { input: wide(65) });
+  assert.notEqual(cli.code, 0);
+  assert.match(cli.stderr, /65 recipients; at most 64/);
 });

@@ -7,12 +7,19 @@
  * as received: this module only reads them, it never rewrites them.
  */
 import { RelayError } from '../errors.js';
+import { parseRecipients } from './filter.js';
 import { type IdShape, idsIn } from './ids.js';
 
 export const FIRST_LINE = '@p-e/x0';
 export const DEFAULT_MAX_RECORD_BYTES = 1024 * 1024;
 /** How many distinct ids one record may name in parent:/ref:. */
 export const MAX_NAMED_IDS = 64;
+/**
+ * How many distinct recipients one record's `to:` may name. Each costs every
+ * process a doorbell ring and the index a name, on every append: thousands
+ * of names in one record held a hub's core and its memory.
+ */
+export const MAX_RECIPIENTS = 64;
 
 export interface RecordClaims {
   kind: string | null;
@@ -74,10 +81,20 @@ export function parseRecord(bytes: Uint8Array, shape: IdShape, maxBytes = DEFAUL
   if (named.size > MAX_NAMED_IDS) {
     throw new RelayError('too_many_refs', `The record names ${named.size} ids in parent:/ref:; at most ${MAX_NAMED_IDS} are allowed. Name fewer ids, or point to a record that lists the rest.`, { limit: MAX_NAMED_IDS });
   }
+  const to = nonEmpty(single.get('to'));
+  const recipients = parseRecipients(to).length;
+  if (recipients > MAX_RECIPIENTS) {
+    throw new RelayError(
+      'too_many_recipients',
+      `The record's to: names ${recipients} recipients; at most ${MAX_RECIPIENTS} are allowed. ` +
+        `Name fewer, or address a name they all wait for (to: all) and list who it is for in the body.`,
+      { limit: MAX_RECIPIENTS },
+    );
+  }
   return {
     kind: nonEmpty(single.get('kind')),
     from: nonEmpty(single.get('from')),
-    to: nonEmpty(single.get('to')),
+    to,
     parent,
     named: [...named],
   };

@@ -102,4 +102,4 @@ export function namedFilterParams() {
 
 /** One refusal line for every tool of a named server: the sentence says what to do, so the listing names only the codes that change the next step. */
 export const NAMED_REFUSALS =
-  'Refusals are isError text "<code>: <sentence>": do what the sentence says. Fix and resend: bad_record, too_large, too_many_refs, from_mismatch, unknown_recipient. rate_limited: retry after its seconds. disk_full, store_unavailable: retry once after your next wait_for_relay, then report it in your output. Others (read_only, ids_exhausted, damaged): final.';
+  'Refusals are isError text "<code>: <sentence>": do what the sentence says. Fix and resend: bad_record, too_large, too_many_refs, too_many_recipients, from_mismatch, unknown_recipient. rate_limited: retry after its seconds. disk_full, store_unavailable: retry once after your next wait_for_relay, then report it in your output. Others (read_only, ids_exhausted, damaged): final.';
