@@ -81,13 +81,13 @@ describe('bridge', { concurrency: true }, () => {
     await eventually(async () => (await activeWaits(hub.url)) === 1, 'the wait to reach the hub', { timeoutMs: 20_000, everyMs: 50 });
     let appended: Promise<unknown> = Promise.resolve();
     const timer = setTimeout(() => {
-      appended = client.callTool({ name: 'append_relay', arguments: { bytes: record({ from: 'late' }, 'sixty-two seconds in') } });
+      appended = client.callTool({ name: 'append_relay', arguments: { bytes: record({ from: AGENT }, 'sixty-two seconds in') } });
     }, 62_000);
     t.after(() => clearTimeout(timer));
     const result = await waiting;
     assert.equal(result.isError, undefined, textOf(result));
     const { appeared, timedOut, waitedMs } = structured<{ appeared: { id: string; from: string }[]; timedOut: boolean; waitedMs: number }>(result);
-    assert.deepEqual(appeared.map((a) => [a.id, a.from]), [['relay-0001', 'late']]);
+    assert.deepEqual(appeared.map((a) => [a.id, a.from]), [['relay-0001', AGENT]]);
     assert.equal(timedOut, false);
     assert.ok(waitedMs > 61_000, `the hub waited ${waitedMs} ms`);
     assert.ok(Date.now() - started > 62_000, 'the client held the call past its 60 s timeout');
@@ -342,7 +342,7 @@ describe('bridge', { concurrency: true }, () => {
       const hub = await sharedHub();
       const config = path.join(await tempDir(t), 'mcp.json');
       await writeFile(config, JSON.stringify({ mcpServers: { 'p-e-relay': { command: BIN, args: ['bridge', '--url', hub.url, '--agent', AGENT, '--keys', hub.keys] } } }));
-      const bytes = record({ from: 'inspector' }, 'hello through the bridge');
+      const bytes = record({ from: AGENT }, 'hello through the bridge');
       const out = await inspector(['--config', config, '--server', 'p-e-relay', '--method', 'tools/call', '--tool-name', 'append_relay', '--tool-arg', `bytes=${bytes}`]);
       assert.equal(out.code, 0, out.stderr);
       const { id, depositedBy } = (JSON.parse(out.stdout) as { structuredContent: { id: string; depositedBy: string } }).structuredContent;

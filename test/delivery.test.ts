@@ -105,7 +105,8 @@ test('HTTP: every filter and combination over /mcp, GET /relays and GET /events'
   const h = await startTestHub(t, { agents: ['scout-7'] });
   const key = await h.key('scout-7');
   const client = await httpClient(t, h.url, { agent: 'scout-7', key });
-  await appendAll(client);
+  // The table's records claim several from:, which one signing agent may not send (from_mismatch): the store takes them as a local operator's.
+  for (const headers of RECORDS) await h.store.append(Buffer.from(record(headers)), { depositedBy: 'cli/test' });
   await checkTools(client);
   const base = Date.now();
   for (const [i, [filter, expected]] of CASES.entries()) {

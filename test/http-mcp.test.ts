@@ -91,7 +91,7 @@ test('a signed append lands as deposited-by mcp/<agent> and a signed wait wakes 
   const writer = await httpClient(t, h.url, { agent: 'writer', key: await h.key('writer') });
   const waiting = reader.callTool({ name: 'wait_for_relay', arguments: { timeout_ms: 10_000 } });
   await eventually(() => h.hub.context.gate.waits.active === 1, 'the wait to be held');
-  await writer.callTool({ name: 'append_relay', arguments: { bytes: record({ from: 'writer' }) } });
+  await writer.callTool({ name: 'append_relay', arguments: { bytes: record({ from: 'writer', to: 'reader' }) } });
   const result = await waiting;
   assert.deepEqual((result.structuredContent as { appeared: { depositedBy: string }[] }).appeared.map((r) => r.depositedBy), ['mcp/writer']);
   assert.equal(h.hub.context.gate.waits.active, 0);

@@ -23,7 +23,7 @@ test('progress notifications keep a wait alive past the client\'s request timeou
   await eventually(() => progress.length > 0, 'a progress notification', { timeoutMs: 12_000 });
   // Past the client's 11 s: without progress the call would have failed by now.
   await eventually(() => Date.now() - started > 11_500, 'the client timeout to pass', { timeoutMs: 13_000 });
-  await h.store.append(Buffer.from(record({ kind: 'late' })), { depositedBy: 'cli/test' });
+  await h.store.append(Buffer.from(record({ kind: 'late', to: 'all' })), { depositedBy: 'cli/test' });
   const result = await waiting;
   assert.deepEqual((result.structuredContent as { appeared: { kind: string }[] }).appeared.map((r) => r.kind), ['late']);
   assert.ok(progress[0]! >= 9_000, `progress reports the time waited (${progress[0]} ms)`);

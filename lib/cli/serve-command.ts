@@ -6,6 +6,7 @@ import { DEFAULT_MAX_RECORD_BYTES } from '../model/record.js';
 import type { StoreOptions } from '../store/store.js';
 import { UsageError, numberOption, stringOption, type Command, type CommandContext } from './command.js';
 import { pollOption } from './poll-option.js';
+import { checkAgentName } from '../model/agent-name.js';
 
 export const serveCommand: Command = {
   help: `Usage: p-e-relay serve [--stdio] [options]
@@ -20,6 +21,12 @@ With --http, runs the hub instead: MCP over Streamable HTTP at /mcp, REST at
 Appends and waits must be signed with a key from the keys directory.
 
   --stdio                 serve MCP over stdio (the default)
+  --agent NAME            stdio: the agent this server serves (env P_E_RELAY_AGENT;
+                          lower-case letters, digits, '.', '_', '-'). Its records
+                          are stamped "agent: NAME", one whose from: names
+                          another agent is refused (from_mismatch), and a wait
+                          without after continues from the agent's own mark
+                          (docs/agents.md). Over HTTP the name is the signing agent
   --http                  serve the HTTP hub
   --host H                with --http: the address to bind (default ${DEFAULT_HOST});
                           on loopback, Host and Origin are checked against DNS rebinding
@@ -48,6 +55,7 @@ Appends and waits must be signed with a key from the keys directory.
 Environment: P_E_RELAY_LOG=debug|info|warn|error|silent sets the log level.`,
   options: {
     stdio: { type: 'boolean' },
+    agent: { type: 'string' },
     http: { type: 'boolean' },
     host: { type: 'string' },
     port: { type: 'string' },
@@ -64,6 +72,7 @@ Environment: P_E_RELAY_LOG=debug|info|warn|error|silent sets the log level.`,
   async run(ctx) {
     if (ctx.values.http === true) {
       if (ctx.values.stdio === true) throw new UsageError('--stdio and --http are two different servers; pick one.');
+      if (ctx.values.agent !== undefined) throw new UsageError('--agent names a stdio server\'s agent; over --http each request is named by the agent that signs it.');
       const { serveHttp } = await import('../http/serve-http.js');
       const rate = numberOption(ctx, 'append-rate');
       if (rate === 0) throw new UsageError('--append-rate must be at least 1.');
@@ -85,10 +94,23 @@ Environment: P_E_RELAY_LOG=debug|info|warn|error|silent sets the log level.`,
       if (ctx.values[name] !== undefined) throw new UsageError(`--${name} applies to the HTTP hub; add --http.`);
     }
     const { serveStdio } = await import('../mcp/transports/stdio.js');
-    await serveStdio({ ...storeOptions(ctx), log: ctx.log });
+    await serveStdio({ ...storeOptions(ctx), log: ctx.log, agent: agentOption(ctx) });
     return 0;
   },
 };
+
+/** The stdio server's agent: --agent, else P_E_RELAY_AGENT, else none (an unnamed server, as before names). */
+function agentOption(ctx: CommandContext): string | undefined {
+  const given = stringOption(ctx, 'agent');
+  const env = ctx.env.P_E_RELAY_AGENT;
+  const [name, where] = given !== undefined ? [given, '--agent'] : env ? [env, 'P_E_RELAY_AGENT'] : [undefined, ''];
+  if (name === undefined) return undefined;
+  try {
+    return checkAgentName(name, where);
+  } catch (err) {
+    throw new UsageError((err as Error).message);
+  }
+}
 
 function wakeOption(ctx: CommandContext): 'bells' | 'directory' {
   const wake = stringOption(ctx, 'wake') ?? 'bells';

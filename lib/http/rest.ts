@@ -99,7 +99,7 @@ async function appendRoute(req: IncomingMessage, res: ServerResponse, url: URL, 
   const idempotencyKey = Array.isArray(sent) ? sent.join(', ') : sent;
   // The same door facts as append_relay: signed, one append from the agent's rate.
   const result = await door.run(appendRelay.door, async (grant) => {
-    const result = await ctx.store.append(body, { id, depositedBy: grant.depositedBy, idempotencyKey });
+    const result = await ctx.store.append(body, { id, depositedBy: grant.depositedBy, idempotencyKey, agent: grant.agent ?? undefined });
     if (!result.replayed) grant.stored();
     return result;
   });

@@ -68,6 +68,8 @@ export async function serveHttp(options: ServeHttpOptions): Promise<void> {
   say(`shutting down (${why}); a second signal stops it at once`);
   await shutdown.run([
     { name: 'the HTTP server', run: () => hub.close() },
+    // Answers written before a clean stop were delivered: the agents' marks move there (SPEC §8d).
+    { name: 'the agents\' marks', run: () => (store.state === 'open' ? store.agents.closeCleanly() : Promise.resolve()) },
     { name: 'the store', run: () => store.close() },
   ]);
 }

@@ -30,6 +30,8 @@ export interface Hold {
 export interface Grant {
   /** The deposited-by label for an append: `<channel>`, or `<channel>/<agent>` when a signature was verified. */
   depositedBy: string;
+  /** The agent this call comes from (SPEC §8d): the signing agent, or a named stdio server's; null when unnamed. */
+  agent: string | null;
   /** Gives back whatever the grant held (a wait or stream slot). Safe to call twice. */
   release(): void;
   /** For a call that holds a slot: aborts when the door closes under it (client gone, key revoked, session over). */
@@ -51,8 +53,10 @@ export interface Hub {
 
 export interface DoorOptions {
   channel: Channel;
-  /** The agent whose signature was verified, or null. */
+  /** The agent whose signature was verified, or (with `stated`) the one a named stdio server serves; null when unnamed. */
   agent: string | null;
+  /** The name was stated by the operator (serve --agent), not verified: deposited-by stays the bare channel. */
+  stated?: boolean;
   /** Aborts when the caller goes away or its session ends; every held call ends with it. */
   closed?: AbortSignal;
   /** The hub whose budget calls spend; absent over stdio. */
@@ -77,16 +81,16 @@ export class Door {
 
   /** Grants a call with these needs, or throws a RelayError saying what to send instead. */
   authorize({ signed, spends }: Admission): Grant {
-    const { channel, agent, closed = never, hub } = this.options;
-    const depositedBy = agent === null ? channel : `${channel}/${agent}`;
+    const { channel, agent, closed = never, hub, stated = false } = this.options;
+    const depositedBy = agent === null || stated ? channel : `${channel}/${agent}`;
     const stored = () => hub?.appended(channel);
-    if (!hub) return { depositedBy, release() {}, stored, signal: spends === 'wait' || spends === 'stream' ? closed : undefined };
+    if (!hub) return { depositedBy, agent, release() {}, stored, signal: spends === 'wait' || spends === 'stream' ? closed : undefined };
     if (agent === null) {
       if (signed) throw unsignedRefusal(spends);
-      return { depositedBy, release() {}, stored };
+      return { depositedBy, agent, release() {}, stored };
     }
     const hold = spends === null ? null : hub.spend(agent, spends, closed);
-    return hold ? { depositedBy, release: hold.release, signal: hold.signal, stored } : { depositedBy, release() {}, stored };
+    return hold ? { depositedBy, agent, release: hold.release, signal: hold.signal, stored } : { depositedBy, agent, release() {}, stored };
   }
 
   /** Runs one call through the door: authorizes it, runs `body` with the grant, and gives back what it held. */

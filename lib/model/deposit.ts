@@ -6,6 +6,7 @@
  *   deposited-at: 2026-11-30T01:02:03.456Z
  *   digest: sha256:<hex of the record bytes below the separator>
  *   idempotency-key: <the caller's key>      (only when one was sent, SPEC §8b)
+ *   agent: <name>                            (only from a named stdio server, SPEC §8d)
  *   ---
  *   <the record, byte for byte>
  *
@@ -24,6 +25,11 @@ export interface Deposit {
   digest: string;
   /** The caller's idempotency key (SPEC §8b); its scope is `depositedBy`. */
   idempotencyKey?: string;
+  /**
+   * The agent a named stdio server serves (SPEC §8d): stated by its operator,
+   * not verified. Over HTTP the name is in `depositedBy` already and this is absent.
+   */
+  agent?: string;
 }
 
 const SEPARATOR = Buffer.from('---\n');
@@ -45,7 +51,8 @@ export function buildRecordFile(deposit: Deposit, record: Uint8Array): Buffer {
     `deposited-by: ${deposit.depositedBy}\n` +
     `deposited-at: ${deposit.depositedAt}\n` +
     `digest: ${deposit.digest}\n` +
-    (deposit.idempotencyKey === undefined ? '' : `idempotency-key: ${deposit.idempotencyKey}\n`);
+    (deposit.idempotencyKey === undefined ? '' : `idempotency-key: ${deposit.idempotencyKey}\n`) +
+    (deposit.agent === undefined ? '' : `agent: ${deposit.agent}\n`);
   return Buffer.concat([Buffer.from(header, 'utf8'), SEPARATOR, record]);
 }
 
@@ -90,6 +97,8 @@ export function splitRecordFile(file: Buffer): SplitFile {
   // Any other key is one this version does not know, and is ignored.
   const idempotencyKey = fields.get('idempotency-key');
   if (idempotencyKey !== undefined) deposit.idempotencyKey = idempotencyKey;
+  const agent = fields.get('agent');
+  if (agent !== undefined) deposit.agent = agent;
   return { deposit, record };
 }
 

@@ -55,9 +55,15 @@ export function idempotencyConflict(key: string, stored: StoredUnderKey, why: st
   return new RelayError('idempotency_conflict', `The idempotency key "${key}" was already used on this channel (${stored.depositedBy}) for ${id}, ${why}; nothing was stored. ${next}`, { id, digest: stored.digest });
 }
 
-/** The one string a (channel, key) pair is known by, here and on disk. */
-export function idempotencyScope(depositedBy: string, key: string): string {
-  return `${depositedBy}\n${key}`;
+/**
+ * The one string a (channel, key) pair is known by, here and on disk. A
+ * named stdio server's keys are scoped by its agent as well (SPEC §8d):
+ * every stdio server deposits as `mcp`, and without the name one agent could
+ * claim another's `<name>/answer/<id>` first. An unnamed channel's scope is
+ * what it always was, so keys held before names existed still answer.
+ */
+export function idempotencyScope(depositedBy: string, key: string, agent?: string): string {
+  return agent === undefined ? `${depositedBy}\n${key}` : `${depositedBy} agent=${agent}\n${key}`;
 }
 
 export class IdempotencyKeys {

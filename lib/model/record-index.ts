@@ -31,6 +31,8 @@ export interface RecordMeta {
   /** The other ids named in ref:, in first-seen order. */
   refs: string[];
   depositedBy: string;
+  /** The `agent:` deposit key a named stdio server wrote (stated, not verified); absent otherwise. */
+  agent?: string;
   provenance: Provenance;
   depositedAt: string;
   digest: string;
@@ -174,7 +176,7 @@ export class RecordIndex {
       this.kind[slot] = this.strings.intern(claims.kind);
       this.from[slot] = this.strings.intern(claims.from);
       this.to[slot] = this.strings.intern(claims.to);
-      this.depositedBy[slot] = this.strings.intern(deposit.depositedBy);
+      this.depositedBy[slot] = this.strings.intern(depositorLabel(deposit));
       this.setTexts(slot, deposit.depositedAt, deposit.digest);
     }
     this.flags[slot] = flags;
@@ -528,13 +530,28 @@ export class RecordIndex {
       to: this.strings.at(this.to[slot]!),
       parent: parent === null ? null : this.format(parent),
       refs: named.slice(parent === null ? 0 : 1).map(this.format),
-      depositedBy: this.strings.at(this.depositedBy[slot]!)!,
+      ...depositorOf(this.strings.at(this.depositedBy[slot]!)!),
       provenance: flags & AUTHORED ? 'authored' : 'as-received',
       depositedAt: at,
       digest,
     };
     return { n, meta, parent, named };
   }
+}
+
+/**
+ * The depositedBy column holds one string per record for who deposited it:
+ * the channel label, and after a line break the `agent:` a named stdio
+ * server stated (no header value holds a line break). One column, so a
+ * snapshot carries it unchanged and a swarm's few labels are interned once.
+ */
+function depositorLabel(deposit: Deposit): string {
+  return deposit.agent === undefined ? deposit.depositedBy : `${deposit.depositedBy}\n${deposit.agent}`;
+}
+
+function depositorOf(label: string): { depositedBy: string; agent?: string } {
+  const cut = label.indexOf('\n');
+  return cut < 0 ? { depositedBy: label } : { depositedBy: label.slice(0, cut), agent: label.slice(cut + 1) };
 }
 
 /** The ids a record names, distinct, its parent first (as parseRecord gives them; checked again here). */

@@ -245,7 +245,7 @@ export class CorpusIndexer {
    */
   add(n: number, deposit: Deposit, claims: RecordClaims): RecordMeta | null {
     if (!this.index.add(n, deposit, claims)) return null;
-    if (deposit.idempotencyKey !== undefined) this.options.keys?.note(idempotencyScope(deposit.depositedBy, deposit.idempotencyKey), n);
+    if (deposit.idempotencyKey !== undefined) this.options.keys?.note(idempotencyScope(deposit.depositedBy, deposit.idempotencyKey, deposit.agent), n);
     return metaOf(n, deposit, claims, this.shape.format);
   }
 
@@ -319,6 +319,7 @@ export function metaOf(n: number, deposit: Deposit, claims: RecordClaims, format
     parent: claims.parent === null ? null : format(claims.parent),
     refs,
     depositedBy: deposit.depositedBy,
+    ...(deposit.agent === undefined ? {} : { agent: deposit.agent }),
     provenance: deposit.provenance,
     depositedAt: deposit.depositedAt,
     digest: deposit.digest,

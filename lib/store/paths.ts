@@ -14,7 +14,8 @@
  *       mirror              present when rsync fills this corpus (appends refused)
  *       idempotency/<sha256 of channel and key>.<n>     a claim on a key while its record is stored (SPEC §8b)
  *       idempotency/<sha256 of channel and key>.done    the id stored under that key, kept a day
- *       marks/<agent>       `inbox`'s default mark: the last id it delivered to that agent
+ *       marks/<agent>/<filter set>   a named agent's mark per filter set (lib/store/agents/marks.ts)
+ *       marks/<agent>@legacy          `inbox`'s one mark per agent from before filter sets, moved aside
  *       bells/<hash>        a doorbell per recipient (or replied-to record) someone here waits for (bells.ts)
  *   keys/
  *     <agent>.key           HMAC key, mode 0600

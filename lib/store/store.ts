@@ -34,6 +34,8 @@ import { subscribe, type HeldRecord, type OnRecord, type RecordFeed, type StoreE
 import { appeared, clampWait, WAIT_MAX_ITEMS, Waiters, type AppearedRecord, type WaitResult } from './waiters.js';
 import { CorpusWatcher, type WatchMode } from './watch.js';
 import { Bells, bellsFor, bellsOf, type BellKey } from './bells.js';
+import { namedAppend, statedAgentOf } from './agents/named-append.js';
+import { AgentDeliveries } from './agents/deliveries.js';
 
 /** How often a store lists a corpus other hosts write to, unless --poll says otherwise. */
 const SHARED_LISTING_MS = 1000;
@@ -70,6 +72,12 @@ export interface AppendOptions {
   provenance?: Provenance;
   /** SPEC §8b: at most one record per (depositedBy, key), ever. */
   idempotencyKey?: string;
+  /**
+   * The agent the channel serves (SPEC §8d), or absent for an unnamed one.
+   * Its record's from: must name it, and where `depositedBy` does not carry
+   * the name already (stdio's plain `mcp`) the deposit header states it.
+   */
+  agent?: string;
 }
 
 export interface AppendResult {
@@ -94,6 +102,8 @@ export interface WaitOptions {
   includeBytes?: boolean;
   /** At most this many items in one answer (default WAIT_MAX_ITEMS, every door's); the cursor is then the last of them (waiters.ts). */
   limit?: number;
+  /** A test beside the filter (a named agent's marks: lib/store/agents/deliveries.ts). */
+  match?: (meta: RecordMeta, n: number) => boolean;
 }
 
 export interface ListResult {
@@ -127,6 +137,8 @@ export class RelayStore extends EventEmitter<StoreEvents> implements RecordFeed 
   readonly primary: string | undefined;
   readonly shape: IdShape;
   readonly waiters = new Waiters(this);
+  /** A named agent's marks and deliveries (SPEC §8d). */
+  readonly agents: AgentDeliveries;
 
   private readonly index: RecordIndex;
   private readonly log: Logger;
@@ -230,6 +242,7 @@ export class RelayStore extends EventEmitter<StoreEvents> implements RecordFeed 
     const readAll = async () => {
       for (const n of await this.indexer.idsOnDisk()) if (!this.index.has(n)) await this.indexer.ingest(n);
     };
+    this.agents = new AgentDeliveries(this, this.paths.marks, this.log);
     this.keyed = new AppendOnce({ keys: this.keys, claims, shape, paths: this.paths, refresh: readAll, dropIfGone: (n) => this.indexer.dropIfGone(n) });
   }
 
@@ -280,6 +293,11 @@ export class RelayStore extends EventEmitter<StoreEvents> implements RecordFeed 
 
   get size(): number {
     return this.index.size;
+  }
+
+  /** The highest id held now (0 for none): where a new agent mark's broadcasts begin. */
+  get head(): number {
+    return this.index.highestHeld();
   }
 
   /**
@@ -424,12 +442,14 @@ export class RelayStore extends EventEmitter<StoreEvents> implements RecordFeed 
       throw new RelayError('read_only', `This relay is a read-only mirror; it stores nothing itself. Send the record to the primary${where} instead, and it will reach this mirror with the next sync.`, { primary: this.primary ?? null });
     }
     const claims = parseRecord(bytes, this.shape, this.maxRecordBytes);
+    const named = namedAppend(claims, options, this.shape);
+    options = named.options;
     const key = options.idempotencyKey === undefined ? undefined : checkIdempotencyKey(options.idempotencyKey);
     await this.opened();
     const digest = digestOf(bytes);
     const proposed = options.id === undefined ? null : this.ids.parseProposal(options.id);
     if (key === undefined) return this.appendNew(bytes, claims, digest, proposed, options);
-    return this.keyed.run(idempotencyScope(options.depositedBy, key), key, digest, proposed, () => this.appendNew(bytes, claims, digest, proposed, options));
+    return this.keyed.run(idempotencyScope(options.depositedBy, key, named.statedAgent), key, digest, proposed, () => this.appendNew(bytes, claims, digest, proposed, options));
   }
 
   private async appendNew(bytes: Uint8Array, claims: RecordClaims, digest: string, proposed: number | null, options: AppendOptions): Promise<AppendResult> {
@@ -437,6 +457,8 @@ export class RelayStore extends EventEmitter<StoreEvents> implements RecordFeed 
     const provenance = options.provenance ?? 'as-received';
     const deposit: Deposit = { provenance, depositedBy: options.depositedBy, depositedAt: new Date().toISOString(), digest };
     if (options.idempotencyKey !== undefined) deposit.idempotencyKey = options.idempotencyKey;
+    const statedAgent = statedAgentOf(options);
+    if (statedAgent !== undefined) deposit.agent = statedAgent;
     let temp: string;
     try {
       temp = await this.writeTemp(buildRecordFile(deposit, bytes));
@@ -582,6 +604,7 @@ export class RelayStore extends EventEmitter<StoreEvents> implements RecordFeed 
       onProgress: options.onProgress,
       existing,
       filter: options.filter,
+      match: options.match,
       limit: options.limit ?? WAIT_MAX_ITEMS,
       cursor: (atLeast, caughtUp) => this.cursorAfter(after, atLeast, caughtUp),
       refresh: () => this.hearPeers(0, LOOK_PAST),

@@ -60,6 +60,8 @@ export interface WaitOptions {
   existing?: Promise<ReadonlySet<number>>;
   /** The §8a filters: a record they reject never wakes this wait. */
   filter?: RecordFilter | null;
+  /** Any other test a record must pass to be answered (a named agent's: not its own, not delivered yet); it wakes nothing otherwise. */
+  match?: (meta: RecordMeta, n: number) => boolean;
   /**
    * The cursor to answer with, read at the moment the answer is decided;
    * never below `atLeast`, the highest id answered. `caughtUp` is false for
@@ -156,7 +158,7 @@ export class Waiters {
           skip: options.existing,
           filter: options.filter,
           // A mirror's late fill-in at or below the mark is not what this caller asked for.
-          match: after === null ? undefined : (_meta, n) => n > after,
+          match: after === null ? options.match : (meta, n) => n > after && (options.match?.(meta, n) ?? true),
           onClosed: (reason) => finish(false, reason),
         },
         (meta, n, phase) => {

@@ -14,7 +14,7 @@ export const appendRelay = defineTool({
   contract: (facts) => (facts.agent ? namedContract(facts, facts.agent) : unnamedContract(facts)),
   async run(store, { id, bytes, idempotency_key }, { grant, agent }) {
     const idempotencyKey = agent === undefined ? idempotency_key : namedKey(bytes, idempotency_key);
-    const result = await store.append(encodeRecordText(bytes), { id, depositedBy: grant.depositedBy, idempotencyKey });
+    const result = await store.append(encodeRecordText(bytes), { id, depositedBy: grant.depositedBy, idempotencyKey, agent: grant.agent ?? undefined });
     if (!result.replayed) grant.stored();
     return { text: appendText(result), structured: { ...result } };
   },

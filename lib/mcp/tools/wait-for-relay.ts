@@ -70,16 +70,17 @@ export const waitForRelay = defineTool({
       cursor: z.string().describe(`every record up to it was considered${itemCapped(shape) ? ' (past the item cap: the last item)' : ''}; never below after. Save it (notes, a file) only after handling every item up to it`),
     },
   })),
-  async run(store, { after, timeout_ms, to, from, kind, replies_to, include_bytes }, { signal, progress, agent }) {
-    const result = await store.wait({
-      after,
+  async run(store, { after, timeout_ms, to, from, kind, replies_to, include_bytes }, { signal, progress, agent, grant }) {
+    const filter = parseFilter({ to, from, kind, replies_to }, store.shape);
+    const options = {
       timeoutMs: timeout_ms,
-      filter: parseFilter({ to, from, kind, replies_to }, store.shape),
       // A named agent's loop reads every item it is given, so its bytes come with it unless the call says no.
       includeBytes: include_bytes ?? agent !== undefined,
       signal,
-      onProgress: progress && ((waitedMs) => progress(waitedMs, `still waiting after ${Math.round(waitedMs / 1000)} s`)),
-    });
+      onProgress: progress && ((waitedMs: number) => progress(waitedMs, `still waiting after ${Math.round(waitedMs / 1000)} s`)),
+    };
+    // A named agent without after goes on from its own mark for this filter set (SPEC §8d); with after, as any wait.
+    const result = grant.agent !== null && after === undefined ? await store.agents.wait(grant.agent, filter, options) : await store.wait({ ...options, after, filter });
     return { text: waitText(result, { cursor: agent === undefined }), structured: { ...result } };
   },
 });

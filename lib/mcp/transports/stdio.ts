@@ -40,7 +40,13 @@ const DRAIN_MS = 10_000;
 /** JSON-RPC error code for a server that cannot serve at all (the implementation-defined server-error range). */
 const CANNOT_START = -32000;
 
-export async function serveStdio(options: StoreOptions & { log: Logger }): Promise<void> {
+export interface StdioOptions extends StoreOptions {
+  log: Logger;
+  /** The agent this server serves (serve --agent, SPEC §8d); absent: an unnamed server, as before names. */
+  agent?: string;
+}
+
+export async function serveStdio(options: StdioOptions): Promise<void> {
   const { log } = options;
   const transport = new DrainingStdio(process.stdin, process.stdout, maxLineBytes(options.maxRecordBytes ?? DEFAULT_MAX_RECORD_BYTES));
   let store: RelayStore;
@@ -52,7 +58,8 @@ export async function serveStdio(options: StoreOptions & { log: Logger }): Promi
   }
   const ending = new AbortController();
   // No hub: nothing is signed or spent. A wait ends with the session, since nothing will wake it once the client has left.
-  const door = new Door({ channel: 'mcp', agent: null, closed: ending.signal });
+  // A named server's name is stated by its operator, not verified: deposited-by stays `mcp`, and the record says `agent: NAME`.
+  const door = new Door({ channel: 'mcp', agent: options.agent ?? null, stated: true, closed: ending.signal });
   // One server per connection (two when a client probes with server/discover and falls back to initialize), all on the one store.
   // A line that is not JSON-RPC, or too long to be one of ours, is refused; without onerror the operator would never learn why a session ended.
   const handle = sdkServeStdio(() => createMcpServer(store, { current: door }), { transport, onerror: (err) => log.warn(`stdio: ${err.message}`) });
@@ -65,6 +72,8 @@ export async function serveStdio(options: StoreOptions & { log: Logger }): Promi
   ending.abort();
   await transport.drained(DRAIN_MS);
   await handle.close().catch(() => {});
+  // The client ended the session (or the server was told to stop) after its answers were written: they were delivered.
+  if (store.state === 'open') await store.agents.closeCleanly();
   await store.close();
 }
 

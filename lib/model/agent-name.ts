@@ -1,0 +1,44 @@
+/**
+ * An agent's name (SPEC §8d): who a channel serves. Over HTTP it is the
+ * agent whose signature was verified; over stdio it is what the operator
+ * said (`serve --agent NAME`, `P_E_RELAY_AGENT`), so nothing there is
+ * verified. Pure: no disk.
+ */
+import { RelayError } from '../errors.js';
+
+/** The shape of a key name, lower case only (SPEC §8d): it names files under .state/marks/ and .state/roster/. */
+export const AGENT_NAME_SHAPE = /^[a-z0-9][a-z0-9._-]{0,63}$/;
+
+/** The name, or a refusal that says what shape to send. `where` names what gave it (`--agent`, `P_E_RELAY_AGENT`). */
+export function checkAgentName(name: string, where: string): string {
+  if (AGENT_NAME_SHAPE.test(name)) return name;
+  throw new RelayError(
+    'bad_agent_name',
+    `${where} "${name}" is not an agent name. Send 1–64 characters of lower-case letters, digits, '.', '_' or '-', starting with a letter or digit (e.g. scout-7).`,
+    { name },
+  );
+}
+
+/**
+ * The agent a record was deposited by, where its channel names one: the
+ * verified `mcp/NAME` or `http/NAME` of the HTTP door, or the `agent:` key a
+ * named stdio server writes (stated, not verified). `cli/<user>` is a local
+ * user, not an agent; plain `mcp` names no one.
+ */
+export function depositingAgent(depositedBy: string, agent: string | null | undefined): string | null {
+  if (agent) return agent;
+  const slash = depositedBy.indexOf('/');
+  if (slash < 0) return null;
+  const channel = depositedBy.slice(0, slash);
+  return channel === 'mcp' || channel === 'http' ? depositedBy.slice(slash + 1) : null;
+}
+
+/** The from_mismatch refusal: a named channel's record says it is someone else's. */
+export function fromMismatch(from: string, agent: string, verified: boolean): RelayError {
+  const channel = verified ? `this request is signed by ${agent}` : `this server serves the agent ${agent} (serve --agent)`;
+  return new RelayError(
+    'from_mismatch',
+    `This record says "from: ${from}", but ${channel}, so nothing was stored. Send it with "from: ${agent}" (or no from: line at all); a record for another agent is sent through that agent's own server or key.`,
+    { from, agent },
+  );
+}

@@ -1,0 +1,144 @@
+/**
+ * Delivery to a named agent (SPEC §8d): what the relay keeps so the model
+ * does not have to. A wait from a named agent with no `after` goes on from
+ * the agent's mark for its filter set (marks.ts), and answers what is
+ * addressed to it (by default `to:` its name or `all`), not its own, not yet
+ * delivered.
+ *
+ * When a delivery counts. An answer written to the client is only pending:
+ * it counts once the agent shows it got it, by its next call on this server
+ * (`seen`), or when the server closes cleanly (`closeCleanly`: the client
+ * ended the session, or the server was told to stop, after the answer was
+ * written). A server killed between an answer and that proof has written
+ * nothing, so the restarted one answers the same records once more: at
+ * least once, never fewer. `inbox` and pushes count at once (the hook has
+ * printed it, the notification was written).
+ *
+ * Several servers of one agent at once share its marks on disk, and each
+ * keeps its own pending answers: two sessions waiting at the same moment may
+ * each be given the same record (each session sees it once), and a mark
+ * never moves back, whichever proves first.
+ */
+import { depositingAgent } from '../../model/agent-name.js';
+import { parseRecipients, type RecordFilter } from '../../model/filter.js';
+import type { Logger } from '../../log.js';
+import type { RecordMeta } from '../../model/record-index.js';
+import type { RelayStore, WaitOptions } from '../store.js';
+import type { WaitResult } from '../waiters.js';
+import { WAIT_MAX_ITEMS } from '../waiters.js';
+import { filterKey } from './filter-key.js';
+import type { Mark } from './mark-file.js';
+import { AgentMarks } from './marks.js';
+
+/** Who is there and when, told on each call of a named agent (roster.ts). */
+export interface Presence {
+  seen(agent: string, how: 'served' | 'signed'): void;
+}
+
+interface Pending {
+  agent: string;
+  filter: RecordFilter;
+  through: number;
+}
+
+export class AgentDeliveries {
+  readonly marks: AgentMarks;
+  /** Answers written and not yet proved, by agent and filter key. */
+  private readonly pending = new Map<string, Pending>();
+
+  constructor(
+    private readonly store: RelayStore,
+    marksDir: string,
+    private readonly log: Logger,
+  ) {
+    this.marks = new AgentMarks(marksDir, store.shape, () => store.head, log);
+  }
+
+  /** What a named agent waits for when its call gives no filter: records to: it or to: all. */
+  defaultFilter(agent: string): RecordFilter {
+    return { to: new Set([agent, 'all']) };
+  }
+
+  /**
+   * The agent's next call arrived: every answer this process gave it before
+   * now has reached it. Its marks move there before the call runs (so a wait
+   * goes on after them).
+   */
+  async seen(agent: string): Promise<void> {
+    const mine = [...this.pending].filter(([, p]) => p.agent === agent);
+    for (const [key] of mine) this.pending.delete(key);
+    for (const [, p] of mine) await this.marks.deliverThrough(agent, p.filter, p.through);
+  }
+
+  /** A clean close (the client ended the session after its answers were written): they were delivered. */
+  async closeCleanly(): Promise<void> {
+    const all = [...this.pending.values()];
+    this.pending.clear();
+    for (const p of all) {
+      await this.marks.deliverThrough(p.agent, p.filter, p.through).catch((err: unknown) => this.log.warn(`cannot move ${p.agent}'s mark: ${(err as Error).message}; what it was given comes again`));
+    }
+  }
+
+  /**
+   * A wait from the agent without after: from its mark for this filter set
+   * (the default set when `filter` is null), what it has not been given.
+   * The answer's cursor is pending until the agent's next call.
+   */
+  async wait(agent: string, filter: RecordFilter | null, options: Omit<WaitOptions, 'after' | 'filter' | 'match'>): Promise<WaitResult & { cursor: string }> {
+    const set = filter ?? this.defaultFilter(agent);
+    await this.store.ready;
+    const mark = await this.marks.read(agent, set);
+    const result = await this.store.wait({ ...options, after: this.store.shape.format(mark.after), filter: set, match: undelivered(agent, mark) });
+    const through = this.store.shape.parse(result.cursor) ?? mark.after;
+    const key = `${agent}\n${filterKey(set, this.store.shape)}`;
+    const before = this.pending.get(key);
+    if (through > mark.after && (!before || through > before.through)) this.pending.set(key, { agent, filter: set, through });
+    return result;
+  }
+
+  /** The records the agent's mark for this set (null: the default set) has not delivered, ascending, at most `limit`. */
+  async undelivered(agent: string, filter: RecordFilter | null = null, limit = WAIT_MAX_ITEMS): Promise<RecordMeta[]> {
+    const set = filter ?? this.defaultFilter(agent);
+    await this.store.ready;
+    const mark = await this.marks.read(agent, set);
+    const test = undelivered(agent, mark);
+    const out: RecordMeta[] = [];
+    for (const { n, meta } of this.store.eachHeldAfter(mark.after, set)) {
+      if (out.length >= limit) break;
+      if (test(meta, n)) out.push(meta);
+    }
+    return out;
+  }
+
+  /** The live test for a subscription: the same as undelivered's, for the mark as it is now. */
+  async matcher(agent: string, filter: RecordFilter | null = null): Promise<(meta: RecordMeta, n: number) => boolean> {
+    return undelivered(agent, await this.marks.read(agent, filter ?? this.defaultFilter(agent)));
+  }
+
+  /** Counts these records as delivered to the agent for this set (a push), durably before it resolves. */
+  async deliver(agent: string, filter: RecordFilter | null, ids: string[]): Promise<void> {
+    const ns = ids.map((id) => this.store.shape.parse(id)).filter((n): n is number => n !== null);
+    await this.marks.deliverIds(agent, filter ?? this.defaultFilter(agent), ns);
+  }
+
+  /** Whether the agent's default mark has delivered record `n` (receipts: deliveredTo). */
+  async hasDelivered(agent: string, n: number): Promise<boolean> {
+    const mark = await this.marks.peek(agent, this.defaultFilter(agent));
+    return mark !== null && (n <= mark.after || mark.delivered.includes(n));
+  }
+}
+
+/**
+ * Whether a record is one to give the agent from this mark: above it, not
+ * delivered one by one, not the agent's own (its from:, or deposited by it),
+ * and, at or below where the mark began for broadcasts, naming the agent.
+ */
+export function undelivered(agent: string, mark: Mark): (meta: RecordMeta, n: number) => boolean {
+  const delivered = new Set(mark.delivered);
+  return (meta, n) =>
+    n > mark.after &&
+    !delivered.has(n) &&
+    meta.from !== agent &&
+    depositingAgent(meta.depositedBy, meta.agent) !== agent &&
+    (n > mark.namedOnlyThrough || parseRecipients(meta.to).includes(agent));
+}

@@ -1,0 +1,31 @@
+/**
+ * The one name a filter set is known by (SPEC §8d: one mark per agent and
+ * filter set). Canonical: the names of each filter sorted, so `--to a --to b`
+ * and `--to b --to a` share one mark and `--to a` alone has another. Pure.
+ */
+import { createHash } from 'node:crypto';
+import type { RecordFilter } from '../../model/filter.js';
+import type { IdShape } from '../../model/ids.js';
+
+/** A name that can appear as is in a file name; any other makes the key a hash. */
+const PLAIN = /^[A-Za-z0-9._-]+$/;
+const MAX_PLAIN_KEY = 160;
+
+/** `to=all,bob;kind=question` (fixed order: to, from, kind, replies_to), or `any` for no filter. */
+export function filterText(filter: RecordFilter | null | undefined, shape: IdShape): string {
+  if (!filter) return 'any';
+  const parts: string[] = [];
+  for (const [name, set] of [['to', filter.to], ['from', filter.from], ['kind', filter.kind]] as const) {
+    if (set) parts.push(`${name}=${[...set].sort().join(',')}`);
+  }
+  if (filter.repliesTo !== undefined) parts.push(`replies_to=${shape.format(filter.repliesTo)}`);
+  return parts.length === 0 ? 'any' : parts.join(';');
+}
+
+/** The mark's file name for a filter set: its text where that is a safe, short file name, else `h-` and a hash of it. */
+export function filterKey(filter: RecordFilter | null | undefined, shape: IdShape): string {
+  const text = filterText(filter, shape);
+  const plain = text.split(/[=;,]/).every((part) => PLAIN.test(part));
+  if (plain && text.length <= MAX_PLAIN_KEY) return text;
+  return 'h-' + createHash('sha256').update(text).digest('hex').slice(0, 40);
+}

@@ -1,0 +1,133 @@
+/**
+ * An agent's marks (SPEC §8d): one per agent and filter set, under
+ * `.state/marks/<agent>/<filter key>`, shared by every process on this
+ * machine's corpus (wait_for_relay without after, `inbox`, pushes).
+ *
+ * A new mark delivers what names the agent from the start of the store, and
+ * anything else (a broadcast to `all`) only from the store's head when the
+ * mark was made: `after` 0, `namedOnlyThrough` the head. So a question put to
+ * bob before bob ever ran reaches him, and a newcomer is not handed every
+ * broadcast the swarm ever settled.
+ *
+ * Before filter sets, `inbox` kept one mark per agent in the file
+ * `.state/marks/<agent>`. The first use of that agent's marks moves it to
+ * `.state/marks/<agent>@legacy` (no agent name holds '@') to make room for
+ * the directory, and it seeds each filter set that has no mark yet: what it
+ * delivered is not delivered again. It is never written after that.
+ *
+ * A mark only moves forward: a write takes the larger of what it holds and
+ * what is on disk (two servers of one agent at once), and a single delivery
+ * above it (a push) is kept in its `delivered` line until the mark passes it.
+ */
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import type { Logger } from '../../log.js';
+import type { RecordFilter } from '../../model/filter.js';
+import type { IdShape } from '../../model/ids.js';
+import { filterKey, filterText } from './filter-key.js';
+import { badMark, formatMark, MAX_DELIVERED, readMarkFile, writeMarkFile, type Mark } from './mark-file.js';
+
+const LEGACY = '@legacy';
+
+export class AgentMarks {
+  /** Writes to one mark file go one at a time in this process, so a read-modify-write never loses a move. */
+  private readonly writing = new Map<string, Promise<unknown>>();
+  /** Agents whose directory is known to be in place (and any legacy mark moved aside). */
+  private readonly ready = new Set<string>();
+
+  constructor(
+    private readonly dir: string,
+    private readonly shape: IdShape,
+    /** The store's highest id now: where a new mark's broadcasts start. */
+    private readonly head: () => number,
+    private readonly log: Logger,
+  ) {}
+
+  /** The mark's path (the agent name is of the checked shape: it names a directory). */
+  file(agent: string, filter: RecordFilter | null): string {
+    return path.join(this.dir, agent, filterKey(filter, this.shape));
+  }
+
+  /**
+   * The agent's mark for this filter set, made (and written, so that a
+   * server killed before its first delivery keeps the same start) if there
+   * is none yet.
+   */
+  async read(agent: string, filter: RecordFilter | null): Promise<Mark> {
+    await this.prepare(agent);
+    const file = this.file(agent, filter);
+    const mark = await readMarkFile(file, this.shape);
+    if (mark) return mark;
+    return this.update(agent, filter, (current) => current);
+  }
+
+  /** The mark as it is on disk, or null when the agent has none for this set (nothing is made). */
+  async peek(agent: string, filter: RecordFilter | null): Promise<Mark | null> {
+    return readMarkFile(this.file(agent, filter), this.shape).catch(() => null);
+  }
+
+  /** Counts every record up to `through` as delivered (a wait's cursor, an inbox run's last id). */
+  deliverThrough(agent: string, filter: RecordFilter | null, through: number): Promise<Mark> {
+    return this.update(agent, filter, (mark) => (through > mark.after ? { ...mark, after: through, delivered: mark.delivered.filter((n) => n > through) } : mark));
+  }
+
+  /** Counts these records as delivered one by one (a push), leaving the rest of the set where it was. */
+  deliverIds(agent: string, filter: RecordFilter | null, ids: number[]): Promise<Mark> {
+    return this.update(agent, filter, (mark) => {
+      const delivered = [...new Set([...mark.delivered, ...ids.filter((n) => n > mark.after)])].sort((a, b) => a - b);
+      return { ...mark, delivered: delivered.slice(-MAX_DELIVERED) };
+    });
+  }
+
+  /** Read, change, write: one at a time per file here, and never behind what another process wrote meanwhile. */
+  private update(agent: string, filter: RecordFilter | null, change: (mark: Mark) => Mark): Promise<Mark> {
+    const file = this.file(agent, filter);
+    const before = this.writing.get(file) ?? Promise.resolve();
+    const mine = before.catch(() => {}).then(async () => {
+      await this.prepare(agent);
+      const onDisk = (await readMarkFile(file, this.shape)) ?? (await this.fresh(agent));
+      const next = change(onDisk);
+      if (next === onDisk && (await fileExists(file))) return onDisk;
+      await writeMarkFile(file, formatMark(next, this.shape, filterText(filter, this.shape)));
+      return next;
+    });
+    this.writing.set(file, mine);
+    void mine.catch(() => {}).finally(() => {
+      if (this.writing.get(file) === mine) this.writing.delete(file);
+    });
+    return mine;
+  }
+
+  /** A new mark: from the legacy mark if the agent had one, else named records from the start and the rest from the head. */
+  private async fresh(agent: string): Promise<Mark> {
+    const legacy = await readMarkFile(path.join(this.dir, agent + LEGACY), this.shape).catch((err: unknown) => {
+      this.log.warn(`ignoring ${agent}${LEGACY}: ${(err as Error).message}`);
+      return null;
+    });
+    if (legacy) return { after: legacy.after, namedOnlyThrough: legacy.after, delivered: [] };
+    return { after: 0, namedOnlyThrough: this.head(), delivered: [] };
+  }
+
+  /** The agent's directory, made once; a legacy mark file in its place is moved aside first. */
+  private async prepare(agent: string): Promise<void> {
+    if (this.ready.has(agent)) return;
+    const dir = path.join(this.dir, agent);
+    const stat = await fs.lstat(dir).catch((err: NodeJS.ErrnoException) => {
+      if (err.code === 'ENOENT') return null;
+      throw err;
+    });
+    if (stat?.isSymbolicLink()) throw badMark(dir, 'it is a symbolic link, and an agent\'s marks are kept in a directory of their own');
+    if (stat && stat.isFile()) {
+      await fs.rename(dir, dir + LEGACY).catch((err: NodeJS.ErrnoException) => {
+        if (err.code !== 'ENOENT') throw err; // another process moved it first
+      });
+      this.log.info(`moved the mark ${dir} aside to ${agent}${LEGACY}: marks are kept per filter set now, and it seeds the new ones`);
+    } else if (stat && !stat.isDirectory()) throw badMark(dir, 'it is not a directory (a FIFO, a device or a socket)');
+    await fs.mkdir(dir, { recursive: true, mode: 0o700 });
+    this.ready.add(agent);
+  }
+}
+
+async function fileExists(file: string): Promise<boolean> {
+  return fs.lstat(file).then(() => true, () => false);
+}
