@@ -129,7 +129,7 @@ test('two servers of one agent at once: each session is given the record, and ne
   await Promise.all([wait(bob1, { timeout_ms: 0 }), wait(bob2, { timeout_ms: 0 })]);
   const both = [wait(bob1), wait(bob2)];
   const q = await append(ana, { kind: 'question', from: 'ana', to: 'bob' });
-  const [one, two] = await Promise.all(both);
+  const [one, two] = (await Promise.all(both)) as [Waited, Waited];
   assert.deepEqual([idsOf(one), idsOf(two)], [[q], [q]]);
   assert.deepEqual(idsOf(await wait(bob1, { timeout_ms: 0 })), []);
   assert.deepEqual(idsOf(await wait(bob2, { timeout_ms: 0 })), []);
