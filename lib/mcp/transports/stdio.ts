@@ -62,7 +62,8 @@ export async function serveStdio(options: StdioOptions): Promise<void> {
   const door = new Door({ channel: 'mcp', agent: options.agent ?? null, stated: true, closed: ending.signal });
   // One server per connection (two when a client probes with server/discover and falls back to initialize), all on the one store.
   // A line that is not JSON-RPC, or too long to be one of ours, is refused; without onerror the operator would never learn why a session ended.
-  const handle = sdkServeStdio(() => createMcpServer(store, { current: door }), { transport, onerror: (err) => log.warn(`stdio: ${err.message}`) });
+  const named = options.agent === undefined ? undefined : { agent: options.agent };
+  const handle = sdkServeStdio(() => createMcpServer(store, { current: door }, undefined, named), { transport, onerror: (err) => log.warn(`stdio: ${err.message}`) });
 
   await new Promise<void>((resolve) => {
     transport.onended = resolve;
