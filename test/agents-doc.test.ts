@@ -35,10 +35,16 @@ async function setup(t: import('node:test').TestContext): Promise<{ corpus: stri
   const stub = path.join(dir, 'notify-send');
   await writeFile(stub, `#!/bin/sh\nprintf '%s|%s\\n' "$1" "$2" >> '${shown}'\n`);
   await chmod(stub, 0o755);
+  const env = { ...process.env, PATH: `${dir}:${path.join(ROOT, 'bin')}:${process.env.PATH}` };
+  // The agents start before the records land: a broadcast from before an agent's first run is not its to deliver (SPEC §8d).
+  for (const agent of ['scout-7', 'codex-1']) {
+    const first = await runProcess(['p-e-relay', 'inbox', '--corpus', corpus, '--to', agent, '--to', 'all'], { env });
+    assert.equal(first.code, 0, first.stderr);
+  }
   const store = await openStore({ corpus, watch: 'none' });
   for (const to of ['scout-7', 'codex-1', 'all']) await store.append(Buffer.from(record({ kind: 'question', from: 'planner', to }, `a question for ${to}`)), { depositedBy: 'mcp' });
   await store.close();
-  return { corpus, shown, env: { ...process.env, PATH: `${dir}:${path.join(ROOT, 'bin')}:${process.env.PATH}` } };
+  return { corpus, shown, env };
 }
 
 test('docs/agents.md: every hook command answers its event in the shape the host reads', async (t) => {
@@ -69,6 +75,6 @@ test('docs/agents.md: the Codex notify line shows one line per record and leaves
   const result = await runProcess([...argv, event], { env });
   assert.equal(result.code, 0, result.stderr);
   assert.equal(await readFile(shown, 'utf8'), 'p-e-relay|relay-0002 question from planner: a question for codex-1\n');
-  const mark = await readFile(path.join(corpus, '.state', 'marks', 'codex-1'), 'utf8').catch(() => null);
-  assert.equal(mark, null, '--peek: the Stop hook still delivers it to the model');
+  const mark = await readFile(path.join(corpus, '.state', 'marks', 'codex-1', 'to=all,codex-1'), 'utf8');
+  assert.match(mark, /^relay-0000\n/, '--peek: the Stop hook still delivers it to the model');
 });

@@ -49,9 +49,16 @@ function inbox(corpus: string, args: string[], stdin?: object) {
   return runCli(['inbox', '--corpus', corpus, ...args], { input: stdin === undefined ? '' : JSON.stringify(stdin) });
 }
 
-const markOf = (corpus: string, name: string) => readFile(path.join(corpus, '.state', 'marks', name), 'utf8').then((t) => t.trim(), () => null);
+/** The first line of an agent's mark for a filter set (by default --to NAME alone): the last id it delivered. */
+const markOf = (corpus: string, name: string, set = `to=${name}`) => readFile(path.join(corpus, '.state', 'marks', name, set), 'utf8').then((t) => t.split('\n')[0]!, () => null);
 
 const question = (to: string, body: string) => record({ kind: 'question', from: 'planner', to }, body);
+
+/** The agent's first run: its mark is made here, so broadcasts after this reach it (one from before would not, SPEC §8d). */
+async function started(corpus: string, args: string[]): Promise<void> {
+  const first = await inbox(corpus, args);
+  assert.equal(first.code, 0, first.stderr);
+}
 
 test('Claude Code PostToolUse hook: additionalContext carries the records addressed to me, and the mark moves past them', async (t) => {
   const { corpus } = await tempStore(t);
@@ -99,6 +106,7 @@ test('the hook text\'s answer recipe, followed literally over stdio, answers und
 
 test('Claude Code Stop hook: new records block the stop with a reason; nothing new lets it stop', async (t) => {
   const { corpus } = await tempStore(t);
+  await started(corpus, ['--to', 'scout-7', '--to', 'all']);
   await seed(corpus, [question('all', 'Everyone: status?')]);
   const blocked = await inbox(corpus, ['--to', 'scout-7', '--to', 'all', '--format', 'hook'], CLAUDE_STOP);
   assert.equal(blocked.code, 0, blocked.stderr);
@@ -163,19 +171,21 @@ test('--format hook on stdin it cannot read exits 0 with no output (exit 2 would
 
 test('a Stop that says stop_hook_active is let through with nothing printed; the records stay for the next run', async (t) => {
   const { corpus } = await tempStore(t);
+  await started(corpus, ['--to', 'scout-7', '--to', 'all']);
   const [id] = await seed(corpus, [question('all', 'one more thing')]);
   for (const stop of [CLAUDE_STOP, CODEX_STOP, { ...CLAUDE_STOP, hook_event_name: 'SubagentStop' }]) {
     const result = await inbox(corpus, ['--to', 'scout-7', '--to', 'all', '--format', 'hook'], { ...stop, stop_hook_active: true });
     assert.equal(result.code, 0, result.stderr);
     assert.equal(result.stdout, '', `${stop.hook_event_name} already continuing: never block it again`);
   }
-  assert.equal(await markOf(corpus, 'scout-7'), null, 'nothing delivered, nothing marked');
+  assert.equal(await markOf(corpus, 'scout-7', 'to=all,scout-7'), 'relay-0000', 'nothing delivered, the mark did not move');
   const next = await inbox(corpus, ['--to', 'scout-7', '--to', 'all', '--format', 'hook'], CLAUDE_POST_TOOL_USE);
   assert.match(JSON.parse(next.stdout).hookSpecificOutput.additionalContext, new RegExp(`>>> ${id} [^]*one more thing`));
 });
 
 test('the Stop loop ends: a peer adding a record before every Stop gets one block, then the host\'s stop_hook_active lets the agent stop', async (t) => {
   const { corpus } = await tempStore(t);
+  await started(corpus, ['--to', 'scout-7', '--to', 'all']);
   let blocks = 0;
   let active = false;
   // The host's side, as Claude Code runs it: a blocked Stop makes the agent go on, and its next Stop says stop_hook_active.
@@ -206,7 +216,7 @@ test('the hook skips the agent\'s own records (its broadcast to all): a Stop wit
   const stop = await runCli(['inbox', '--corpus', corpus, '--to', 'scout-7', '--to', 'all', '--format', 'hook'], { input: JSON.stringify(CLAUDE_STOP), env: { P_E_RELAY_AGENT: 'codex-1' } });
   assert.equal(stop.code, 0, stop.stderr);
   assert.equal(stop.stdout, '', 'no model turn spent reading what it wrote');
-  assert.equal(await markOf(corpus, 'scout-7'), 'relay-0002', 'and they are not looked at again');
+  assert.equal(await markOf(corpus, 'scout-7', 'to=all,scout-7'), 'relay-0002', 'and they are not looked at again');
   const [other] = await seed(corpus, [record({ kind: 'note', from: 'planner', to: 'all' }, 'from someone else')]);
   const next = JSON.parse((await inbox(corpus, ['--to', 'scout-7', '--to', 'all', '--format', 'hook'], CLAUDE_STOP)).stdout) as { reason: string };
   assert.match(next.reason, new RegExp(`>>> ${other} `));
@@ -295,7 +305,7 @@ test('the mark moves only after the output is out: a hook whose stdout is gone d
   child.stdin.end(JSON.stringify(CLAUDE_POST_TOOL_USE));
   const code = await new Promise<number | null>((resolve) => child.once('close', resolve));
   assert.notEqual(code, 0);
-  assert.equal(await markOf(corpus, 'scout-7'), null, 'nothing was delivered, so nothing is marked');
+  assert.equal(await markOf(corpus, 'scout-7'), 'relay-0000', 'nothing was delivered: the mark was made where it starts, and did not move');
   const retry = await inbox(corpus, ['--to', 'scout-7', '--format', 'hook'], CLAUDE_POST_TOOL_USE);
   assert.match(retry.stdout, /do not lose me/);
 });
@@ -306,5 +316,5 @@ test('a mark file that holds no id is refused with a sentence (exit 1), not read
   await writeFile(mark, 'yesterday\n');
   const result = await inbox(corpus, ['--to', 'scout-7', '--mark', mark]);
   assert.equal(result.code, 1);
-  assert.match(result.stderr, /bad-mark holds "yesterday"/);
+  assert.match(result.stderr, /bad-mark cannot be used: it holds "yesterday"/);
 });

@@ -13,9 +13,11 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { AGENT_NAME } from '../auth/keys.js';
-import { RelayError } from '../errors.js';
 import { splitRecordFile } from '../model/deposit.js';
 import { parseFilter } from '../model/filter.js';
+import type { RecordMeta } from '../model/record-index.js';
+import { undelivered } from '../store/agents/deliveries.js';
+import { formatMark, readMarkFile, writeMarkFile, type Mark } from '../store/agents/mark-file.js';
 import type { RelayStore } from '../store/store.js';
 import { EXIT_OK, UsageError, readAll, stringOption, type Command, type CommandContext } from './command.js';
 import { isHookEvent, isStopEvent, parseHookEvent, preview } from './inbox-hook.js';
@@ -43,8 +45,12 @@ busy agent hears what is addressed to it without spending a turn on a wait.
                   The first is you: it names the mark, and the text's answer
                   recipe (from: NAME, idempotency_key NAME/answer/<its id>);
                   records from: you (or from: $P_E_RELAY_AGENT) are skipped
-  --mark FILE     where the mark is kept (default: corpus/.state/marks/NAME,
-                  this machine's, never mirrored). No mark: from the start
+  --mark FILE     where the mark is kept (default: the agent's own mark for
+                  this set of --to names, corpus/.state/marks/NAME/to=…,
+                  shared with a named server's waits; this machine's, never
+                  mirrored). A new default mark delivers what names NAME
+                  from the start and broadcasts from now on; a new --mark
+                  FILE delivers from the start
   --peek          print, but never move the mark
   --format F      text (default) · json · hook (Claude Code or Codex command
                   hook: reads the event JSON on stdin, answers PostToolUse,
@@ -80,20 +86,56 @@ recipe per host.`,
 
     const store = await openForCommand(ctx);
     try {
-      const markFile = markOption ?? path.join(store.paths.marks, names[0]!);
-      const after = await readMark(markFile, store);
+      const peek = ctx.values.peek === true;
+      const place = markOption === undefined ? agentMark(store, names, peek) : fileMark(store, markOption);
+      const start = await place.read();
       const self = new Set([names[0]!, ...(ctx.env.P_E_RELAY_AGENT ? [ctx.env.P_E_RELAY_AGENT] : [])]);
-      const inbox = await collect(store, names, after, format === 'hook' ? HOOK_LIMITS : LIMITS, self);
+      const fresh = undelivered(names[0]!, start);
+      const accept = (meta: RecordMeta, n: number) => fresh(meta, n) && !self.has(meta.from ?? '');
+      const inbox = await collect(store, names, start.after, format === 'hook' ? HOOK_LIMITS : LIMITS, accept);
       const out = render(inbox, format, event);
       if (out !== '') await write(ctx.stdout, out);
       // Only now: a delivery that could not be written is delivered again.
-      if (!ctx.values.peek && inbox.mark !== store.shape.format(after)) await writeMark(markFile, inbox.mark);
+      const through = store.shape.parse(inbox.mark)!;
+      if (!peek && through > start.after) await place.deliverThrough(through);
       return EXIT_OK;
     } finally {
       await store.close();
     }
   },
 };
+
+/** Where an inbox keeps its place: read it, and move it past what was printed. */
+interface Place {
+  read(): Promise<Mark>;
+  deliverThrough(n: number): Promise<unknown>;
+}
+
+/**
+ * The agent's own mark for this filter set (SPEC §8d), the one its named
+ * server's waits use: `--to scout-7 --to all` and `--to all --to scout-7`
+ * share one, `--to scout-7` alone has another (lib/store/agents/marks.ts).
+ */
+function agentMark(store: RelayStore, names: string[], peek: boolean): Place {
+  const agent = names[0]!;
+  const filter = parseFilter({ to: names }, store.shape);
+  return {
+    // A first run makes the mark (where its broadcasts begin is then fixed); a peek only looks.
+    read: () => (peek ? store.agents.marks.current(agent, filter) : store.agents.marks.read(agent, filter)),
+    deliverThrough: (n) => store.agents.marks.deliverThrough(agent, filter, n),
+  };
+}
+
+/** `--mark FILE`: a mark where the caller says; none yet means from the start. Read and written as safely as the agents' own. */
+function fileMark(store: RelayStore, file: string): Place {
+  return {
+    read: async () => (await readMarkFile(file, store.shape)) ?? { after: 0, namedOnlyThrough: 0, delivered: [] },
+    deliverThrough: async (n) => {
+      await fs.mkdir(path.dirname(file), { recursive: true });
+      await writeMarkFile(file, formatMark({ after: n, namedOnlyThrough: 0, delivered: [] }, store.shape));
+    },
+  };
+}
 
 /** The hook event to answer, or null when this run must print nothing and leave the mark (saying why on stderr, if it is a mistake). */
 async function hookToAnswer(ctx: CommandContext): Promise<string | null> {
@@ -119,32 +161,11 @@ function notifyType(arg: string | undefined): unknown {
   }
 }
 
-/** Where the last delivery stopped; 0 (the start) when there is no mark yet. */
-async function readMark(file: string, store: RelayStore): Promise<number> {
-  let text: string;
-  try {
-    text = await fs.readFile(file, 'utf8');
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return 0;
-    throw err;
-  }
-  try {
-    return store.parseAfter(text.trim());
-  } catch (err) {
-    throw new RelayError('bad_id', `The mark file ${file} holds "${text.trim()}", which is no id of this store. Delete it to deliver from the start, or write the last id delivered into it.`, { mark: (err as RelayError).details });
-  }
-}
-
-/** Temp name, then rename: a reader never sees half a mark. */
-async function writeMark(file: string, mark: string): Promise<void> {
-  await fs.mkdir(path.dirname(file), { recursive: true });
-  const temp = `${file}.${process.pid}.tmp`;
-  await fs.writeFile(temp, mark + '\n');
-  await fs.rename(temp, file);
-}
-
-/** `self`: the agent's own names; its own records (a broadcast to all) would cost it a turn to read what it wrote. */
-async function collect(store: RelayStore, names: string[], after: number, limits: Limits, self: Set<string>): Promise<Inbox> {
+/**
+ * `accept`: the mark's own test (not delivered yet, not the agent's own: its
+ * broadcast to all would cost it a turn to read what it wrote).
+ */
+async function collect(store: RelayStore, names: string[], after: number, limits: Limits, accept: (meta: RecordMeta, n: number) => boolean): Promise<Inbox> {
   const items: InboxItem[] = [];
   let mark = after;
   let bytes = 0;
@@ -152,7 +173,7 @@ async function collect(store: RelayStore, names: string[], after: number, limits
   // SPEC §8a's `to` match, answered by the store's index (a to: naming several recipients included).
   const filter = parseFilter({ to: names }, store.shape);
   for (const { n, meta } of store.eachHeldAfter(after)) {
-    if (store.matches(n, filter) && !self.has(meta.from ?? '')) {
+    if (store.matches(n, filter) && accept(meta, n)) {
       if (items.length === limits.maxItems) {
         more = true;
         break;

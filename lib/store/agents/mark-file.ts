@@ -72,8 +72,9 @@ export async function readMarkFile(file: string, shape: IdShape): Promise<Mark |
 function parseMark(text: string, file: string, shape: IdShape): Mark {
   const [first = '', ...rest] = text.split('\n');
   const after = shape.parse(first.trim());
-  // Its content is not echoed: whatever it holds, the sentence says only what a mark holds.
-  if (after === null) throw badMark(file, `its first line is not an id of this store (a mark starts with one, e.g. ${shape.example})`);
+  // A short printable first line is shown (a typo is then plain to see); anything else is not echoed.
+  const shown = /^[\x20-\x7e]{1,64}$/.test(first.trim()) ? ` "${first.trim()}"` : '';
+  if (after === null) throw badMark(file, `it holds${shown || ' text'} where a mark begins with an id of this store (e.g. ${shape.example})`);
   const mark: Mark = { after, namedOnlyThrough: 0, delivered: [] };
   for (const line of rest) {
     const colon = line.indexOf(': ');

@@ -61,6 +61,11 @@ export class AgentMarks {
     return this.update(agent, filter, (current) => current);
   }
 
+  /** The mark as it is, or as it would be made now; nothing is written (inbox --peek). */
+  async current(agent: string, filter: RecordFilter | null): Promise<Mark> {
+    return (await readMarkFile(this.file(agent, filter), this.shape)) ?? (await this.fresh(agent));
+  }
+
   /** The mark as it is on disk, or null when the agent has none for this set (nothing is made). */
   async peek(agent: string, filter: RecordFilter | null): Promise<Mark | null> {
     return readMarkFile(this.file(agent, filter), this.shape).catch(() => null);
