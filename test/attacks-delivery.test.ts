@@ -117,3 +117,35 @@ test('N3: a record whose to: names 65 recipients is refused too_many_recipients,
   assert.notEqual(cli.code, 0);
   assert.match(cli.stderr, /65 recipients; at most 64/);
 });
+
+// ---- N8 (low): a signed 2025-era cancel, replayed ------------------------------------------------
+
+const MCP_2025 = { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', 'MCP-Protocol-Version': '2025-06-18' };
+
+test('N8: a signed 2025-era cancel is spent: sent again it is replayed_signature, and a later wait with the same JSON-RPC id keeps running', { timeout: 60_000 }, async (t) => {
+  const { corpus, keys } = await tempStore(t);
+  await addKey(keys, 'alice');
+  const alice = (await readKey(keys, 'alice'))!;
+  const hub = await hubProcess(t, corpus, keys, { env: { P_E_RELAY_LOG: 'warn' } });
+  const post = (body: string, signal?: AbortSignal) =>
+    fetch(`${hub.url}/mcp`, { method: 'POST', body, signal, headers: { ...MCP_2025, Authorization: authorizationFor('alice', alice, 'POST', Buffer.from(body)) } });
+  const wait = (marker: string) => JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'wait_for_relay', arguments: { after: 'relay-0000', timeout_ms: 20_000, kind: marker } } });
+  const cancel = JSON.stringify({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 7, reason: 'user pressed stop' } });
+  const cancelAuth = authorizationFor('alice', alice, 'POST', Buffer.from(cancel));
+  const sendCancel = () => fetch(`${hub.url}/mcp`, { method: 'POST', body: cancel, headers: { ...MCP_2025, Authorization: cancelAuth } });
+
+  const first = post(wait('first'));
+  await eventually(async () => (await (await fetch(`${hub.url}/metrics`)).text()).includes('p_e_relay_active_waits 1'), 'the first wait to be held');
+  assert.equal((await sendCancel()).status, 202, 'the cancel is accepted');
+  await first.then((r) => r.text()).catch(() => '');
+
+  const second = post(wait('second'));
+  await eventually(async () => (await (await fetch(`${hub.url}/metrics`)).text()).includes('p_e_relay_active_waits 1'), 'the second wait to be held');
+  const replay = await sendCancel();
+  const replayBody = await replay.text();
+  assert.equal(replay.status, 401, `the captured cancel, sent again: ${replayBody}`);
+  assert.equal(JSON.parse(replayBody).error, 'replayed_signature');
+  const metrics = await (await fetch(`${hub.url}/metrics`)).text();
+  assert.match(metrics, /p_e_relay_active_waits 1/, 'the later wait with the same id is still running');
+  void second.catch(() => {}); // ends with the hub
+});

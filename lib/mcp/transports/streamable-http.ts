@@ -133,13 +133,17 @@ function jsonRpcError(res: ServerResponse, status: number, code: number, message
 
 /**
  * Whether a verified signature on this message is spent in the one-time
- * guard: only a call that buys something (an append, a wait's slot) does. A
- * signed ping or read is checked (a wrong credential is still a 401) but not
- * spent, so it cannot fill the guard.
+ * guard: only a call that buys something (an append, a wait's slot, the
+ * end of a call) does. A signed ping or read is checked (a wrong credential
+ * is still a 401) but not spent, so it cannot fill the guard. A 2025-era
+ * cancel is spent: sent again, it would end the agent's next call that
+ * reuses the JSON-RPC id.
  */
 function spendsSignature(message: unknown): boolean {
   const m = message as Message | null;
-  return typeof m === 'object' && m !== null && m.method === 'tools/call' && toolNamed(m.params?.name)?.door.signed === true;
+  if (typeof m !== 'object' || m === null) return false;
+  if (m.method === 'notifications/cancelled') return true;
+  return m.method === 'tools/call' && toolNamed(m.params?.name)?.door.signed === true;
 }
 
 export async function handleMcp(req: IncomingMessage, res: ServerResponse, url: URL, ctx: HubContext, pool: McpServerPool): Promise<void> {
