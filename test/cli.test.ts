@@ -7,6 +7,7 @@ import { test } from 'node:test';
 import { buildRecordFile, digestOf, splitRecordFile } from '../lib/model/deposit.js';
 import { corpusPaths } from '../lib/store/paths.js';
 import { BIN, killed, record, runCli, tempDir, tempStore } from './helpers.js';
+import { spawnHub } from './support/hub-process.js';
 import { said } from './support/poll.js';
 
 const USER = { USER: 'alice', LOGNAME: 'alice' };
@@ -32,6 +33,21 @@ test('init creates the corpus and keys directories with their git files', async 
   assert.match(await readFile(path.join(dir, 'keys', '.gitignore'), 'utf8'), /^\*\.key$/m);
   const again = await runCli(['init', '--corpus', path.join(dir, 'corpus'), '--keys', path.join(dir, 'keys')]);
   assert.equal(again.code, 0, 'init is safe to run again');
+});
+
+test('init --corpus X without --keys puts the keys beside X, not in the working directory; keys add and the hub find them there', async (t) => {
+  const dir = await tempDir(t);
+  const elsewhere = await tempDir(t);
+  const corpus = path.join(dir, 'corpus');
+  const made = await runCli(['init', '--corpus', corpus], { cwd: elsewhere });
+  assert.equal(made.code, 0, made.stderr);
+  assert.match(made.stdout, new RegExp(`keys in ${path.join(dir, 'keys')}`));
+  assert.deepEqual(await readdir(elsewhere), [], 'nothing in the working directory');
+  const added = await runCli(['keys', 'add', 'scout-7', '--corpus', corpus], { cwd: elsewhere });
+  assert.equal(added.code, 0, added.stderr);
+  assert.deepEqual((await readdir(path.join(dir, 'keys'))).filter((f) => f.endsWith('.key')), ['scout-7.key']);
+  const hub = await spawnHub({ corpus, keys: path.join(dir, 'keys'), argv: [BIN, 'serve', '--http', '--port', '0', '--corpus', corpus], cwd: elsewhere, env: { P_E_RELAY_LOG: 'info' }, until: 'scanned', cleanup: t });
+  assert.match(hub.stderr(), new RegExp(`keys: 1 in ${path.join(dir, 'keys')} \\(scout-7\\)`));
 });
 
 test('init --id-width 6 makes a store of six-digit ids, fixed for its life', async (t) => {

@@ -7,7 +7,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import { test } from 'node:test';
-import { BIN, record, runCli } from './helpers.js';
+import { BIN, ROOT, record, runCli } from './helpers.js';
 import { hubStore, sign, type HubStore } from './http-helpers.js';
 import { spawnHub, type HubProcess } from './support/hub-process.js';
 import { readKey } from '../lib/auth/keys.js';
@@ -18,6 +18,17 @@ async function startHub(store: HubStore, extra: string[] = []): Promise<HubProce
   store.stopFirst(() => hub.stop());
   return hub;
 }
+
+test('the banner suggests keys add the way the hub was run: ./bin/p-e-relay in the checkout, its path elsewhere, never npx', async (t) => {
+  const store = await hubStore(t);
+  // From the store's directory its keys are the default ./keys: no --keys in the suggestion.
+  for (const [cwd, command, keysFlag] of [[ROOT, './bin/p-e-relay', ` --keys ${store.keys}`], [path.dirname(store.keys), BIN, '']] as const) {
+    const hub = await spawnHub({ corpus: store.corpus, keys: store.keys, cwd, env: { P_E_RELAY_LOG: 'info' }, until: 'scanned' });
+    store.stopFirst(() => hub.stop());
+    assert.ok(hub.stderr().includes(`add one with \`${command} keys add AGENT${keysFlag}\``), hub.stderr());
+    assert.doesNotMatch(hub.stderr(), /npx/);
+  }
+});
 
 test('a signature used on one hub process is refused on another sharing the corpus', async (t) => {
   const store = await hubStore(t);

@@ -4,6 +4,7 @@
  * and REST routes call, and print the same text.
  */
 import os from 'node:os';
+import path from 'node:path';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { createLogger, levelFromEnv, type Logger } from '../log.js';
 
@@ -49,7 +50,8 @@ export const COMMON_OPTIONS: OptionSpec = {
 
 export const COMMON_HELP = `Common options:
   --corpus DIR   the corpus directory (env P_E_RELAY_CORPUS, default ./corpus)
-  --keys DIR     the keys directory (env P_E_RELAY_KEYS, default ./keys)
+  --keys DIR     the keys directory (env P_E_RELAY_KEYS, default: keys beside
+                 the corpus, so ./keys with the default ./corpus)
   -h, --help     this help`;
 
 export function parseCommand(name: string, command: Command, argv: string[], io: CliIo): CommandContext {
@@ -60,12 +62,15 @@ export function parseCommand(name: string, command: Command, argv: string[], io:
     throw new UsageError(`${(err as Error).message.replace(/\. To specify.*$/s, '')}. See \`p-e-relay ${name} --help\`.`);
   }
   const { values, positionals } = parsed;
+  // An empty variable counts as unset: '' would resolve to the working
+  // directory, and records would be deposited wherever the command ran.
+  const corpus = (values.corpus as string | undefined) ?? (io.env.P_E_RELAY_CORPUS || './corpus');
   return {
     ...io,
-    // An empty variable counts as unset: '' would resolve to the working
-    // directory, and records would be deposited wherever the command ran.
-    corpus: (values.corpus as string | undefined) ?? (io.env.P_E_RELAY_CORPUS || './corpus'),
-    keys: (values.keys as string | undefined) ?? (io.env.P_E_RELAY_KEYS || './keys'),
+    corpus,
+    // Beside the corpus, as `init` lays them out: `init --corpus /srv/relay/corpus` and a later
+    // `serve --http --corpus /srv/relay/corpus` then agree on /srv/relay/keys wherever each is run.
+    keys: (values.keys as string | undefined) ?? (io.env.P_E_RELAY_KEYS || path.join(path.dirname(corpus), 'keys')),
     log: createLogger(levelFromEnv(io.env)),
     values,
     positionals,

@@ -7,6 +7,7 @@ import type { StoreOptions } from '../store/store.js';
 import { UsageError, numberOption, stringOption, type Command, type CommandContext } from './command.js';
 import { pollOption } from './poll-option.js';
 import { checkAgentName } from '../model/agent-name.js';
+import { invokedAs } from './invoked-as.js';
 
 export const serveCommand: Command = {
   help: `Usage: p-e-relay serve [--stdio] [options]
@@ -87,6 +88,7 @@ Environment: P_E_RELAY_LOG=debug|info|warn|error|silent sets the log level.`,
         log: ctx.log,
         stderr: ctx.stderr,
         exitWithParent: ctx.values['exit-with-parent'] === true,
+        command: invokedAs(undefined, ctx.env),
       });
       return 0;
     }

@@ -22,6 +22,8 @@ export interface ServeHttpOptions extends Omit<HubOptions, 'store' | 'log'> {
   exitWithParent?: boolean;
   /** From the request to stop to the exit, at most (SHUTDOWN_DEADLINE_MS by default). */
   shutdownDeadlineMs?: number;
+  /** How the banner names the CLI in the commands it suggests (the way it was run; lib/cli/invoked-as.ts). */
+  command?: string;
 }
 
 export async function serveHttp(options: ServeHttpOptions): Promise<void> {
@@ -52,7 +54,7 @@ export async function serveHttp(options: ServeHttpOptions): Promise<void> {
   say(
     keys.length > 0
       ? `keys: ${keys.length} in ${keysDir} (${keys.map((k) => k.agent).join(', ')})`
-      : `keys: none yet in ${keysDir}; appends and waits over HTTP must be signed, so add one with \`npx p-e-relay keys add AGENT${keysDir === path.resolve('keys') ? '' : ` --keys ${keysDir}`}\` (the hub picks it up without a restart)`,
+      : `keys: none yet in ${keysDir}; appends and waits over HTTP must be signed, so add one with \`${options.command ?? 'p-e-relay'} keys add AGENT${keysDir === path.resolve('keys') ? '' : ` --keys ${keysDir}`}\` (the hub picks it up without a restart)`,
   );
   // A signal during the start-up scan stops it (store.close() ends the scan at its next file).
   await Promise.race([
