@@ -55,6 +55,9 @@ test('serve refuses an --agent that is not of the agent shape, saying which shap
     assert.equal(r.code, 2, `${bad}: ${r.stderr}`);
     assert.match(r.stderr, /lower-case letters, digits/);
   }
+  const all = await runCli(['serve', '--corpus', corpus, '--agent', 'all']);
+  assert.equal(all.code, 2);
+  assert.match(all.stderr, /"all" is the name every agent listens for/);
   const env = await runCli(['serve', '--corpus', corpus], { env: { P_E_RELAY_AGENT: 'Not OK' } });
   assert.equal(env.code, 2);
   assert.match(env.stderr, /P_E_RELAY_AGENT "Not OK" is not an agent name/);

@@ -23,6 +23,7 @@ import { EXIT_OK, UsageError, readAll, stringOption, type Command, type CommandC
 import { isHookEvent, isStopEvent, parseHookEvent, preview } from './inbox-hook.js';
 import { FORMATS, render, type Format, type Inbox, type InboxItem } from './inbox-output.js';
 import { openForCommand } from './store-commands.js';
+import { BROADCAST } from '../model/agent-name.js';
 
 /** One delivery's bounds: what one run prints. */
 interface Limits {
@@ -42,8 +43,9 @@ mark, then moves the mark past them. Run it from an agent host's hook, so a
 busy agent hears what is addressed to it without spending a turn on a wait.
 
   --to NAME       a recipient, matched literally against each record's to:.
-                  The first is you: it names the mark, and the text's answer
-                  recipe (from: NAME, idempotency_key NAME/answer/<its id>);
+                  The first one other than all is you: it names the mark,
+                  and the text's answer recipe (from: NAME, idempotency_key
+                  NAME/answer/<its id>);
                   records from: you (or from: $P_E_RELAY_AGENT) are skipped
   --mark FILE     where the mark is kept (default: the agent's own mark for
                   this set of --to names, corpus/.state/marks/NAME/to=…,
@@ -69,8 +71,11 @@ recipe per host.`,
   options: { to: { type: 'string', multiple: true }, mark: { type: 'string' }, peek: { type: 'boolean' }, format: { type: 'string' } },
   allowPositionals: true,
   async run(ctx) {
-    const names = (ctx.values.to as string[] | undefined) ?? [];
-    if (names.length === 0 || names.some((name) => name === '')) throw new UsageError('inbox needs --to NAME: the recipient whose records to deliver (e.g. --to scout-7 --to all).');
+    const given = (ctx.values.to as string[] | undefined) ?? [];
+    if (given.length === 0 || given.some((name) => name === '')) throw new UsageError('inbox needs --to NAME: the recipient whose records to deliver (e.g. --to scout-7 --to all).');
+    // You are the first name that is not the broadcast name, wherever it stands: --to all --to scout-7 is scout-7's inbox too.
+    const me = given.find((name) => name !== BROADCAST) ?? given[0]!;
+    const names = [me, ...given.filter((name) => name !== me)];
     const format = (stringOption(ctx, 'format') ?? 'text') as Format;
     if (!FORMATS.includes(format)) throw new UsageError(`--format is one of ${FORMATS.join(', ')}.`);
     if (ctx.positionals.length > 0 && format !== 'codex-notify') throw new UsageError('inbox takes no arguments except, in --format codex-notify, the event Codex appends.');

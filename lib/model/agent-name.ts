@@ -9,8 +9,12 @@ import { RelayError } from '../errors.js';
 /** The shape of a key name, lower case only (SPEC §8d): it names files under .state/marks/ and .state/roster/. */
 export const AGENT_NAME_SHAPE = /^[a-z0-9][a-z0-9._-]{0,63}$/;
 
+/** The name every agent listens for: a record to: all is for everyone, so no agent is called all. */
+export const BROADCAST = 'all';
+
 /** The name, or a refusal that says what shape to send. `where` names what gave it (`--agent`, `P_E_RELAY_AGENT`). */
 export function checkAgentName(name: string, where: string): string {
+  if (name === BROADCAST) throw new RelayError('bad_agent_name', `${where} "all" is the name every agent listens for (to: all reaches everyone), so it cannot be one agent's. Pick another name (e.g. scout-7).`, { name });
   if (AGENT_NAME_SHAPE.test(name)) return name;
   throw new RelayError(
     'bad_agent_name',

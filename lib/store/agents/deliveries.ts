@@ -19,7 +19,7 @@
  * each be given the same record (each session sees it once), and a mark
  * never moves back, whichever proves first.
  */
-import { depositingAgent } from '../../model/agent-name.js';
+import { BROADCAST, depositingAgent } from '../../model/agent-name.js';
 import { parseRecipients, type RecordFilter } from '../../model/filter.js';
 import type { Logger } from '../../log.js';
 import type { RecordMeta } from '../../model/record-index.js';
@@ -45,6 +45,12 @@ export class AgentDeliveries {
   readonly marks: AgentMarks;
   /** Answers written and not yet proved, by agent and filter key. */
   private readonly pending = new Map<string, Pending>();
+  /**
+   * Ids pushed in this process, by agent and filter key, noted the moment
+   * deliver() is called: a wait already blocked read its mark before, and
+   * must not hand out what a push just delivered.
+   */
+  private readonly pushed = new Map<string, Set<number>>();
 
   constructor(
     private readonly store: RelayStore,
@@ -56,7 +62,7 @@ export class AgentDeliveries {
 
   /** What a named agent waits for when its call gives no filter: records to: it or to: all. */
   defaultFilter(agent: string): RecordFilter {
-    return { to: new Set([agent, 'all']) };
+    return { to: new Set([agent, BROADCAST]) };
   }
 
   /**
@@ -88,9 +94,9 @@ export class AgentDeliveries {
     const set = filter ?? this.defaultFilter(agent);
     await this.store.ready;
     const mark = await this.marks.read(agent, set);
-    const result = await this.store.wait({ ...options, after: this.store.shape.format(mark.after), filter: set, match: undelivered(agent, mark) });
+    const key = this.keyOf(agent, set);
+    const result = await this.store.wait({ ...options, after: this.store.shape.format(mark.after), filter: set, match: this.test(agent, key, mark) });
     const through = this.store.shape.parse(result.cursor) ?? mark.after;
-    const key = `${agent}\n${filterKey(set, this.store.shape)}`;
     const before = this.pending.get(key);
     if (through > mark.after && (!before || through > before.through)) this.pending.set(key, { agent, filter: set, through });
     return result;
@@ -101,7 +107,7 @@ export class AgentDeliveries {
     const set = filter ?? this.defaultFilter(agent);
     await this.store.ready;
     const mark = await this.marks.read(agent, set);
-    const test = undelivered(agent, mark);
+    const test = this.test(agent, this.keyOf(agent, set), mark);
     const out: RecordMeta[] = [];
     for (const { n, meta } of this.store.eachHeldAfter(mark.after, set)) {
       if (out.length >= limit) break;
@@ -112,13 +118,35 @@ export class AgentDeliveries {
 
   /** The live test for a subscription: the same as undelivered's, for the mark as it is now. */
   async matcher(agent: string, filter: RecordFilter | null = null): Promise<(meta: RecordMeta, n: number) => boolean> {
-    return undelivered(agent, await this.marks.read(agent, filter ?? this.defaultFilter(agent)));
+    const set = filter ?? this.defaultFilter(agent);
+    return this.test(agent, this.keyOf(agent, set), await this.marks.read(agent, set));
   }
 
-  /** Counts these records as delivered to the agent for this set (a push), durably before it resolves. */
+  /**
+   * Counts these records as delivered to the agent for this set (a push),
+   * durably before it resolves. Waits and pushes in this process see it at
+   * once, before the write.
+   */
   async deliver(agent: string, filter: RecordFilter | null, ids: string[]): Promise<void> {
+    const set = filter ?? this.defaultFilter(agent);
     const ns = ids.map((id) => this.store.shape.parse(id)).filter((n): n is number => n !== null);
-    await this.marks.deliverIds(agent, filter ?? this.defaultFilter(agent), ns);
+    const key = this.keyOf(agent, set);
+    let pushed = this.pushed.get(key);
+    if (!pushed) this.pushed.set(key, (pushed = new Set()));
+    for (const n of ns) pushed.add(n);
+    const mark = await this.marks.deliverIds(agent, set, ns);
+    // What the mark has passed need not be remembered here any more.
+    for (const n of pushed) if (n <= mark.after) pushed.delete(n);
+  }
+
+  private keyOf(agent: string, set: RecordFilter): string {
+    return `${agent}\n${filterKey(set, this.store.shape)}`;
+  }
+
+  /** undelivered(), and not pushed by this process since the mark was read. */
+  private test(agent: string, key: string, mark: Mark): (meta: RecordMeta, n: number) => boolean {
+    const fresh = undelivered(agent, mark);
+    return (meta, n) => fresh(meta, n) && !this.pushed.get(key)?.has(n);
   }
 
   /** Whether the agent's default mark has delivered record `n` (receipts: deliveredTo). */
