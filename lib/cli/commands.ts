@@ -25,6 +25,7 @@ export const COMMANDS: readonly CommandEntry[] = [
   { name: 'replies', summary: 'list records naming an id in parent:/ref:', load: async () => (await import('./store-commands.js')).repliesCommand },
   { name: 'wait', summary: 'block until a new record lands', load: async () => (await import('./store-commands.js')).waitCommand },
   { name: 'inbox', summary: 'print what is addressed to an agent since its mark, for its host\'s hooks', load: async () => (await import('./inbox-command.js')).inboxCommand },
+  { name: 'agents', summary: 'print the roster: who served, signed or has a key, last seen, waiting now', load: async () => (await import('./agents-command.js')).agentsCommand },
   { name: 'tail', summary: 'print the newest records; -f follows', load: async () => (await import('./ops-commands.js')).tailCommand },
   { name: 'verify', summary: 're-check every digest; report damaged records', load: async () => (await import('./ops-commands.js')).verifyCommand },
   { name: 'mirror', summary: 'fill this corpus from SRC with rsync (a read-only mirror)', load: async () => (await import('./mirror-command.js')).mirrorCommand },

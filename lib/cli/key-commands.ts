@@ -7,6 +7,9 @@
 import fs from 'node:fs/promises';
 import { RelayError } from '../errors.js';
 import { addKey, listKeys, readKey, revokeKey } from '../auth/keys.js';
+import { silentLogger } from '../log.js';
+import { Roster } from '../store/agents/roster.js';
+import { corpusPaths } from '../store/paths.js';
 import { authorizationFor } from '../auth/sign.js';
 import { EXIT_OK, UsageError, readAll, stringOption, writeLine, type Command } from './command.js';
 
@@ -17,7 +20,8 @@ export const keysCommand: Command = {
 
 add      creates keys/AGENT.key (mode 0600) holding a new random key and
          prints the file's path, never the key. Hand the file to the agent's
-         operator over a safe channel; *.key is ignored by git.
+         operator over a safe channel; *.key is ignored by git. The agent is
+         put on the roster of --corpus (p-e-relay agents) when it is a store.
 list     prints each agent that has a key, with its file.
 revoke   deletes keys/AGENT.key. A running hub refuses the agent's next
          signature and ends its open waits and event streams.
@@ -42,6 +46,7 @@ digit (it names the file).`,
     if (agent === undefined) throw new UsageError(`keys ${verb} needs the AGENT name.`);
     if (verb === 'add') {
       writeLine(ctx.stdout, await addKey(ctx.keys, agent));
+      await noteOnRoster(ctx.corpus, agent);
       ctx.stderr.write(`p-e-relay keys: created a key for ${agent}. Give that file to the agent's operator over a safe channel; never commit it.\n`);
     } else {
       await revokeKey(ctx.keys, agent);
@@ -86,3 +91,10 @@ Example:
     return EXIT_OK;
   },
 };
+
+/** A name given a key is on the roster of the corpus beside it (SPEC §8d), when there is one; a hub notes its keys at start too. */
+async function noteOnRoster(corpus: string, agent: string): Promise<void> {
+  const paths = corpusPaths(corpus);
+  if (!(await fs.stat(paths.state).then((s) => s.isDirectory(), () => false))) return;
+  await new Roster(paths.roster, silentLogger).seen(agent, 'key');
+}

@@ -36,6 +36,9 @@ Appends and waits must be signed with a key from the keys directory.
   --allow-origin ORIGIN   with --http: a web origin whose pages may call the hub
                           (repeatable; loopback origins are always allowed)
   --append-rate N         with --http: appends per second per agent (default ${DEFAULT_LIMITS.appendsPerSecond}, bursts of twice that)
+  --strict-recipients     refuse a named agent's record whose to: names someone
+                          not on the roster (unknown_recipient); without it the
+                          append lands and its answer lists them (unknownRecipients)
   --read-only             answer reads and waits; refuse appends (a mirror)
   --primary URL           with --read-only: where appends should go instead
   --poll MS               find new records by listing the corpus every MS
@@ -64,6 +67,7 @@ Environment: P_E_RELAY_LOG=debug|info|warn|error|silent sets the log level.`,
     'allow-origin': { type: 'string', multiple: true },
     'append-rate': { type: 'string' },
     'read-only': { type: 'boolean' },
+    'strict-recipients': { type: 'boolean' },
     primary: { type: 'string' },
     poll: { type: 'string' },
     wake: { type: 'string' },
@@ -125,6 +129,7 @@ export function storeOptions(ctx: CommandContext): StoreOptions {
   return {
     corpus: ctx.corpus,
     readOnly: ctx.values['read-only'] === true,
+    strictRecipients: ctx.values['strict-recipients'] === true,
     primary: stringOption(ctx, 'primary'),
     watch: poll === undefined ? 'events' : 'poll',
     reconcileMs: poll,

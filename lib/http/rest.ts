@@ -47,6 +47,11 @@ export async function handleRest(req: IncomingMessage, res: ServerResponse, url:
     wantsJson(req.headers.accept) ? sendJson(res, 200, list) : sendText(res, 200, listText(list));
     return true;
   }
+  if (ROUTES.agents.rest.test(path)) {
+    if (!read) throw methodNotAllowed(path, 'GET, HEAD');
+    sendJson(res, 200, { agents: await ctx.store.roster() });
+    return true;
+  }
   if ((m = ROUTES.replies.rest.exec(path))) {
     if (!read) throw methodNotAllowed(path, 'GET, HEAD');
     const replies = await ctx.store.replies(decodeSegment(m[1]!));
@@ -99,6 +104,7 @@ async function appendRoute(req: IncomingMessage, res: ServerResponse, url: URL, 
   const idempotencyKey = Array.isArray(sent) ? sent.join(', ') : sent;
   // The same door facts as append_relay: signed, one append from the agent's rate.
   const result = await door.run(appendRelay.door, async (grant) => {
+    if (grant.agent !== null) await ctx.store.agents.seen(grant.agent, 'signed');
     const result = await ctx.store.append(body, { id, depositedBy: grant.depositedBy, idempotencyKey, agent: grant.agent ?? undefined });
     if (!result.replayed) grant.stored();
     return result;

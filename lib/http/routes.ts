@@ -13,6 +13,7 @@
  *   GET  /relays/ID             the exact stored bytes, or 404 naming the state
  *   HEAD /relays/ID             the state in P-E-Relay-State, no body
  *   GET  /relays/ID/replies     list_replies
+ *   GET  /agents                the roster (JSON): who is there, last seen, waiting now
  *   GET  /healthz, GET /metrics
  */
 import { RelayError } from '../errors.js';
@@ -31,6 +32,7 @@ export const ROUTES = {
   relays: { shown: '/relays', rest: /^\/relays$/ },
   record: { shown: '/relays/ID', rest: /^\/relays\/([^/]+)$/ },
   replies: { shown: '/relays/ID/replies', rest: /^\/relays\/([^/]+)\/replies$/ },
+  agents: { shown: '/agents', rest: /^\/agents$/ },
   healthz: { shown: '/healthz', rest: /^\/healthz$/ },
   metrics: { shown: '/metrics', rest: /^\/metrics$/ },
 } as const satisfies Record<string, Route>;

@@ -73,6 +73,8 @@ export async function startHub(options: HubOptions): Promise<Hub> {
   const metrics = new HubMetrics();
   const gate = new HttpGate(limits, { keys, guard }, metrics);
   keys.on('revoked', (agent) => gate.revoke(agent));
+  // Every agent given a key is on the roster (SPEC §8d), so an append to one that has not called yet is not "unknown".
+  for (const agent of await keys.agents()) await store.agents.roster.seen(agent, 'key');
   let ready = false;
   const ctx: HubContext = {
     store,

@@ -128,7 +128,7 @@ async function call(tool: ToolDefinition, args: Record<string, unknown>, ctx: Se
     if (!door) throw new RelayError('internal', 'This call reached a server that is not serving a request. Send it again.');
     return await door.run(tool.door, async (grant) => {
       // A named agent's call is its proof that it got what this server answered it before (SPEC §8d).
-      if (grant.agent !== null) await serving.store.agents.seen(grant.agent);
+      if (grant.agent !== null) await serving.store.agents.seen(grant.agent, grant.depositedBy === 'mcp' ? 'served' : 'signed');
       const signal = grant.signal ? AbortSignal.any([ctx.mcpReq.signal, grant.signal]) : ctx.mcpReq.signal;
       const progressToken = ctx.mcpReq._meta?.progressToken;
       const progress =

@@ -46,3 +46,13 @@ export function fromMismatch(from: string, agent: string, verified: boolean): Re
     { from, agent },
   );
 }
+
+/** The unknown_recipient refusal (serve --strict-recipients): the to: names no one on the roster has. */
+export function unknownRecipient(unknown: string[]): RelayError {
+  const list = unknown.map((name) => `"${name}"`).join(', ');
+  return new RelayError(
+    'unknown_recipient',
+    `This record's to: names ${list}, which no agent on this relay's roster has, and this server refuses such records (--strict-recipients), so nothing was stored. Check the spelling against the roster (p-e-relay agents, GET /agents), or address all.`,
+    { unknown },
+  );
+}

@@ -16,6 +16,7 @@
  *       idempotency/<sha256 of channel and key>.done    the id stored under that key, kept a day
  *       marks/<agent>/<filter set>   a named agent's mark per filter set (lib/store/agents/marks.ts)
  *       marks/<agent>@legacy          `inbox`'s one mark per agent from before filter sets, moved aside
+ *       roster/<name>, roster/.live/<host>.<boot>.<pid>   who is there (lib/store/agents/roster.ts)
  *       bells/<hash>        a doorbell per recipient (or replied-to record) someone here waits for (bells.ts)
  *   keys/
  *     <agent>.key           HMAC key, mode 0600
@@ -38,6 +39,7 @@ export interface CorpusPaths {
   readonly mirrorMark: string;
   readonly idempotency: string;
   readonly marks: string;
+  readonly roster: string;
   readonly bells: string;
   record(id: string): string;
 }
@@ -59,6 +61,7 @@ export function corpusPaths(corpusDir: string): CorpusPaths {
     mirrorMark: path.join(state, 'mirror'),
     idempotency: path.join(state, 'idempotency'),
     marks: path.join(state, 'marks'),
+    roster: path.join(state, 'roster'),
     bells: path.join(state, 'bells'),
     // Callers pass only ids that parsed against the store's shape, so a name
     // like `../x` can never reach this join.

@@ -36,6 +36,8 @@ import { CorpusWatcher, type WatchMode } from './watch.js';
 import { Bells, bellsFor, bellsOf, type BellKey } from './bells.js';
 import { namedAppend, statedAgentOf } from './agents/named-append.js';
 import { AgentDeliveries } from './agents/deliveries.js';
+import { unknownRecipient } from '../model/agent-name.js';
+import type { RosterEntry } from './agents/roster.js';
 
 /** How often a store lists a corpus other hosts write to, unless --poll says otherwise. */
 const SHARED_LISTING_MS = 1000;
@@ -61,6 +63,8 @@ export interface StoreOptions {
    * before bells: the bench measures one against the other.
    */
   bells?: boolean;
+  /** A named channel's append whose to: names someone not on the roster is refused unknown_recipient (SPEC §8d). */
+  strictRecipients?: boolean;
   /** How long another host's idempotency claim may stand still before it is presumed dead (tests shorten it). */
   claimStaleMs?: number;
   log?: Logger;
@@ -90,6 +94,8 @@ export interface AppendResult {
   durability?: string;
   /** Present when an earlier append with the same idempotency key stored this record. */
   replayed?: true;
+  /** A named channel's append: the to: names no one on the roster has (SPEC §8d); absent when there are none. */
+  unknownRecipients?: string[];
 }
 
 export interface WaitOptions {
@@ -139,6 +145,8 @@ export class RelayStore extends EventEmitter<StoreEvents> implements RecordFeed 
   readonly waiters = new Waiters(this);
   /** A named agent's marks and deliveries (SPEC §8d). */
   readonly agents: AgentDeliveries;
+  /** Refuse a named append to a name not on the roster (serve --strict-recipients). */
+  private readonly strictRecipients: boolean;
 
   private readonly index: RecordIndex;
   private readonly log: Logger;
@@ -242,7 +250,8 @@ export class RelayStore extends EventEmitter<StoreEvents> implements RecordFeed 
     const readAll = async () => {
       for (const n of await this.indexer.idsOnDisk()) if (!this.index.has(n)) await this.indexer.ingest(n);
     };
-    this.agents = new AgentDeliveries(this, this.paths.marks, this.log);
+    this.agents = new AgentDeliveries(this, { marks: this.paths.marks, roster: this.paths.roster }, this.log);
+    this.strictRecipients = options.strictRecipients ?? false;
     this.keyed = new AppendOnce({ keys: this.keys, claims, shape, paths: this.paths, refresh: readAll, dropIfGone: (n) => this.indexer.dropIfGone(n) });
   }
 
@@ -324,6 +333,7 @@ export class RelayStore extends EventEmitter<StoreEvents> implements RecordFeed 
     this.watcher.close();
     await this.indexer.settled();
     await this.snapshots.close();
+    await this.agents.roster.close();
     await this.dirSync.close();
     await this.issued.close();
     this.lifecycle = 'closed';
@@ -445,11 +455,21 @@ export class RelayStore extends EventEmitter<StoreEvents> implements RecordFeed 
     const named = namedAppend(claims, options, this.shape);
     options = named.options;
     const key = options.idempotencyKey === undefined ? undefined : checkIdempotencyKey(options.idempotencyKey);
+    const unknown = options.agent === undefined ? [] : await this.agents.unknownRecipients(claims.to);
+    if (unknown.length > 0 && this.strictRecipients) throw unknownRecipient(unknown);
     await this.opened();
     const digest = digestOf(bytes);
     const proposed = options.id === undefined ? null : this.ids.parseProposal(options.id);
-    if (key === undefined) return this.appendNew(bytes, claims, digest, proposed, options);
-    return this.keyed.run(idempotencyScope(options.depositedBy, key, named.statedAgent), key, digest, proposed, () => this.appendNew(bytes, claims, digest, proposed, options));
+    const result: AppendResult =
+      key === undefined
+        ? await this.appendNew(bytes, claims, digest, proposed, options)
+        : await this.keyed.run(idempotencyScope(options.depositedBy, key, named.statedAgent), key, digest, proposed, () => this.appendNew(bytes, claims, digest, proposed, options));
+    return unknown.length > 0 ? { ...result, unknownRecipients: unknown } : result;
+  }
+
+  /** Everyone on the roster (SPEC §8d): names that served, signed or were given a key, when last seen, waiting now. */
+  roster(): Promise<RosterEntry[]> {
+    return this.agents.roster.entries();
   }
 
   private async appendNew(bytes: Uint8Array, claims: RecordClaims, digest: string, proposed: number | null, options: AppendOptions): Promise<AppendResult> {

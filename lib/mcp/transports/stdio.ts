@@ -56,6 +56,8 @@ export async function serveStdio(options: StdioOptions): Promise<void> {
     await answerRefusal(transport, err);
     throw err; // the CLI writes the sentence to stderr too, and exits 1
   }
+  // On the roster from its start, so a peer addressing this agent before its first call is not told it is unknown.
+  if (options.agent !== undefined) await store.agents.roster.seen(options.agent, 'served');
   const ending = new AbortController();
   // No hub: nothing is signed or spent. A wait ends with the session, since nothing will wake it once the client has left.
   // A named server's name is stated by its operator, not verified: deposited-by stays `mcp`, and the record says `agent: NAME`.

@@ -29,11 +29,7 @@ import { WAIT_MAX_ITEMS } from '../waiters.js';
 import { filterKey } from './filter-key.js';
 import type { Mark } from './mark-file.js';
 import { AgentMarks } from './marks.js';
-
-/** Who is there and when, told on each call of a named agent (roster.ts). */
-export interface Presence {
-  seen(agent: string, how: 'served' | 'signed'): void;
-}
+import { Roster, type KnownBy } from './roster.js';
 
 interface Pending {
   agent: string;
@@ -43,6 +39,7 @@ interface Pending {
 
 export class AgentDeliveries {
   readonly marks: AgentMarks;
+  readonly roster: Roster;
   /** Answers written and not yet proved, by agent and filter key. */
   private readonly pending = new Map<string, Pending>();
   /**
@@ -54,10 +51,18 @@ export class AgentDeliveries {
 
   constructor(
     private readonly store: RelayStore,
-    marksDir: string,
+    dirs: { marks: string; roster: string },
     private readonly log: Logger,
   ) {
-    this.marks = new AgentMarks(marksDir, store.shape, () => store.head, log);
+    this.marks = new AgentMarks(dirs.marks, store.shape, () => store.head, log);
+    this.roster = new Roster(dirs.roster, log);
+  }
+
+  /** The `to:` names of a record that no one on the roster has (never `all`). */
+  async unknownRecipients(to: string | null): Promise<string[]> {
+    const unknown: string[] = [];
+    for (const name of parseRecipients(to)) if (name !== BROADCAST && !(await this.roster.has(name))) unknown.push(name);
+    return unknown;
   }
 
   /** What a named agent waits for when its call gives no filter: records to: it or to: all. */
@@ -70,7 +75,8 @@ export class AgentDeliveries {
    * now has reached it. Its marks move there before the call runs (so a wait
    * goes on after them).
    */
-  async seen(agent: string): Promise<void> {
+  async seen(agent: string, how: KnownBy = 'served'): Promise<void> {
+    await this.roster.seen(agent, how);
     const mine = [...this.pending].filter(([, p]) => p.agent === agent);
     for (const [key] of mine) this.pending.delete(key);
     for (const [, p] of mine) await this.marks.deliverThrough(agent, p.filter, p.through);
@@ -95,7 +101,13 @@ export class AgentDeliveries {
     await this.store.ready;
     const mark = await this.marks.read(agent, set);
     const key = this.keyOf(agent, set);
-    const result = await this.store.wait({ ...options, after: this.store.shape.format(mark.after), filter: set, match: this.test(agent, key, mark) });
+    const ended = this.roster.waitStarted(agent);
+    let result: WaitResult & { cursor: string };
+    try {
+      result = await this.store.wait({ ...options, after: this.store.shape.format(mark.after), filter: set, match: this.test(agent, key, mark) });
+    } finally {
+      ended();
+    }
     const through = this.store.shape.parse(result.cursor) ?? mark.after;
     const before = this.pending.get(key);
     if (through > mark.after && (!before || through > before.through)) this.pending.set(key, { agent, filter: set, through });

@@ -1,0 +1,228 @@
+/**
+ * Who is there (SPEC §8d): every name that has signed, served or been given a
+ * key, when it was last seen, and whether it is waiting now. Kept under
+ * `.state/roster/`, this machine's, by every process that serves a name:
+ *
+ *   roster/<name>                 one small file per name: how it is known; its mtime is when it was last seen
+ *   roster/.live/<host>.<boot>.<pid>   per process: the names waiting in it now
+ *
+ * Cheap for a swarm: a name's file is created once; "last seen" is a
+ * utimes() at most once a minute per name and process; a process rewrites
+ * its live file only when its set of waiting names changes, at most once a
+ * second. Twenty servers looping on waits cost a few small writes a second
+ * between them, not one per call. A live file whose process is gone (same
+ * host and boot: its pid is not running) is not counted, and is removed; one
+ * from another host counts for ten minutes after it was written. The roster
+ * holds at most MAX_NAMES names (past that a new name is logged, not kept).
+ */
+import { randomBytes } from 'node:crypto';
+import { constants } from 'node:fs';
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import type { Logger } from '../../log.js';
+import { hostIdentity, hostTag, pidAlive, whereabouts } from '../host.js';
+
+export type KnownBy = 'served' | 'signed' | 'key';
+
+export interface RosterEntry {
+  name: string;
+  /** When it last made a call here (or was given a key), ISO 8601 UTC. */
+  lastSeen: string;
+  /** A wait of its own is open now in some process on this machine's corpus. */
+  waiting: boolean;
+  how: KnownBy[];
+}
+
+export const MAX_NAMES = 10_000;
+const SEEN_EVERY_MS = 60_000;
+const LIVE_EVERY_MS = 1_000;
+const OTHER_HOST_LIVE_MS = 10 * 60_000;
+/** A name's file or a live file is a line of JSON; anything larger is not ours and is skipped. */
+const MAX_FILE_BYTES = 64 * 1024;
+/** Names a key file may have that an --agent cannot (upper case): the roster keeps the key's own spelling. */
+const ROSTER_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+
+export class Roster {
+  private readonly live: string;
+  private readonly liveFile: string;
+  /** Names known to be on disk (cache for the unknownRecipients check), and when the disk was last listed. */
+  private known = new Set<string>();
+  private listedAt = 0;
+  private readonly touched = new Map<string, number>();
+  private readonly waiting = new Map<string, number>();
+  private liveTimer: NodeJS.Timeout | null = null;
+  private liveWritten = '';
+
+  constructor(
+    private readonly dir: string,
+    private readonly log: Logger,
+  ) {
+    this.live = path.join(dir, '.live');
+    this.liveFile = path.join(this.live, `${hostTag()}.${process.pid}`);
+  }
+
+  /** The name made a call (or was given a key) now. At most one write a minute per name, here. */
+  async seen(name: string, how: KnownBy): Promise<void> {
+    if (!ROSTER_NAME.test(name)) return;
+    const now = Date.now();
+    const key = `${name}\n${how}`;
+    if (now - (this.touched.get(key) ?? 0) < SEEN_EVERY_MS) return;
+    this.touched.set(key, now);
+    try {
+      await this.record(name, how);
+    } catch (err) {
+      this.log.warn(`cannot note ${name} in the roster ${this.dir}: ${(err as Error).message}`);
+    }
+  }
+
+  /** A wait of the name's starts here; the returned function ends it. */
+  waitStarted(name: string): () => void {
+    this.waiting.set(name, (this.waiting.get(name) ?? 0) + 1);
+    this.scheduleLive();
+    let ended = false;
+    return () => {
+      if (ended) return;
+      ended = true;
+      const left = (this.waiting.get(name) ?? 1) - 1;
+      if (left > 0) this.waiting.set(name, left);
+      else this.waiting.delete(name);
+      this.scheduleLive();
+    };
+  }
+
+  /** Whether a name is on the roster (cached; the disk is listed again at most once a second, when a name is not found). */
+  async has(name: string): Promise<boolean> {
+    if (this.known.has(name)) return true;
+    if (Date.now() - this.listedAt >= LIVE_EVERY_MS) {
+      this.listedAt = Date.now();
+      this.known = new Set(await this.names());
+    }
+    return this.known.has(name);
+  }
+
+  /** Everyone on the roster, by name. */
+  async entries(): Promise<RosterEntry[]> {
+    const waitingNow = await this.waitingNow();
+    const out: RosterEntry[] = [];
+    for (const name of await this.names()) {
+      const file = path.join(this.dir, name);
+      const facts = await readSmall(file).then((text) => JSON.parse(text) as { how?: unknown }, () => null);
+      const stat = await fs.lstat(file).catch(() => null);
+      if (!facts || !stat?.isFile()) continue;
+      const how = Array.isArray(facts.how) ? facts.how.filter((h): h is KnownBy => h === 'served' || h === 'signed' || h === 'key') : [];
+      out.push({ name, lastSeen: stat.mtime.toISOString(), waiting: waitingNow.has(name), how });
+    }
+    return out;
+  }
+
+  /** Removes this process's live file (a clean close). */
+  async close(): Promise<void> {
+    if (this.liveTimer) clearTimeout(this.liveTimer);
+    this.liveTimer = null;
+    if (this.liveWritten !== '') await fs.unlink(this.liveFile).catch(() => {});
+  }
+
+  private async names(): Promise<string[]> {
+    const names = await fs.readdir(this.dir).catch(() => [] as string[]);
+    return names.filter((name) => ROSTER_NAME.test(name)).sort().slice(0, MAX_NAMES);
+  }
+
+  /** Creates the name's file once (O_EXCL), adds a new way it is known by a rename, or only moves its mtime. */
+  private async record(name: string, how: KnownBy): Promise<void> {
+    await fs.mkdir(this.dir, { recursive: true });
+    const file = path.join(this.dir, name);
+    const text = await readSmall(file).catch((err: NodeJS.ErrnoException) => (err.code === 'ENOENT' ? null : Promise.reject(err)));
+    if (text === null) {
+      if ((await this.names()).length >= MAX_NAMES) return this.log.warn(`the roster ${this.dir} holds ${MAX_NAMES} names; ${name} is not added`);
+      const handle = await fs.open(file, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600).catch((err: NodeJS.ErrnoException) => {
+        if (err.code === 'EEXIST') return null;
+        throw err;
+      });
+      if (handle) {
+        await handle.writeFile(JSON.stringify({ name, how: [how] }) + '\n');
+        await handle.close();
+        this.known.add(name);
+        return;
+      }
+      return this.record(name, how); // another process made it first: look again
+    }
+    const facts = JSON.parse(text) as { how?: KnownBy[] };
+    if (!Array.isArray(facts.how) || !facts.how.includes(how)) {
+      await writeWhole(file, JSON.stringify({ name, how: [...(Array.isArray(facts.how) ? facts.how : []), how] }) + '\n');
+    } else if (how !== 'key') {
+      // Holding a key is not being seen: only a call moves lastSeen.
+      const now = new Date();
+      await fs.utimes(file, now, now);
+    }
+    this.known.add(name);
+  }
+
+  private scheduleLive(): void {
+    if (this.liveTimer) return;
+    this.liveTimer = setTimeout(() => {
+      this.liveTimer = null;
+      void this.writeLive();
+    }, LIVE_EVERY_MS);
+    this.liveTimer.unref();
+  }
+
+  private async writeLive(): Promise<void> {
+    const names = [...this.waiting.keys()].sort();
+    const text = JSON.stringify({ waiting: names }) + '\n';
+    if (text === this.liveWritten) return;
+    try {
+      await fs.mkdir(this.live, { recursive: true });
+      await writeWhole(this.liveFile, text);
+      this.liveWritten = text;
+    } catch (err) {
+      this.log.warn(`cannot write ${this.liveFile}: ${(err as Error).message}`);
+    }
+  }
+
+  /** The names waiting now in any live process (this one's from memory, the others' from their live files). */
+  private async waitingNow(): Promise<Set<string>> {
+    const out = new Set(this.waiting.keys());
+    const here = hostIdentity();
+    for (const entry of await fs.readdir(this.live).catch(() => [] as string[])) {
+      const m = /^([A-Za-z0-9_-]+)\.([0-9a-z]+)\.(\d+)$/.exec(entry);
+      const file = path.join(this.live, entry);
+      if (!m || file === this.liveFile) continue;
+      const where = whereabouts(m[1]!, m[2]!, here);
+      if (where === 'earlier-boot' || (where === 'this-boot' && !pidAlive(Number(m[3])))) {
+        await fs.unlink(file).catch(() => {});
+        continue;
+      }
+      if (where === 'other-host') {
+        const stat = await fs.lstat(file).catch(() => null);
+        if (!stat || Date.now() - stat.mtimeMs > OTHER_HOST_LIVE_MS) continue;
+      }
+      const facts = await readSmall(file).then((text) => JSON.parse(text) as { waiting?: unknown }, () => null);
+      if (facts && Array.isArray(facts.waiting)) for (const name of facts.waiting) if (typeof name === 'string') out.add(name);
+    }
+    return out;
+  }
+}
+
+/** A small regular file's text; never follows a symlink, never blocks on a FIFO, never reads a huge file. */
+async function readSmall(file: string): Promise<string> {
+  const handle = await fs.open(file, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW);
+  try {
+    const stat = await handle.stat();
+    if (!stat.isFile() || stat.size > MAX_FILE_BYTES) throw new Error('not a roster file');
+    const buf = Buffer.alloc(stat.size);
+    const { bytesRead } = await handle.read(buf, 0, buf.length, 0);
+    return buf.toString('utf8', 0, bytesRead);
+  } finally {
+    await handle.close();
+  }
+}
+
+/** Temp name beside it (unguessable, exclusive), then rename. */
+async function writeWhole(file: string, text: string): Promise<void> {
+  const temp = path.join(path.dirname(file), `.${path.basename(file)}.${randomBytes(8).toString('hex')}.tmp`);
+  await fs.writeFile(temp, text, { flag: 'wx', mode: 0o600 });
+  await fs.rename(temp, file).catch(async (err: unknown) => {
+    await fs.unlink(temp).catch(() => {});
+    throw err;
+  });
+}
