@@ -4,7 +4,7 @@ import { listText } from '../../model/render.js';
 import { parseFilter } from '../../model/filter.js';
 import type { IdShape } from '../../model/ids.js';
 import type { ListIds, ListResult } from '../../store/store.js';
-import { listFilterParams, listRepliesTo, namedFilterParams } from './shared.js';
+import { listFilterParams, listRepliesTo, namedFilterParams, namedRepliesTo } from './shared.js';
 import { defineTool, READ } from './tool.js';
 
 /**
@@ -61,11 +61,11 @@ export const listRelays = defineTool({
 /** A named server's list_relays: ids only, for history; the inbox is wait_for_relay's. */
 function named(shape: IdShape) {
   return {
-    description: `Ids only, ascending, never blocking: held ones, and KNOWN_MISSING ones when unfiltered. For history or a re-deposit; your inbox is wait_for_relay.${capped(shape) ? ` Refused too_large past ${n(LIST_MAX_IDS)} ids: send the after its _meta names.` : ''}`,
+    description: `Ids only, ascending, never blocking: held ones, and KNOWN_MISSING ones when unfiltered (for history or a re-deposit).${capped(shape) ? ` Refused too_large past ${n(LIST_MAX_IDS)} ids: send the after its _meta names.` : ''}`,
     input: {
       after: z.string().optional().describe(`optional, exclusive: only ids above it, e.g. ${shape.example}`),
       ...namedFilterParams(),
-      replies_to: z.string().optional().describe('optional: only records naming this id in parent: or ref:'),
+      replies_to: namedRepliesTo,
     },
     output: { after: z.string().nullable(), present: z.array(z.string()), knownMissing: z.array(z.string()) },
   };

@@ -94,12 +94,15 @@ export const listRepliesTo = z.string().optional().describe('optional: only ids 
  */
 export function namedFilterParams() {
   return {
-    to: names('optional: only records whose to: names one of these'),
-    from: names('optional: only records whose from: is one of these'),
-    kind: names('optional: only records whose kind: is one of these (exact case)'),
+    to: names('optional: its to: names any of these'),
+    from: names('optional: its from: is one of these'),
+    kind: names('optional: its kind: is one of these (exact case)'),
   };
 }
 
 /** One refusal line for every tool of a named server: the sentence says what to do, so the listing names only the codes that change the next step. */
 export const NAMED_REFUSALS =
   'Refusals are isError text "<code>: <sentence>": do what the sentence says. Fix and resend: bad_record, too_large, too_many_refs, too_many_recipients, from_mismatch, unknown_recipient. rate_limited: retry after its seconds. disk_full, store_unavailable: retry once after your next wait_for_relay, then report it in your output. Others (read_only, ids_exhausted, damaged): final.';
+
+/** A named server's replies_to, in list_relays and wait_for_relay alike. */
+export const namedRepliesTo = z.string().optional().describe('optional: it names this id in parent: or ref:');
