@@ -28,6 +28,9 @@ Appends and waits must be signed with a key from the keys directory.
                           another agent is refused (from_mismatch), and a wait
                           without after continues from the agent's own mark
                           (docs/agents.md). Over HTTP the name is the signing agent
+  --channel               with --agent: push each record addressed to the agent into
+                          the session as a Claude Code channel notification, counted
+                          delivered (env P_E_RELAY_CHANNEL=1; docs/agents.md)
   --http                  serve the HTTP hub
   --host H                with --http: the address to bind (default ${DEFAULT_HOST});
                           on loopback, Host and Origin are checked against DNS rebinding
@@ -60,6 +63,7 @@ Environment: P_E_RELAY_LOG=debug|info|warn|error|silent sets the log level.`,
   options: {
     stdio: { type: 'boolean' },
     agent: { type: 'string' },
+    channel: { type: 'boolean' },
     http: { type: 'boolean' },
     host: { type: 'string' },
     port: { type: 'string' },
@@ -78,6 +82,7 @@ Environment: P_E_RELAY_LOG=debug|info|warn|error|silent sets the log level.`,
     if (ctx.values.http === true) {
       if (ctx.values.stdio === true) throw new UsageError('--stdio and --http are two different servers; pick one.');
       if (ctx.values.agent !== undefined) throw new UsageError('--agent names a stdio server\'s agent; over --http each request is named by the agent that signs it.');
+      if (ctx.values.channel !== undefined) throw new UsageError('--channel pushes into a stdio session; the HTTP hub has no channel to push into.');
       const { serveHttp } = await import('../http/serve-http.js');
       const rate = numberOption(ctx, 'append-rate');
       if (rate === 0) throw new UsageError('--append-rate must be at least 1.');
@@ -100,7 +105,10 @@ Environment: P_E_RELAY_LOG=debug|info|warn|error|silent sets the log level.`,
       if (ctx.values[name] !== undefined) throw new UsageError(`--${name} applies to the HTTP hub; add --http.`);
     }
     const { serveStdio } = await import('../mcp/transports/stdio.js');
-    await serveStdio({ ...storeOptions(ctx), log: ctx.log, agent: agentOption(ctx) });
+    const agent = agentOption(ctx);
+    const channel = ctx.values.channel === true || ctx.env.P_E_RELAY_CHANNEL === '1';
+    if (channel && agent === undefined) throw new UsageError('--channel pushes to a named agent; add --agent NAME.');
+    await serveStdio({ ...storeOptions(ctx), log: ctx.log, agent, channel });
     return 0;
   },
 };

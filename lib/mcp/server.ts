@@ -52,14 +52,16 @@ export function createListingServer(facts: ToolFacts): McpServer {
 }
 
 /**
- * The channel capability (Claude Code's `claude/channel`, lib/mcp/channel/)
- * is declared by a server that pushes; to any other host it is an unknown
- * experimental key, which MCP says to ignore.
+ * The channel capability (Claude Code's `claude/channel`, lib/mcp/channel/):
+ * declared by every named stdio server, since a host registers its listener
+ * from the initialize answer, before the server knows whether it will push
+ * (attach.ts decides). To any other host it is an unknown experimental key,
+ * which MCP says to ignore.
  */
 const CHANNEL_CAPABILITY = { experimental: { 'claude/channel': {} } };
 
 function buildServer(facts: ToolFacts, serving: Serving | null, named?: NamedServer): McpServer {
-  const capabilities = { tools: {}, ...(named?.push ? CHANNEL_CAPABILITY : {}) };
+  const capabilities = { tools: {}, ...(named?.channel ? CHANNEL_CAPABILITY : {}) };
   const instructions = named ? namedInstructions(named) : UNNAMED_INSTRUCTIONS;
   const server = new McpServer({ name: SERVER_NAME, version: VERSION }, { capabilities, instructions, cacheHints: { 'tools/list': LIST_CACHE } });
   refuseLikeTheTools(server);

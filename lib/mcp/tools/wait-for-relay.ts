@@ -3,7 +3,8 @@ import { waitText } from '../../model/render.js';
 import { clampWait, DEFAULT_WAIT_MS, MAX_WAIT_MS, WAIT_MAX_ITEMS } from '../../store/waiters.js';
 import { parseFilter } from '../../model/filter.js';
 import type { IdShape } from '../../model/ids.js';
-import { bare, claimFields, depositedAtField, filterParams, linkFields, namedFilterParams, provenanceValues, recordIdField, waitRepliesTo } from './shared.js';
+import { bare, claimFields, depositedAtField, filterParams, linkFields, namedFilterParams, namedRepliesTo, provenanceValues, recordIdField, waitRepliesTo } from './shared.js';
+import { openInboxWait } from '../channel/inbox-waits.js';
 import { defineTool } from './tool.js';
 
 export const waitForRelay = defineTool({
@@ -80,8 +81,18 @@ export const waitForRelay = defineTool({
       onProgress: progress && ((waitedMs: number) => progress(waitedMs, `still waiting after ${Math.round(waitedMs / 1000)} s`)),
     };
     // A named agent without after goes on from its own mark for this filter set (SPEC §8d); with after, as any wait.
-    const result = grant.agent !== null && after === undefined ? await store.agents.wait(grant.agent, filter, options) : await store.wait({ ...options, after, filter });
-    return { text: waitText(result, { cursor: agent === undefined }), structured: { ...result } };
+    if (grant.agent === null || after !== undefined) {
+      const result = await store.wait({ ...options, after, filter });
+      return { text: waitText(result, { cursor: agent === undefined }), structured: { ...result } };
+    }
+    // The named loop's own call: while it is open, the channel push holds back (it would say the same record twice).
+    const closeInbox = filter === null ? openInboxWait(store, grant.agent) : () => {};
+    try {
+      const result = await store.agents.wait(grant.agent, filter, options);
+      return { text: waitText(result, { cursor: agent === undefined }), structured: { ...result } };
+    } finally {
+      closeInbox();
+    }
   },
 });
 
@@ -101,7 +112,7 @@ function named(shape: IdShape) {
       after: z.string().optional().describe('optional, exclusive: read from this id instead of your place'),
       timeout_ms: z.number().min(0).multipleOf(1).optional().describe(`optional, ms to block; default ${DEFAULT_WAIT_MS}, at most ${MAX_WAIT_MS}; 0: only look`),
       ...namedFilterParams(),
-      replies_to: z.string().optional().describe('optional: only records naming this id in parent: or ref:'),
+      replies_to: namedRepliesTo,
       include_bytes: z.boolean().optional().describe('optional, default true: each item\'s bytes inline, up to 64 KiB per call (past it, bytesOmitted: get_relay)'),
     },
     output: {

@@ -32,6 +32,7 @@ import type { Logger } from '../../log.js';
 import { DEFAULT_MAX_RECORD_BYTES } from '../../model/record.js';
 import { RelayStore, type StoreOptions } from '../../store/store.js';
 import { Door } from '../door.js';
+import { attachChannelPush } from '../channel/attach.js';
 import { createMcpServer } from '../server.js';
 import { DrainingStdio, maxLineBytes } from './draining-stdio.js';
 
@@ -44,6 +45,8 @@ export interface StdioOptions extends StoreOptions {
   log: Logger;
   /** The agent this server serves (serve --agent, SPEC §8d); absent: an unnamed server, as before names. */
   agent?: string;
+  /** Push what is addressed to the agent into the session (serve --channel; lib/mcp/channel/attach.ts says when it runs). */
+  channel?: boolean;
 }
 
 export async function serveStdio(options: StdioOptions): Promise<void> {
@@ -64,8 +67,15 @@ export async function serveStdio(options: StdioOptions): Promise<void> {
   const door = new Door({ channel: 'mcp', agent: options.agent ?? null, stated: true, closed: ending.signal });
   // One server per connection (two when a client probes with server/discover and falls back to initialize), all on the one store.
   // A line that is not JSON-RPC, or too long to be one of ours, is refused; without onerror the operator would never learn why a session ended.
-  const named = options.agent === undefined ? undefined : { agent: options.agent };
-  const handle = sdkServeStdio(() => createMcpServer(store, { current: door }, undefined, named), { transport, onerror: (err) => log.warn(`stdio: ${err.message}`) });
+  const { agent } = options;
+  const named = agent === undefined ? undefined : { agent, channel: true, push: options.channel === true };
+  const stops: (() => void)[] = [];
+  const serve = () => {
+    const server = createMcpServer(store, { current: door }, undefined, named);
+    if (agent !== undefined) stops.push(attachChannelPush(server, { store, agent, forced: options.channel === true, log }));
+    return server;
+  };
+  const handle = sdkServeStdio(serve, { transport, onerror: (err) => log.warn(`stdio: ${err.message}`) });
 
   await new Promise<void>((resolve) => {
     transport.onended = resolve;
@@ -73,6 +83,7 @@ export async function serveStdio(options: StdioOptions): Promise<void> {
     process.once('SIGINT', resolve);
   });
   ending.abort();
+  for (const stop of stops) stop();
   await transport.drained(DRAIN_MS);
   await handle.close().catch(() => {});
   // The client ended the session (or the server was told to stop) after its answers were written: they were delivered.

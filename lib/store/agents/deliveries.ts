@@ -48,6 +48,8 @@ export class AgentDeliveries {
    * must not hand out what a push just delivered.
    */
   private readonly pushed = new Map<string, Set<number>>();
+  /** Records a push is writing and has not yet delivered, by agent (claim). */
+  private readonly claimed = new Map<string, Set<number>>();
 
   constructor(
     private readonly store: RelayStore,
@@ -128,10 +130,36 @@ export class AgentDeliveries {
     return out;
   }
 
-  /** The live test for a subscription: the same as undelivered's, for the mark as it is now. */
+  /**
+   * The live test for a subscription (a push): the same as undelivered's, for
+   * the mark as it is now, less what a wait in this process has already given
+   * the agent and is still awaiting proof of (up to its cursor): pushing
+   * those too would say them twice.
+   */
   async matcher(agent: string, filter: RecordFilter | null = null): Promise<(meta: RecordMeta, n: number) => boolean> {
     const set = filter ?? this.defaultFilter(agent);
-    return this.test(agent, this.keyOf(agent, set), await this.marks.read(agent, set));
+    const key = this.keyOf(agent, set);
+    const test = this.test(agent, key, await this.marks.read(agent, set));
+    const given = this.pending.get(key)?.through ?? 0;
+    return (meta, n) => n > given && test(meta, n);
+  }
+
+  /**
+   * A push is about to write these records: until `deliver` has noted them
+   * (`pushed`), a wait or push in this process leaves them out, so a wait
+   * answered while the notification is being written cannot give them too.
+   * Held in memory only: a server killed before `deliver` gives them again
+   * after its restart (at least once). Returns the release.
+   */
+  claim(agent: string, ids: string[]): () => void {
+    const mine = this.claimed.get(agent) ?? new Set<number>();
+    this.claimed.set(agent, mine);
+    const ns = ids.map((id) => this.store.shape.parse(id)).filter((n): n is number => n !== null);
+    for (const n of ns) mine.add(n);
+    return () => {
+      for (const n of ns) mine.delete(n);
+      if (mine.size === 0) this.claimed.delete(agent);
+    };
   }
 
   /**
@@ -158,7 +186,7 @@ export class AgentDeliveries {
   /** undelivered(), and not pushed by this process since the mark was read. */
   private test(agent: string, key: string, mark: Mark): (meta: RecordMeta, n: number) => boolean {
     const fresh = undelivered(agent, mark);
-    return (meta, n) => fresh(meta, n) && !this.pushed.get(key)?.has(n);
+    return (meta, n) => fresh(meta, n) && !this.pushed.get(key)?.has(n) && !this.claimed.get(agent)?.has(n);
   }
 
   /** Whether the agent's default mark has delivered record `n` (receipts: deliveredTo). */
