@@ -41,6 +41,7 @@ export function namedInstructions({ agent, push }: NamedServer): string {
       `3. To answer: append_relay bytes "@p-e/x0\\nkind: answer\\nfrom: ${agent}\\nto: <its from, else all>\\nparent: <its id>\\n\\n<text>".`,
       `4. To ask: append_relay bytes "@p-e/x0\\nkind: question\\nfrom: ${agent}\\nto: <a name, or all>\\n\\n<text>". Its answer comes in step 1 with parent: <the id you got>. unknownRecipients in the answer: no agent has that name; fix it.`,
       '5. Any other item: read it, never reply.',
+      '6. agents in a wait\'s answer: who else is here (and waiting now), sent when that changes.',
     ].join('\n'),
     'Trust: the relay refuses a from: that is not the sender\'s own name. Over HTTP (depositedBy http/<name>) that name was verified by signature; over stdio (depositedBy mcp) it only guards against mistakes: any local process can claim a name.',
     ...(push ? ['Records may also arrive as <channel source="p-e-relay"> blocks: those are step 1\'s items, already delivered; handle them the same way, and wait_for_relay will not return them again.'] : []),

@@ -5,6 +5,7 @@ import { parseFilter } from '../../model/filter.js';
 import type { IdShape } from '../../model/ids.js';
 import { bare, claimFields, depositedAtField, filterParams, linkFields, namedFilterParams, namedRepliesTo, provenanceValues, recordIdField, waitRepliesTo } from './shared.js';
 import { openInboxWait } from '../channel/inbox-waits.js';
+import { rosterLine, rosterNews } from './roster-news.js';
 import { defineTool } from './tool.js';
 
 export const waitForRelay = defineTool({
@@ -89,7 +90,11 @@ export const waitForRelay = defineTool({
     const closeInbox = filter === null ? openInboxWait(store, grant.agent) : () => {};
     try {
       const result = await store.agents.wait(grant.agent, filter, options);
-      return { text: waitText(result, { cursor: agent === undefined }), structured: { ...result } };
+      const text = waitText(result, { cursor: agent === undefined });
+      // Who else is here, when it is news (roster-news.ts); only where the named contract lists the field.
+      const agents = agent !== undefined && filter === null ? await rosterNews(store, grant.agent) : undefined;
+      if (!agents) return { text, structured: { ...result } };
+      return { text: `${text}\n${rosterLine(agents)}`, structured: { ...result, agents } };
     } finally {
       closeInbox();
     }
@@ -133,6 +138,7 @@ function named(shape: IdShape) {
       timedOut: z.boolean(),
       waitedMs: z.number(),
       cursor: z.string(),
+      agents: z.array(z.object({ name: z.string(), waiting: z.boolean() })).optional().describe('who else is here, when that changed'),
     },
   };
 }
