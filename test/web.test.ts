@@ -34,12 +34,28 @@ function startHub(port = 0): Promise<HubProcess> {
   return spawnHub({ corpus, keys, port, env: { P_E_RELAY_LOG: 'info' }, timeoutMs: 10_000 });
 }
 
-/** Appends through POST /relays, signed like any agent's append; answers the id. */
+/** The key of the agent a record says it is from (a signed append must be from its signer: from_mismatch), made on first use. */
+const keysByAgent = new Map<string, Buffer>();
+async function keyOf(agent: string): Promise<Buffer> {
+  if (agent === AGENT) return key;
+  if (!keysByAgent.has(agent)) {
+    const added = await runCli(['keys', 'add', agent, '--keys', keys]);
+    assert.equal(added.code, 0, added.stderr);
+    keysByAgent.set(agent, Buffer.from((await readFile(path.join(keys, `${agent}.key`), 'utf8')).trim()));
+  }
+  return keysByAgent.get(agent)!;
+}
+
+/** Who signs a record: the agent its from: names, else the watcher. */
+const signerOf = (text: string) => /^from: *(\S+)$/m.exec(text.slice(0, text.indexOf('\n\n')))?.[1] ?? AGENT;
+
+/** Appends through POST /relays, signed like any agent's append, by the agent the record is from; answers the id. */
 async function append(text: string): Promise<string> {
   const body = Buffer.from(text);
+  const signer = signerOf(text);
   const response = await fetch(`${hub.url}/relays`, {
     method: 'POST',
-    headers: { Authorization: authorizationFor(AGENT, key, 'POST', body), 'Content-Type': 'text/plain' },
+    headers: { Authorization: authorizationFor(signer, await keyOf(signer), 'POST', body), 'Content-Type': 'text/plain' },
     body,
   });
   const answer = await response.text();
@@ -229,7 +245,7 @@ describe('the web view', needs('chromium'), () => {
     const body = Buffer.from(record({ kind: 'note', from: 'scout-5' }, 'sent once'));
     const response = await fetch(`${hub.url}/relays`, {
       method: 'POST',
-      headers: { Authorization: authorizationFor(AGENT, key, 'POST', body), 'Idempotency-Key': 'web-key-1', Accept: 'application/json' },
+      headers: { Authorization: authorizationFor('scout-5', await keyOf('scout-5'), 'POST', body), 'Idempotency-Key': 'web-key-1', Accept: 'application/json' },
       body,
     });
     assert.equal(response.status, 201);
@@ -245,7 +261,10 @@ describe('the web view', needs('chromium'), () => {
 
   test('a record whose text is markup shows as text and runs nothing', async () => {
     const hostile = '<script>alert(1)</script><img src=x onerror=alert(2)>';
-    const id = await append(record({ kind: '<b>kind</b>', from: '<img src=y onerror=alert(3)>' }, hostile));
+    // A from: no agent could sign: written by an operator's CLI, whose records are checked against no name.
+    const appended = await runCli(['append', '--corpus', corpus], { input: record({ kind: '<b>kind</b>', from: '<img src=y onerror=alert(3)>' }, hostile) });
+    assert.equal(appended.code, 0, appended.stderr);
+    const id = appended.stdout.trim();
     const { page, dialogs, unexpected } = await openPage(`#${id}`);
     await page.waitForSelector('#record-pane [data-digest="good"]');
     await page.waitForSelector(`#feed-rows tr[data-id="${id}"] td.from:not(.pending)`);
