@@ -61,3 +61,8 @@ export async function idState(id) {
 export async function listReplies(id) {
   return (await get(`/relays/${encodeURIComponent(id)}/replies`, { headers: JSON_ACCEPT })).json();
 }
+
+/** GET /agents → [{ name, lastSeen, waiting, how }]: the roster (SPEC §8d). */
+export async function listAgents() {
+  return (await (await get('/agents', { headers: JSON_ACCEPT })).json()).agents;
+}

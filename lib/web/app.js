@@ -11,6 +11,7 @@ import { wireFilters } from './filters.js';
 import { POLL_MS, startPolling, startSignedStream } from './live.js';
 import { isRecordId, learnIdWidth, readFile } from './record.js';
 import { showRecord } from './record-view.js';
+import { rosterSoon, startRoster } from './roster.js';
 import { sha256Hex } from './sha256.js';
 
 const PAGE = 100;
@@ -74,6 +75,7 @@ function applyList(list, { full = false } = {}) {
     missing.add(id);
   }
   const fresh = list.present.filter((id) => !present.has(id));
+  if (fresh.length && highest !== null) rosterSoon();
   for (const id of list.present) noteHeld(id);
   for (const id of fresh.sort().reverse()) {
     if (floor !== null && id < floor) continue; // below the window: "show older" will reach it
@@ -166,6 +168,7 @@ async function follow(agent, key) {
     onRecord: (meta) => {
       if (!isRecordId(meta.id)) return;
       noteHeld(meta.id);
+      rosterSoon();
       if (floor === null || meta.id > floor) {
         if (feed.add(meta.id, { fresh: true })) readLater(meta.id, { urgent: true });
         const { kind, from, to, depositedBy, provenance } = meta;
@@ -224,6 +227,7 @@ wireKeyForm({
   onInvalid: (sentence) => setStatus(byId('live-status').dataset.mode ?? 'polling', sentence),
 });
 byId('older').addEventListener('click', showOlder);
+startRoster();
 window.addEventListener('hashchange', route);
 setStatus('connecting', 'Loading the list…');
 // The record view waits for the list: it teaches the page the store's id width.

@@ -47,6 +47,7 @@ export async function showRecord(pane, id) {
   const { deposit, claims } = file;
   const good = actual === deposit.digest;
   const links = el('dl', { class: 'links' });
+  const receipts = el('p', { class: 'receipts', hidden: true });
   pane.replaceChildren(
     heading(id, claims.kind),
     el('p', { class: `verdict ${good ? 'good' : 'bad'}`, 'data-digest': good ? 'good' : 'bad' },
@@ -62,7 +63,8 @@ export async function showRecord(pane, id) {
     el('h3', {}, 'Exact bytes'),
     bytesBlock(file.headerText, file.recordText),
     el('h3', {}, 'Replies'),
-    repliesOf(id),
+    receipts,
+    repliesOf(id, (answer) => fillReceipts(receipts, answer, claims)),
   );
   if (!claims.wellFormed) links.before(el('p', { class: 'note' }, 'The record\'s first line is not @p-e/x0, so it names no parent or refs.'));
   fillLinks(links, claims);
@@ -122,14 +124,37 @@ async function showAbsent(pane, id, err, current) {
   if (current()) pane.replaceChildren(...lines);
 }
 
-/** The records naming `id` in parent:/ref:, one level; each can be expanded to its own replies. */
-function repliesOf(id) {
+/** The records naming `id` in parent:/ref:, one level; each can be expanded to its own replies. `onAnswer` sees the whole answer. */
+function repliesOf(id, onAnswer = () => {}) {
   const list = el('ul', { class: 'replies', 'data-parent': id }, el('li', { class: 'loading' }, 'Loading…'));
   listReplies(id).then(
-    ({ replies }) => list.replaceChildren(...(replies.length ? replies.map(replyItem) : [el('li', { class: 'none' }, 'None.')])),
+    (answer) => {
+      const { replies } = answer;
+      list.replaceChildren(...(replies.length ? replies.map(replyItem) : [el('li', { class: 'none' }, 'None.')]));
+      onAnswer(answer);
+    },
     (err) => list.replaceChildren(el('li', { class: 'bad' }, err.message)),
   );
   return list;
+}
+
+/**
+ * Receipts (SPEC §8d): which named recipients have had the record delivered
+ * (`deliveredTo`, from their marks), and which it names that have not yet,
+ * so "bob has it and has not answered" reads apart from "bob has not seen
+ * it". The hub leaves deliveredTo out where no named agent keeps marks.
+ */
+function fillReceipts(line, answer, claims) {
+  if (!Array.isArray(answer.deliveredTo)) return;
+  const delivered = new Set(answer.deliveredTo);
+  const named = (claims.to ?? '').split(/[\s,]+/).filter((name) => name && name !== 'all' && name !== claims.from);
+  const waiting = named.filter((name) => !delivered.has(name));
+  line.replaceChildren(
+    el('strong', {}, 'Delivered to:'), ' ',
+    ...(delivered.size ? [...delivered].map((name) => el('span', { class: 'receipt delivered', 'data-delivered': name }, `✓ ${name}`)) : [el('span', { class: 'hint' }, 'no one yet')]),
+    ...(waiting.length ? [' ', el('strong', {}, 'not yet:'), ' ', ...waiting.map((name) => el('span', { class: 'receipt pending', 'data-pending': name }, name))] : []),
+  );
+  line.hidden = false;
 }
 
 function replyItem(reply) {

@@ -1,0 +1,56 @@
+// The roster (SPEC §8d): who is on this relay, when each was last seen, and
+// who is waiting now, read from GET /agents. Redrawn every poll interval and
+// soon after a record lands (a record's sender has just been seen), so the
+// page never asks more than once per interval.
+
+import { listAgents } from './api.js';
+import { byId, el, localTime } from './dom.js';
+import { POLL_MS } from './live.js';
+
+let timer = null;
+let soon = null;
+
+/** Draws the roster now and then every POLL_MS. */
+export function startRoster() {
+  const tick = () => {
+    clearTimeout(timer);
+    void drawRoster().finally(() => (timer = setTimeout(tick, POLL_MS)));
+  };
+  tick();
+}
+
+/** Redraws within a second (a record landed), once however many land. */
+export function rosterSoon() {
+  if (soon) return;
+  soon = setTimeout(() => {
+    soon = null;
+    void drawRoster();
+  }, 1000);
+}
+
+async function drawRoster() {
+  const bar = byId('roster');
+  let agents;
+  try {
+    agents = await listAgents();
+  } catch (err) {
+    bar.replaceChildren(el('strong', {}, 'Agents:'), ' ', el('span', { class: 'hint' }, `the roster could not be read (${err.message})`));
+    return;
+  }
+  const sorted = [...agents].sort((a, b) => (a.name < b.name ? -1 : 1));
+  const waiting = sorted.filter((a) => a.waiting).length;
+  bar.replaceChildren(
+    el('strong', {}, `Agents (${sorted.length}${waiting ? `, ${waiting} waiting` : ''}):`), ' ',
+    ...(sorted.length ? sorted.flatMap((agent) => [chip(agent), ' ']) : [el('span', { class: 'hint' }, 'none yet: a name appears once it serves, signs or is given a key')]),
+  );
+}
+
+function chip(agent) {
+  const how = (agent.how ?? []).join(', ');
+  return el('span', {
+    class: `agent${agent.waiting ? ' waiting' : ''}`,
+    'data-agent': agent.name,
+    'data-waiting': agent.waiting ? 'true' : 'false',
+    title: `last seen ${localTime(agent.lastSeen)}${how ? ` (${how})` : ''}${agent.waiting ? '; waiting now' : ''}`,
+  }, el('span', { class: 'dot' }), agent.name);
+}
