@@ -15,15 +15,15 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { bareServerBundle } from '../lib/build.js';
 import { sizeLabel, type BenchContext, type Section } from '../lib/context.js';
-import { cachedCorpus, dropSnapshot, ensureSnapshot } from '../lib/corpus.js';
+import fs from 'node:fs/promises';
+import { coldSwarmOnce, NODE_FLAGS, type SwarmStart } from '../lib/cold-swarm.js';
+import { cachedCorpus, copyCorpus, dropSnapshot, ensureSnapshot } from '../lib/corpus.js';
 import { WORKERS } from '../lib/paths.js';
 import { connectStdio, footprint, relayServer, textOf, type StdioPeer } from '../lib/procs.js';
 import { nowMs } from '../lib/stats.js';
 import { idShape } from '../../lib/model/ids.js';
 
 const run = promisify(execFile);
-/** The launcher's node flags (bin/p-e-relay's shebang), for the bare server too. */
-const NODE_FLAGS = ['--max-semi-space-size=1', '--optimize-for-size'];
 
 interface Start {
   listMs: number;
@@ -172,6 +172,29 @@ async function swarm(ctx: BenchContext, bundle: string): Promise<void> {
   results.add({ section, name: '20 stdio servers: spawn → all 20 answered exists', unit: 'ms', values: v.ready, reference: { name: '20 bare servers', values: v.bareReady }, goal: { on: 'value', op: '<=', target: 1500, source: 'issue 14' } });
   results.add({ section, name: '20 stdio servers: CPU time they used until then, in all', unit: 'CPU s', values: v.cpu, reference: { name: '20 bare servers', values: v.bareCpu }, goal: { on: 'value', op: '<=', target: 3, source: 'issue 14' } });
   results.add({ section, name: '20 stdio servers, idle: CPU they use in all', unit: '% of a core', values: v.idle });
+  await coldSwarm(ctx, bundle);
+}
+
+/**
+ * The same twenty on a copy of the corpus with no .state/ (a fresh clone, an
+ * rsync mirror, rm -rf .state), against the warm start that follows: one of
+ * them builds the index snapshot and the rest wait for it (snapshot-build.ts).
+ */
+async function coldSwarm(ctx: BenchContext, bundle: string): Promise<void> {
+  const copy = await copyCorpus(await cachedCorpus(9999, 4, ctx.log), ctx.tmp);
+  const runs: SwarmStart[] = [];
+  try {
+    for (let r = 0; r < Math.min(ctx.reps, 2); r++) {
+      await fs.rm(path.join(copy.corpus, '.state'), { recursive: true, force: true });
+      runs.push(await coldSwarmOnce(copy.corpus, bundle));
+    }
+  } finally {
+    await copy.dispose();
+  }
+  const section = 'Start';
+  const warm = runs.map((s) => s.warmCpuS);
+  ctx.results.add({ section, name: '20 stdio servers on 9,999 records with no .state/: CPU until all answered exists, in all', unit: 'CPU s', values: runs.map((s) => s.coldCpuS), reference: { name: 'the warm start after it', values: warm }, goal: { on: 'ratio', op: '<=', target: 1.5, source: 'issue 23' } });
+  ctx.results.add({ section, name: '20 stdio servers with no .state/: spawn → all 20 answered exists', unit: 'ms', values: runs.map((s) => s.coldMs), reference: { name: 'the warm start after it', values: runs.map((s) => s.warmMs) } });
 }
 
 /**

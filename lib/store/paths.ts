@@ -10,6 +10,7 @@
  *       tmp/                records being written (same filesystem, for link())
  *       issued              high-water log: one id per line, append-only
  *       index               the index snapshot: a cache of what the records say, checked before use
+ *       index.build         held while one process builds the first snapshot for the others (snapshot-build.ts)
  *       replay/<minute>/<sha256 of a signature>   the one-time signature guard, shared by every process
  *       mirror              present when rsync fills this corpus (appends refused)
  *       idempotency/<sha256 of channel and key>.<n>     a claim on a key while its record is stored (SPEC §8b)
@@ -35,6 +36,7 @@ export interface CorpusPaths {
   readonly tmp: string;
   readonly issued: string;
   readonly snapshot: string;
+  readonly snapshotBuild: string;
   readonly replay: string;
   readonly mirrorMark: string;
   readonly idempotency: string;
@@ -57,6 +59,7 @@ export function corpusPaths(corpusDir: string): CorpusPaths {
     tmp: path.join(state, 'tmp'),
     issued: path.join(state, 'issued'),
     snapshot: path.join(state, 'index'),
+    snapshotBuild: path.join(state, 'index.build'),
     replay: path.join(state, 'replay'),
     mirrorMark: path.join(state, 'mirror'),
     idempotency: path.join(state, 'idempotency'),

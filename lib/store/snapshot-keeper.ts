@@ -12,6 +12,9 @@
  *   the path of any answer. Every process of a swarm sees the same records,
  *   so a process first looks at the snapshot's header and does not write
  *   when another has already written one as complete as its own.
+ * - Before open, on a corpus with no snapshot worth reading: one process of
+ *   those starting together builds it, and the rest wait for it (bounded),
+ *   so a swarm's cold start reads the records once (snapshot-build.ts).
  */
 import { statSync } from 'node:fs';
 import fs from 'node:fs/promises';
@@ -20,6 +23,7 @@ import type { IdShape } from '../model/ids.js';
 import type { IdempotencyKeys } from '../model/idempotency-keys.js';
 import type { RecordIndex } from '../model/record-index.js';
 import { readSnapshot, snapshotHeader, writeSnapshot, type DirectoryStamp } from './index-snapshot.js';
+import { takeBuildTurn } from './snapshot-build.js';
 import type { CorpusPaths } from './paths.js';
 import { recordIdsIn } from './record-names.js';
 
@@ -47,6 +51,8 @@ export class SnapshotKeeper {
   private timer: NodeJS.Timeout | null = null;
   private writing: Promise<void> | null = null;
   private closed = false;
+  /** Set while this process builds the first snapshot for the others: removes the build lock. */
+  private building: (() => Promise<void>) | null = null;
 
   constructor(
     private readonly index: RecordIndex,
@@ -59,6 +65,26 @@ export class SnapshotKeeper {
     private readonly issuedHighest: () => number,
     private readonly log: Logger,
   ) {}
+
+  /**
+   * Before load: where there is no snapshot to read and enough records that
+   * one will be written, either take the turn to build it (this process
+   * reads the corpus; the lock is held until the snapshot is written) or
+   * wait, bounded, for the process that has it. `stopped` ends a wait when
+   * the store closes.
+   */
+  async takeTurn(recordsOnDisk: () => Promise<number>, stopped: () => boolean, options: { maxWaitMs?: number; staleMs?: number } = {}): Promise<void> {
+    const there = () => snapshotHeader(this.paths.snapshot, this.shape.width).then((header) => header !== null);
+    if ((await there()) || (await recordsOnDisk()) < SNAPSHOT_MIN_RECORDS) return;
+    const turn = await takeBuildTurn({ lock: this.paths.snapshotBuild, log: this.log, snapshotThere: there, stopped, ...options });
+    if (turn.role === 'build') this.building = turn.release;
+    else if (turn.waitedMs > 0) this.log.debug(`waited ${turn.waitedMs} ms for another process's index snapshot`);
+  }
+
+  /** Lets waiting processes go on (they read the snapshot, or the corpus if none came). */
+  async releaseBuild(): Promise<void> {
+    await this.building?.(); // the release runs once; later calls await the same
+  }
 
   /**
    * Fills the (empty) index from the snapshot if there is a usable one. Says
@@ -112,6 +138,7 @@ export class SnapshotKeeper {
   afterScan(result: { fromSnapshot: boolean; read: number; dropped: number }): void {
     this.changes = result.read + result.dropped;
     if (!result.fromSnapshot || result.dropped > 0 || this.changes >= rewriteThreshold(this.index.size)) this.schedule(0);
+    if (!this.timer && !this.writing) void this.releaseBuild(); // nothing will be written: nobody should wait for it
   }
 
   /** A record was added to or removed from the index after start. */
@@ -130,13 +157,17 @@ export class SnapshotKeeper {
     this.timer = null;
     if (due && !this.writing) this.writing = this.write();
     await this.writing;
+    await this.releaseBuild();
   }
 
   private schedule(delayMs: number): void {
     if (this.timer || this.closed || this.index.size < SNAPSHOT_MIN_RECORDS) return;
     this.timer = setTimeout(() => {
       this.timer = null;
-      this.writing ??= this.write().finally(() => (this.writing = null));
+      this.writing ??= this.write().finally(() => {
+        this.writing = null;
+        return this.releaseBuild();
+      });
     }, delayMs);
     this.timer.unref();
   }

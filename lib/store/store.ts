@@ -67,6 +67,8 @@ export interface StoreOptions {
   strictRecipients?: boolean;
   /** How long another host's idempotency claim may stand still before it is presumed dead (tests shorten it). */
   claimStaleMs?: number;
+  /** How long to wait for another process's first index snapshot, and when its lock is stale (snapshot-build.ts; tests shorten them). */
+  buildWait?: { maxWaitMs?: number; staleMs?: number };
   log?: Logger;
 }
 
@@ -174,6 +176,7 @@ export class RelayStore extends EventEmitter<StoreEvents> implements RecordFeed 
   /** Listeners with `to`/`replies_to` filters hear their records by bells, not by the directory (decided at open). */
   private byBells = false;
   private readonly wantBells: boolean;
+  private readonly buildWait: { maxWaitMs?: number; staleMs?: number };
   /** Every subscription's interest: the bells that cover its filter, or null for every record. */
   private readonly interests = new Set<Listener>();
   /** The directory stays watched this long after its last listener for every record leaves. */
@@ -199,6 +202,7 @@ export class RelayStore extends EventEmitter<StoreEvents> implements RecordFeed 
     this.log = options.log ?? silentLogger;
     this.dirSync = new DirectorySync(this.paths.corpus);
     this.bells = this.readOnly ? null : new Bells(this.paths.bells, this.log, () => this.hearPeers(0, LOOK_PAST));
+    this.buildWait = options.buildWait ?? {};
     this.wantBells = (options.bells ?? true) && (options.watch ?? 'events') === 'events' && !this.readOnly;
     this.issued = new IssuedLog(this.paths.issued, shape, this.log);
     this.indexer = new CorpusIndexer({
@@ -284,6 +288,7 @@ export class RelayStore extends EventEmitter<StoreEvents> implements RecordFeed 
         if (this.lifecycle === 'opening') this.lifecycle = 'open';
       },
       (err) => {
+        void this.snapshots.releaseBuild(); // an open that failed builds nothing: let the waiters go
         throw this.lifecycle === 'opening' ? err : this.closedRefusal();
       },
     );
@@ -370,6 +375,11 @@ export class RelayStore extends EventEmitter<StoreEvents> implements RecordFeed 
   private async load(): Promise<void> {
     const facts = await this.checkFilesystem();
     if (!this.readOnly) await fs.mkdir(this.paths.tmp, { recursive: true });
+    // A swarm starting on a corpus with no snapshot: one process reads every
+    // record, the others wait for its snapshot; so before the issued log is read,
+    // which that process notes the corpus's highest id in (snapshot-build.ts).
+    await this.snapshots.takeTurn(async () => (await this.indexer.idsOnDisk()).length, () => this.lifecycle !== 'opening', this.buildWait);
+    this.refuseIfClosed();
     const issuedBefore = await this.issued.read();
     this.index.noteIssued(issuedBefore);
     this.refuseIfClosed();
