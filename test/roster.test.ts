@@ -79,3 +79,22 @@ test('an unnamed server\'s append answer is as before: no unknownRecipients', as
   const { client } = await stdioClient(t, corpus);
   assert.deepEqual(Object.keys(stored(await append(client, { kind: 'note', to: 'whoever' }))).sort(), ['depositedAt', 'depositedBy', 'digest', 'id', 'provenance']);
 });
+
+test('deliveredTo on a question\'s replies tells "bob has it" from "bob has not seen it", through MCP, REST and the CLI', async (t) => {
+  const hub = await startTestHub(t, { agents: ['ana'] });
+  const ana = (await stdioClient(t, hub.corpus, ['--agent', 'ana'])).client;
+  const bob = (await stdioClient(t, hub.corpus, ['--agent', 'bob'])).client;
+  const carol = (await stdioClient(t, hub.corpus, ['--agent', 'carol'])).client;
+  await carol.callTool({ name: 'wait_for_relay', arguments: { timeout_ms: 0 } });
+  const q = stored(await append(ana, { kind: 'question', from: 'ana', to: 'bob, carol' })).id as string;
+  const replies = async () => ((await ana.callTool({ name: 'list_replies', arguments: { id: q } })) as CallToolResult).structuredContent as { deliveredTo?: string[] };
+  assert.deepEqual((await replies()).deliveredTo, []);
+  await bob.callTool({ name: 'wait_for_relay', arguments: { timeout_ms: 5000 } });
+  assert.deepEqual((await replies()).deliveredTo, [], 'answered, but not yet proved: bob has not made his next call');
+  await bob.callTool({ name: 'list_relays', arguments: {} });
+  assert.deepEqual((await replies()).deliveredTo, ['bob']);
+  const rest = await fetch(new URL(`/relays/${q}/replies`, hub.url), { headers: { Accept: 'application/json' } });
+  assert.deepEqual(((await rest.json()) as { deliveredTo?: string[] }).deliveredTo, ['bob']);
+  const cli = await runCli(['replies', '--corpus', hub.corpus, q]);
+  assert.match(cli.stdout, /^delivered to: bob$/m);
+});

@@ -27,9 +27,12 @@ export function appendText(result: AppendResult): string {
 /** A reply's line carries deposited-by once the store's replies hold it (they are wait's fields). */
 type Reply = RepliesResult['replies'][number] & { depositedBy?: string };
 
-export function repliesText(result: { parent: string; replies: Reply[] }): string {
+export function repliesText(result: { parent: string; replies: Reply[]; deliveredTo?: string[] }): string {
   const head = `replies to ${result.parent} (${result.replies.length}):`;
-  return [head, ...result.replies.map((r) => `${r.id}${claims(r)}${r.depositedBy ? ` deposited-by ${r.depositedBy}` : ''}`)].join('\n');
+  const lines = [head, ...result.replies.map((r) => `${r.id}${claims(r)}${r.depositedBy ? ` deposited-by ${r.depositedBy}` : ''}`)];
+  // Receipts, where a recipient keeps marks: the names, nothing after the colon for none yet.
+  if (result.deliveredTo !== undefined) lines.push(`delivered to:${result.deliveredTo.map((name) => ` ${name}`).join('')}`);
+  return lines.join('\n');
 }
 
 /**

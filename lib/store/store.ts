@@ -129,6 +129,8 @@ export interface ListIds {
 
 export interface RepliesResult {
   parent: string;
+  /** Receipts: the named recipients of the record who have had it delivered (SPEC §8d); absent where no recipient has marks. */
+  deliveredTo?: string[];
   /** Each with its thread links, so a caller tells an answer (parent is the id) from a citation (refs holds it). */
   replies: AppearedRecord[];
 }
@@ -606,7 +608,9 @@ export class RelayStore extends EventEmitter<StoreEvents> implements RecordFeed 
       const meta = this.index.get(m)?.meta;
       return meta ? [appeared(meta)] : [];
     });
-    return { parent: id, replies };
+    const asked = n === null ? undefined : this.index.get(n)?.meta;
+    const deliveredTo = asked ? await this.agents.deliveredTo(n!, asked.to, asked.from) : null;
+    return deliveredTo === null ? { parent: id, replies } : { parent: id, replies, deliveredTo };
   }
 
   /** Blocks until a record lands after `after` (or, without it, after the call began), or the time runs out. */

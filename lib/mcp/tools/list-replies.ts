@@ -23,6 +23,7 @@ export const listReplies = defineTool({
       replies: z
         .array(replyItem())
         .describe('ascending by id, damaged records never; fields as in wait_for_relay\'s items'),
+      // deliveredTo (receipts) is left out of the unnamed listing, which stays as it was; the answer carries it where a recipient has marks.
     },
   })),
   async run(store, { id }) {
@@ -31,12 +32,15 @@ export const listReplies = defineTool({
   },
 });
 
+/** Receipts: who of the id's named recipients has had it delivered, so "has it, no answer yet" differs from "has not seen it". */
+const DELIVERED_TO = z.array(z.string()).optional().describe('its to: recipients that have been given it (absent when none is named)');
+
 /** A named server's list_replies: a thread or a question's answers, one level. */
 function named(shape: IdShape) {
   return {
     description: 'Held records naming one id in parent: (replies) or ref: (citations), ascending, metadata only, one level deep. To check a question for answers or read a thread.',
     input: { id: idParam(shape, 'the record') },
-    output: { parent: z.string(), replies: z.array(replyItem()) },
+    output: { parent: z.string(), replies: z.array(replyItem()), deliveredTo: DELIVERED_TO },
   };
 }
 

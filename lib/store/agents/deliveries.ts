@@ -189,10 +189,25 @@ export class AgentDeliveries {
     return (meta, n) => fresh(meta, n) && !this.pushed.get(key)?.has(n) && !this.claimed.get(agent)?.has(n);
   }
 
-  /** Whether the agent's default mark has delivered record `n` (receipts: deliveredTo). */
-  async hasDelivered(agent: string, n: number): Promise<boolean> {
-    const mark = await this.marks.peek(agent, this.defaultFilter(agent));
-    return mark !== null && (n <= mark.after || mark.delivered.includes(n));
+  /**
+   * Receipts (SPEC §8d): which agents a record was delivered to, from their
+   * marks. The recipients are the agents its to: names, and for a to: all
+   * every agent with marks here. A delivery counts once proved (a mark on
+   * disk past it), not while an answer is pending. Null when none of them
+   * has marks at all (no named agent is there to ask), so an unnamed swarm's
+   * answers are as before.
+   */
+  async deliveredTo(n: number, to: string | null, from: string | null): Promise<string[] | null> {
+    const named = parseRecipients(to);
+    const withMarks = new Set(await this.marks.agents());
+    const recipients = named.includes(BROADCAST) ? [...withMarks] : named.filter((name) => withMarks.has(name));
+    if (recipients.length === 0) return named.some((name) => name !== BROADCAST) && withMarks.size > 0 ? [] : null;
+    const out: string[] = [];
+    for (const agent of recipients.sort()) {
+      if (agent === from) continue;
+      if (await this.marks.covers(agent, n, named)) out.push(agent);
+    }
+    return out;
   }
 }
 

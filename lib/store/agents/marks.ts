@@ -28,6 +28,8 @@ import { filterKey, filterText } from './filter-key.js';
 import { badMark, formatMark, MAX_DELIVERED, readMarkFile, writeMarkFile, type Mark } from './mark-file.js';
 
 const LEGACY = '@legacy';
+/** Receipts look through at most this many agents' marks. */
+const MAX_AGENTS_LISTED = 1_000;
 
 export class AgentMarks {
   /** Writes to one mark file go one at a time in this process, so a read-modify-write never loses a move. */
@@ -66,9 +68,29 @@ export class AgentMarks {
     return (await readMarkFile(this.file(agent, filter), this.shape)) ?? (await this.fresh(agent));
   }
 
-  /** The mark as it is on disk, or null when the agent has none for this set (nothing is made). */
-  async peek(agent: string, filter: RecordFilter | null): Promise<Mark | null> {
-    return readMarkFile(this.file(agent, filter), this.shape).catch(() => null);
+  /** The agents that have marks here (at most MAX_AGENTS_LISTED, by name). */
+  async agents(): Promise<string[]> {
+    const entries = await fs.readdir(this.dir, { withFileTypes: true }).catch(() => []);
+    return entries.filter((e) => e.isDirectory() && !e.name.startsWith('.')).map((e) => e.name).sort().slice(0, MAX_AGENTS_LISTED);
+  }
+
+  /**
+   * Whether one of the agent's marks on a set of `to:` names has delivered
+   * record `n`, whose to: names `recipients`: a `to=…` set sharing a name
+   * with them, that passed it (and did not start after it for a record not
+   * naming the agent) or delivered it one by one.
+   */
+  async covers(agent: string, n: number, recipients: readonly string[]): Promise<boolean> {
+    const names = new Set(recipients);
+    const keys = await fs.readdir(path.join(this.dir, agent)).catch(() => [] as string[]);
+    for (const key of keys) {
+      if (!key.startsWith('to=') || key.includes(';')) continue;
+      if (!key.slice(3).split(',').some((name) => names.has(name))) continue;
+      const mark = await readMarkFile(path.join(this.dir, agent, key), this.shape).catch(() => null);
+      if (!mark) continue;
+      if (mark.delivered.includes(n) || (n <= mark.after && (n > mark.namedOnlyThrough || names.has(agent)))) return true;
+    }
+    return false;
   }
 
   /** Counts every record up to `through` as delivered (a wait's cursor, an inbox run's last id). */
