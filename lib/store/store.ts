@@ -37,6 +37,7 @@ import { Bells, bellsFor, bellsOf, type BellKey } from './bells.js';
 import { namedAppend, statedAgentOf } from './agents/named-append.js';
 import { AgentDeliveries } from './agents/deliveries.js';
 import { unknownRecipient } from '../model/agent-name.js';
+import { countsAsAnswer, isQuestion } from '../model/answer-count.js';
 import type { RosterEntry } from './agents/roster.js';
 
 /** How often a store lists a corpus other hosts write to, unless --poll says otherwise. */
@@ -643,13 +644,14 @@ export class RelayStore extends EventEmitter<StoreEvents> implements RecordFeed 
       cursor: (atLeast, caughtUp) => this.cursorAfter(after, atLeast, caughtUp),
       refresh: () => this.hearPeers(0, LOOK_PAST),
     });
-    for (const item of result.appeared) if (item.kind === 'question') item.answers = this.answersTo(item.id);
+    for (const item of result.appeared) if (isQuestion(item.kind)) item.answers = this.answersTo(item.id);
     if (options.includeBytes) result.appeared = await inlineBytes(result.appeared, (id) => this.read(id), (id) => this.reads.run(() => recordSizeOf(this.paths.record(id), this.maxRecordBytes)));
     return { ...result, cursor: result.cursor! };
   }
 
   /**
-   * How many held kind: answer records name `id` as their parent. On a wait's
+   * How many held answers `id` has (lib/model/answer-count.ts: later, and by
+   * their own author where the channel knows it). On a wait's
    * question items, so that an agent sees a broadcast question already
    * answered without a list_replies call per question (its recipe answers a
    * to: all question only while none is).
@@ -660,7 +662,7 @@ export class RelayStore extends EventEmitter<StoreEvents> implements RecordFeed 
     let answers = 0;
     for (const m of this.index.repliesTo(n)) {
       const meta = this.index.get(m)?.meta;
-      if (meta?.kind === 'answer' && meta.parent === id) answers++;
+      if (meta && countsAsAnswer(n, id, m, meta)) answers++;
     }
     return answers;
   }
