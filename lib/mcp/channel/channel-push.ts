@@ -16,11 +16,12 @@
  * all the proof there is: that is why push runs only where the operator or
  * the client said the host reads channels (stdio.ts).
  *
- * Bursts: the first record of a burst opens a short window (WINDOW_MS);
- * everything that lands in it goes out as one notification, capped in size
- * and count (channel-notification.ts), and the next notification waits at
- * least a window after it, so a flood costs the session a few interrupts,
- * not hundreds.
+ * Bursts: a record that lands after a quiet spell is pushed at once (after
+ * GATHER_MS, so the records of one moment travel together); the next push
+ * waits until WINDOW_MS after it, and everything that lands meanwhile goes
+ * out then as one notification, capped in size and count
+ * (channel-notification.ts). A lone record costs no wait; a flood costs the
+ * session a few interrupts, not hundreds.
  */
 import { splitRecordFile } from '../../model/deposit.js';
 import type { RecordMeta } from '../../model/record-index.js';
@@ -29,8 +30,10 @@ import type { RelayStore } from '../../store/store.js';
 import type { Subscription } from '../../store/subscription.js';
 import { channelNotification, MAX_RECORDS_PER_NOTIFICATION, type ChannelParams, type PushedRecord } from './channel-notification.js';
 
-/** How long a burst gathers before it is pushed, and the least time between two pushes. */
+/** The least time between two pushes: what lands meanwhile goes out together when it ends. */
 export const WINDOW_MS = 150;
+/** How long the first record after a quiet spell waits for others of the same moment. */
+export const GATHER_MS = 5;
 
 export interface ChannelPushOptions {
   store: RelayStore;
@@ -49,6 +52,8 @@ export class ChannelPush {
   private timer: NodeJS.Timeout | null = null;
   private flushing: Promise<void> | null = null;
   private closed = false;
+  /** When the last notification was written (Date.now()). */
+  private lastPush = 0;
 
   constructor(private readonly options: ChannelPushOptions) {}
 
@@ -81,6 +86,10 @@ export class ChannelPush {
 
   private schedule(): void {
     if (this.timer || this.flushing || this.closed || this.queue.size === 0) return;
+    // A record after a quiet spell goes out at once (GATHER_MS lets the records of one write land together);
+    // one that lands within a window of the last push waits for the window's end, with the rest of its burst.
+    const window = this.options.windowMs ?? WINDOW_MS;
+    const delay = Math.max(GATHER_MS, this.lastPush + window - Date.now());
     this.timer = setTimeout(() => {
       this.timer = null;
       this.flushing = this.flush()
@@ -89,7 +98,7 @@ export class ChannelPush {
           this.flushing = null;
           this.schedule();
         });
-    }, this.options.windowMs ?? WINDOW_MS);
+    }, delay);
   }
 
   private async flush(): Promise<void> {
@@ -112,6 +121,7 @@ export class ChannelPush {
     try {
       const records = await Promise.all(due.map((meta) => this.withBytes(meta)));
       await send(channelNotification(agent, records));
+      this.lastPush = Date.now();
       await store.agents.deliver(agent, null, ids);
     } finally {
       release();
