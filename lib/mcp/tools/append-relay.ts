@@ -3,6 +3,7 @@ import { encodeRecordText } from '../../model/record.js';
 import { appendText } from '../../model/render.js';
 import { depositedAtField, depositedByField, NAMED_REFUSALS, provenanceField, provenanceValues } from './shared.js';
 import { namedKey } from './named-key.js';
+import type { RelayStore } from '../../store/store.js';
 import { defineTool, type ToolFacts } from './tool.js';
 
 export const appendRelay = defineTool({
@@ -16,9 +17,23 @@ export const appendRelay = defineTool({
     const idempotencyKey = agent === undefined ? idempotency_key : namedKey(bytes, idempotency_key);
     const result = await store.append(encodeRecordText(bytes), { id, depositedBy: grant.depositedBy, idempotencyKey, agent: grant.agent ?? undefined });
     if (!result.replayed) grant.stored();
-    return { text: appendText(result), structured: { ...result } };
+    return { text: agent === undefined ? appendText(result) : namedAppendText(result), structured: { ...result } };
   },
 });
+
+/**
+ * A named agent's answer text: the id and what changes its next step, no
+ * more. The digest, channel and time are in structuredContent for whoever
+ * wants them; a model that reads the text only needs the id it will see in
+ * parent: (and unknownRecipients, which asks it to fix a name).
+ */
+function namedAppendText(result: Awaited<ReturnType<RelayStore['append']>>): string {
+  return [
+    result.replayed ? `already stored as ${result.id} (replayed: true)` : `stored ${result.id}`,
+    ...(result.unknownRecipients?.length ? [`unknownRecipients: ${result.unknownRecipients.join(', ')} (no agent here has that name)`] : []),
+    ...(result.durability ? [`not yet power-cut safe: ${result.durability}`] : []),
+  ].join('; ');
+}
 
 function unnamedContract({ shape, maxRecordBytes, requestCap }: ToolFacts) {
   return {
