@@ -26,6 +26,7 @@ import { machineLines } from './lib/machine.js';
 import { BENCH_OUT, DOCS, ROOT } from './lib/paths.js';
 import { markdownTables, Results } from './lib/results.js';
 import { scalingMarkdown, scalingSvg } from './lib/scaling.js';
+import { agentsSection } from './sections/agents.js';
 import { appendSection } from './sections/append.js';
 import { callsSection } from './sections/calls.js';
 import { deliverySection } from './sections/delivery.js';
@@ -36,7 +37,7 @@ import { readsSection } from './sections/reads.js';
 import { startSection } from './sections/start.js';
 import { wakeSection } from './sections/wake.js';
 
-const SECTIONS: Section[] = [appendSection, wakeSection, deliverySection, callsSection, startSection, readsSection, peerSection, httpSection, onceSection];
+const SECTIONS: Section[] = [appendSection, wakeSection, deliverySection, agentsSection, callsSection, startSection, readsSection, peerSection, httpSection, onceSection];
 
 const { values } = parseArgs({
   options: {
