@@ -1,5 +1,5 @@
 /**
- * The web view's roster in a real browser (headless Chromium,
+ * The web view's roster and receipts in a real browser (headless Chromium,
  * as test/web.test.ts drives it) against a real hub, with real named stdio
  * servers on the same corpus being the agents it shows.
  */
@@ -36,7 +36,7 @@ async function named(agent: string): Promise<Client> {
 
 const wait = (client: Client, timeout_ms = 0) => client.callTool({ name: 'wait_for_relay', arguments: { timeout_ms } }, { timeout: 120_000 });
 
-describe('the web view: the roster', needs('chromium'), () => {
+describe('the web view: roster and receipts', needs('chromium'), () => {
   before(async () => {
     dir = await mkdtemp(path.join(os.tmpdir(), 'pe-relay-web-agents-'));
     corpus = path.join(dir, 'corpus');
@@ -72,6 +72,18 @@ describe('the web view: the roster', needs('chromium'), () => {
     const response = await fetch(`${hub.url}/relays`, { method: 'POST', headers: { Authorization: authorizationFor(WATCHER, Buffer.from((await readFile(path.join(keys, `${WATCHER}.key`), 'utf8')).trim()), 'POST', body) }, body });
     assert.equal(response.status, 201, await response.clone().text());
     await blocked;
+    await page.close();
+  });
+
+  test('a record\'s view says which of its named recipients it was delivered to, and which not yet', async () => {
+    const [bob] = clients;
+    // bob's next call proves it got what its last wait answered.
+    await wait(bob!);
+    const page = await browser.newPage();
+    await page.goto(`${hub.url}/#relay-0001`);
+    await page.waitForSelector('#record-pane .receipts:not([hidden]) .receipt.delivered[data-delivered="bob"]', { timeout: WITHIN_MS });
+    assert.equal(await page.isVisible('#record-pane .receipt.pending[data-pending="carol"]'), true);
+    assert.equal(await page.isVisible('#record-pane .receipt.delivered[data-delivered="carol"]'), false);
     await page.close();
   });
 });
