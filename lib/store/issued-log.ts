@@ -21,6 +21,8 @@ export class IssuedLog {
   private readInode = -1;
   /** Held open for readNew (a pread a look, not open + read + close), on the file readInode names. */
   private readFd: number | null = null;
+  /** This process has seen the log exist: only then is finding it missing news (a new store, a fresh clone have none yet). */
+  private seen = false;
 
   constructor(
     private readonly file: string,
@@ -40,6 +42,7 @@ export class IssuedLog {
       text = await fs.readFile(this.file, 'latin1');
       this.readInode = inode;
       this.readTo = text.lastIndexOf('\n') + 1;
+      this.seen = true;
     } catch {
       return this.highestNoted;
     }
@@ -126,13 +129,19 @@ export class IssuedLog {
       for (let attempt = 0; ; attempt++) {
         try {
           await appendTo(this.file, line, false);
+          this.seen = true;
           break;
         } catch (err) {
           const code = (err as NodeJS.ErrnoException).code;
           if (code === 'ENOENT') {
             const carried = this.highestNoted > n ? `${this.shape.format(this.highestNoted)}\n` : '';
             await appendTo(this.file, carried + line, true);
-            if (attempt === 0) this.log.info(`${this.file} was missing; started it again from ${this.shape.format(Math.max(n, this.highestNoted))}`);
+            const from = this.shape.format(Math.max(n, this.highestNoted));
+            if (attempt === 0) {
+              if (this.seen) this.log.info(`${this.file} was missing; started it again from ${from}`);
+              else this.log.debug(`started the id log ${this.file} at ${from}`);
+            }
+            this.seen = true;
             break;
           }
           if (code !== 'ESTALE' || attempt > 0) throw err;
