@@ -195,11 +195,13 @@ test('wait --after returns at once (exit 0) when a newer record is held', async 
   assert.match(result.stdout, /^1 appeared after \d+ ms:\nrelay-0001 \(kind a\) deposited-by cli\/alice, as-received\ncursor: relay-0001 \(pass it as after next time\)\n$/);
 });
 
-test('wait exits 1 when the time runs out', async (t) => {
+test('wait exits 3 when the time runs out, so a script tells it from a refusal (1)', async (t) => {
   const { corpus } = await tempStore(t);
   const result = await runCli(['wait', ...at(corpus), '--timeout', '100']);
-  assert.equal(result.code, 1);
+  assert.equal(result.code, 3);
   assert.match(result.stdout, /timed out/);
+  const refused = await runCli(['wait', ...at(corpus), '--after', 'relay-0042', '--timeout', '100']);
+  assert.equal(refused.code, 1, refused.stderr);
 });
 
 test('wait without --after is woken by an append from another process', async (t) => {

@@ -252,7 +252,7 @@ test('CLI: ls and wait take the filters, and wait prints the cursor last', async
   assert.equal(wait.code, 0);
   assert.match(wait.stdout, /^1 appeared after \d+ ms:\nrelay-0005 \(kind answer, from c, to a all, refs relay-0001 relay-0002\) deposited-by cli\/\S+, as-received\ncursor: relay-0006 \(pass it as after next time\)\n$/);
   const none = await runCli(['wait', '--corpus', corpus, '--after', 'relay-0000', '--to', 'nobody', '--timeout', '100']);
-  assert.equal(none.code, 1);
+  assert.equal(none.code, 3);
   assert.match(none.stdout, /\(timed out\)\ncursor: relay-0006 /);
 });
 

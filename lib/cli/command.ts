@@ -35,10 +35,12 @@ export interface Command {
   run(ctx: CommandContext): Promise<number>;
 }
 
-/** Exit codes: 0 ok, 1 refused or failed (the sentence says why), 2 bad usage. */
+/** Exit codes: 0 ok, 1 refused or failed (the sentence says why), 2 bad usage, 3 `wait` ran out of time with nothing. */
 export const EXIT_OK = 0;
 export const EXIT_REFUSED = 1;
 export const EXIT_USAGE = 2;
+/** Its own code, so a script tells "nothing came yet" (call again) from a refusal (fix something). */
+export const EXIT_TIMED_OUT = 3;
 
 export class UsageError extends Error {}
 

@@ -5,7 +5,7 @@
 import { RelayStore } from '../store/store.js';
 import { WAIT_MAX_ITEMS } from '../store/waiters.js';
 import { appendText, existsText, listText, repliesText, waitText } from '../model/render.js';
-import { EXIT_OK, EXIT_REFUSED, UsageError, localUser, numberOption, readAll, stringOption, writeLine, type Command, type CommandContext } from './command.js';
+import { EXIT_OK, EXIT_TIMED_OUT, UsageError, localUser, numberOption, readAll, stringOption, writeLine, type Command, type CommandContext } from './command.js';
 import fs from 'node:fs/promises';
 import { POLL_HELP, pollOption } from './poll-option.js';
 import { FILTER_HELP, FILTER_OPTIONS, filterOption } from './filter-options.js';
@@ -140,7 +140,8 @@ line is "cursor: ID": pass it as --after next time to miss nothing and see
 nothing twice. One answer carries at most ${WAIT_MAX_ITEMS.toLocaleString('en-US')} records, as wait_for_relay's
 (the lowest ids; the cursor is the last of them, and stderr says how to go
 on); to follow everything from a mark, use \`tail -f\`. Exit 0 when something
-appeared, 1 when the time ran out.
+appeared, 3 when the time ran out with nothing new (1 is a refusal, such as an
+--after ahead of the store; 2 bad usage).
 
   --after ID        the newest id you have seen (or the last cursor)
   --timeout MS      how long to wait (default 30000, at most 90000)
@@ -156,7 +157,7 @@ ${FILTER_HELP}`,
         const result = await store.wait({ after: stringOption(ctx, 'after'), timeoutMs: numberOption(ctx, 'timeout'), filter, includeBytes: ctx.values['include-bytes'] === true });
         writeLine(ctx.stdout, waitText(result));
         if (result.appeared.length >= WAIT_MAX_ITEMS) writeLine(ctx.stderr, `p-e-relay wait: ${WAIT_MAX_ITEMS.toLocaleString('en-US')} records, the most one answer carries; more may be held above the cursor: run it again with --after ${result.cursor} (and the same filters)`);
-        return result.appeared.length > 0 ? EXIT_OK : EXIT_REFUSED;
+        return result.appeared.length > 0 ? EXIT_OK : EXIT_TIMED_OUT;
       },
       true,
     ),
