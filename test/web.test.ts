@@ -191,13 +191,16 @@ describe('the web view', needs('chromium'), () => {
     await page.close();
   });
 
-  test('a key the hub refuses: the page quotes the reason and keeps polling', async () => {
+  test('a key the hub refuses: the page says which file to paste instead, and keeps polling', async () => {
     const { page } = await openPage();
     await waitForMode(page, 'polling');
     await page.fill('#agent', AGENT);
     await page.fill('#key', 'not-the-key');
     await page.click('#key-form button[type="submit"]');
-    await page.waitForSelector('#live-status[data-mode="polling"]:has-text("refused")', { timeout: 5000 });
+    await page.waitForSelector('#live-status[data-mode="polling"]:has-text("keys/web-watcher.key")', { timeout: 5000 });
+    const status = await page.textContent('#live-status');
+    assert.match(status ?? '', /not the one in the hub's keys\/web-watcher\.key\. Paste that file's whole contents/);
+    assert.doesNotMatch(status ?? '', /HMAC/, 'a browser user is not told how to sign with curl');
     assert.equal(await page.isVisible('#key'), true, 'the form asks for a key again');
     await page.close();
   });

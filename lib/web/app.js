@@ -10,6 +10,7 @@ import { Feed } from './feed.js';
 import { wireFilters } from './filters.js';
 import { POLL_MS, startPolling, startSignedStream } from './live.js';
 import { isRecordId, learnIdWidth, readFile } from './record.js';
+import { keyRefusalText } from './refusal.js';
 import { showRecord } from './record-view.js';
 import { rosterSoon, startRoster } from './roster.js';
 import { sha256Hex } from './sha256.js';
@@ -179,7 +180,7 @@ async function follow(agent, key) {
       reconcile = setTimeout(() => listRelays().then((list) => applyList(list, { full: true }), () => {}), 1000);
       refreshCounts();
     },
-    onState: (state, detail) => {
+    onState: (state, detail, code) => {
       if (state === 'connecting') setStatus('connecting', `Opening the signed stream as ${agent}…`);
       else if (state === 'live') {
         setStatus('live', `Live: following the signed event stream as ${agent}.`);
@@ -188,7 +189,7 @@ async function follow(agent, key) {
       } else if (state === 'reconnecting') setStatus('reconnecting', `The stream dropped (${detail}); reopening with a fresh signature…`);
       else if (state === 'refused') {
         forgetCredential();
-        poll(`The hub refused the key for ${agent}: ${detail} `);
+        poll(keyRefusalText(agent, code, detail));
       }
     },
   });

@@ -44,7 +44,8 @@ export function startPolling({ mark, onList, onError }) {
  * reads the stream with fetch, and whenever it ends it reopens with a fresh
  * signature and ?after=<the highest id seen>.
  *
- * onState(state, detail): 'connecting' | 'live' | 'reconnecting' | 'refused'.
+ * onState(state, detail, code): 'connecting' | 'live' | 'reconnecting' | 'refused'
+ * (with the hub's sentence, and for 'refused' its error code).
  * A refusal that a fresh signature cannot cure (unknown agent, bad signature)
  * ends the stream for good; the caller falls back to polling.
  */
@@ -88,7 +89,7 @@ export async function startSignedStream({ agent, key, mark, onRecord, onState })
       const sentence = body?.message ?? `the hub answered HTTP ${response.status}`;
       if (RETRYABLE.has(body?.error) && failures < 5) return retry(sentence);
       stopped = true;
-      return onState('refused', sentence);
+      return onState('refused', sentence, body?.error ?? null);
     }
     failures = 0;
     onState('live');
