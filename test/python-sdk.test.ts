@@ -38,7 +38,7 @@ async function pythonSdk(): Promise<string | null> {
   try {
     await run(PYTHON, ['-m', 'pip', 'install', '--quiet', '--disable-pip-version-check', '--retries', '1', '--timeout', '20', 'mcp>=2.3,<3'], { timeout: 300_000 });
   } catch (err) {
-    return `pip install mcp from PyPI failed: ${((err as { stderr?: string }).stderr || (err as Error).message).trim().split('\n').slice(-2).join(' ')}`;
+    return `needs PyPI: pip install mcp failed: ${((err as { stderr?: string }).stderr || (err as Error).message).trim().split('\n').slice(-2).join(' ')}`;
   }
   return null;
 }
