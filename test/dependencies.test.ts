@@ -54,3 +54,11 @@ test('tests, scripts and the bench import only packages package.json lists', asy
     assert.ok(name in pkg.dependencies || name in pkg.devDependencies, `${file} imports ${name}, which package.json does not list`);
   }
 });
+
+test('every dependency with an install script is named in package.json\'s allowScripts, so npm 11 installs quietly and npm 12 still runs it', async () => {
+  const pkg = JSON.parse(await readFile(path.join(ROOT, 'package.json'), 'utf8')) as { allowScripts?: Record<string, boolean> };
+  const lock = JSON.parse(await readFile(path.join(ROOT, 'package-lock.json'), 'utf8')) as { packages: Record<string, { hasInstallScript?: boolean }> };
+  const scripted = Object.entries(lock.packages).filter(([, p]) => p.hasInstallScript).map(([where]) => where.slice(where.lastIndexOf('node_modules/') + 'node_modules/'.length));
+  assert.ok(scripted.includes('esbuild'), 'esbuild places its binary in a postinstall step');
+  assert.deepEqual(scripted.filter((name) => pkg.allowScripts?.[name] !== true), [], 'approve them with `npm install-scripts approve <pkg>`');
+});
