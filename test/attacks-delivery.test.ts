@@ -6,11 +6,16 @@
  * heavy variants (the figures in docs/security.md come from those).
  */
 import assert from 'node:assert/strict';
+import { appendFile, copyFile } from 'node:fs/promises';
 import http from 'node:http';
+import path from 'node:path';
 import { test } from 'node:test';
 import { addKey, readKey } from '../lib/auth/keys.js';
 import { authorizationFor } from '../lib/auth/sign.js';
 import { clientNetwork } from '../lib/http/connection-slots.js';
+import { createLogger } from '../lib/log.js';
+import { corpusPaths } from '../lib/store/paths.js';
+import { openStore } from '../lib/store/store.js';
 import { record, runCli, tempStore } from './helpers.js';
 import { hubProcess, LONG, scale } from './reliability-helpers.js';
 import { connectionHog } from './support/connection-hog.js';
@@ -149,4 +154,33 @@ test('N8: a signed 2025-era cancel is spent: sent again it is replayed_signature
   const metrics = await (await fetch(`${hub.url}/metrics`)).text();
   assert.match(metrics, /p_e_relay_active_waits 1/, 'the later wait with the same id is still running');
   void second;
+});
+
+// ---- N9 (low): what .state/ says, believed without a look -------------------------------------------
+
+test('N9: a .state/issued that says relay-9999 in a store of five records is not believed: the next append is relay-0006, not ids_exhausted', { timeout: 60_000 }, async (t) => {
+  const { corpus } = await tempStore(t);
+  for (let i = 0; i < 5; i++) assert.equal((await runCli(['append', '--corpus', corpus], { input: record({ kind: 'note' }, `note ${i}`) })).code, 0);
+  await appendFile(path.join(corpus, '.state', 'issued'), 'relay-9999\n');
+  const next = await runCli(['append', '--corpus', corpus], { input: record({ kind: 'note' }, 'after the scribble') });
+  assert.deepEqual([next.code, next.stdout.trim()], [0, 'relay-0006'], next.stderr);
+  assert.match(next.stderr, /relay-9999 was issued.*ignoring that line/);
+});
+
+test('N9: an index snapshot copied from another corpus with the same ids is not answered from: the records\' own claims are', { timeout: 60_000 }, async (t) => {
+  const [a, b] = [await tempStore(t), await tempStore(t)];
+  for (const [store, kind] of [[a, 'note'], [b, 'question']] as const) {
+    const put = await openStore({ corpus: store.corpus, watch: 'none' });
+    for (let i = 0; i < 600; i++) await put.append(Buffer.from(record({ kind, from: 'scout-7' }, `${kind} ${i}`)), { depositedBy: 'test' });
+    await put.close();
+    await (await openStore({ corpus: store.corpus, watch: 'none' })).close(); // a full scan of 600 records leaves a snapshot
+  }
+  await copyFile(corpusPaths(a.corpus).snapshot, corpusPaths(b.corpus).snapshot);
+  let log = '';
+  const store = await openStore({ corpus: b.corpus, watch: 'none', log: createLogger('info', (line) => (log += line)) });
+  t.after(() => store.close());
+  const newest = (await store.list('relay-0599')).present;
+  assert.deepEqual(newest, ['relay-0600']);
+  assert.equal((await store.wait({ after: 'relay-0599', timeoutMs: 0 })).appeared[0]?.kind, 'question', log);
+  assert.match(log, /not using the index snapshot .*relay-0600's digest/);
 });

@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
 import { appendFile, mkdir, readFile, unlink, writeFile, readdir } from 'node:fs/promises';
 import { test, type TestContext } from 'node:test';
+import path from 'node:path';
 import { RelayError } from '../lib/errors.js';
-import { digestOf, splitRecordFile } from '../lib/model/deposit.js';
+import { buildRecordFile, digestOf, splitRecordFile } from '../lib/model/deposit.js';
 import { corpusPaths } from '../lib/store/paths.js';
 import { openStore, RelayStore, type StoreOptions } from '../lib/store/store.js';
 import { record, tempStore } from './helpers.js';
@@ -196,6 +197,9 @@ test('nor after a reopen: the .state/issued log keeps the high-water mark', asyn
 test('when the id space is used up, appends are refused as ids_exhausted', async (t) => {
   const { corpus } = await tempStore(t);
   await mkdir(corpusPaths(corpus).state, { recursive: true });
+  // The log is believed that far because a record near it is held (issued-log.ts).
+  const near = rec();
+  await writeFile(path.join(corpus, 'relay-9990'), buildRecordFile({ provenance: 'as-received', depositedBy: 'test', depositedAt: new Date().toISOString(), digest: digestOf(near) }, near));
   await writeFile(corpusPaths(corpus).issued, 'relay-9998\n');
   const store = await open(t, corpus, { watch: 'none' });
   assert.equal((await store.append(rec(), BY)).id, 'relay-9999');

@@ -7,11 +7,29 @@
  * Small O_APPEND writes are atomic, so processes need no lock to share it.
  * It is not fsynced: after a power cut the record itself is durable and the
  * start-up scan finds its id; the log only matters for files that vanish later.
+ *
+ * A line is believed only when it is plausible, which is cheap to check:
+ * ids are issued one past the highest, so a line more than MAX_LEAD past
+ * every id believed before it (in the order the lines were written) is
+ * believed only if its record, or one of the MAX_LEAD ids below it, is on
+ * disk now (a few lstats, for such a line only: the open of a store noted
+ * the highest record a git pull brought, and that one may be gone since,
+ * not all of its neighbours). A log copied from
+ * another store or scribbled on (`relay-9999` in a store of five records)
+ * would otherwise end assignment for everyone (ids_exhausted); such a line
+ * is ignored with a warning, and the high-water is what the rest says.
  */
-import { closeSync, constants as fsc, openSync, readSync, statSync } from 'node:fs';
+import { closeSync, constants as fsc, lstatSync, openSync, readSync, statSync } from 'node:fs';
+import path from 'node:path';
 import fs from 'node:fs/promises';
 import type { IdShape } from '../model/ids.js';
 import type { Logger } from '../log.js';
+
+/**
+ * How far past the ids believed so far a line may go without its record on
+ * disk: appends in flight at once in every process can be noted out of order.
+ */
+const MAX_LEAD = 64;
 
 export class IssuedLog {
   /** The highest id in the log, as far as this process knows. */
@@ -23,6 +41,8 @@ export class IssuedLog {
   private readFd: number | null = null;
   /** This process has seen the log exist: only then is finding it missing news (a new store, a fresh clone have none yet). */
   private seen = false;
+  /** Lines already warned about, so a log read again does not say it twice. */
+  private readonly ignored = new Set<number>();
 
   constructor(
     private readonly file: string,
@@ -46,8 +66,40 @@ export class IssuedLog {
     } catch {
       return this.highestNoted;
     }
-    this.highestNoted = Math.max(this.highestNoted, this.highestIn(text.slice(0, this.readTo)));
+    for (const n of this.idsIn(text.slice(0, this.readTo))) if (n > this.highestNoted) this.highestNoted = n;
     return this.highestNoted;
+  }
+
+  /** The plausible ids among these lines, in order (see the top of this file); the rest are warned about once. */
+  private idsIn(text: string): number[] {
+    const ids: number[] = [];
+    let top = this.highestNoted;
+    for (const line of text.split('\n')) {
+      const n = this.shape.parseRecordId(line);
+      if (n === null) continue;
+      if (n > top + MAX_LEAD && !this.heldNear(n)) {
+        if (!this.ignored.has(n)) this.log.warn(`${this.file} says ${line} was issued, ${n - top} past every id before it, and neither it nor any of the ${MAX_LEAD} ids below it is here; ignoring that line (a log copied from another store, or edited). \`p-e-relay verify\` checks the records themselves.`);
+        this.ignored.add(n);
+        continue;
+      }
+      ids.push(n);
+      if (n > top) top = n;
+    }
+    return ids;
+  }
+
+  /** Whether anything is named for this id, or for one of the MAX_LEAD below it, in the corpus (the log's directory's parent) now. */
+  private heldNear(n: number): boolean {
+    const corpus = path.dirname(path.dirname(this.file));
+    for (let m = n; m >= Math.max(1, n - MAX_LEAD); m--) {
+      try {
+        lstatSync(path.join(corpus, this.shape.format(m)));
+        return true;
+      } catch {
+        // not this one
+      }
+    }
+    return false;
   }
 
   /**
@@ -83,13 +135,8 @@ export class IssuedLog {
     }
     const end = text.lastIndexOf('\n') + 1; // a line still being written is read next time
     this.readTo += end;
-    const ids: number[] = [];
-    for (const line of text.slice(0, end).split('\n')) {
-      const n = this.shape.parseRecordId(line);
-      if (n === null) continue;
-      ids.push(n);
-      if (n > this.highestNoted) this.highestNoted = n;
-    }
+    const ids = this.idsIn(text.slice(0, end));
+    for (const n of ids) if (n > this.highestNoted) this.highestNoted = n;
     return ids;
   }
 
@@ -99,15 +146,6 @@ export class IssuedLog {
       closeSync(this.readFd);
     } catch {}
     this.readFd = null;
-  }
-
-  private highestIn(text: string): number {
-    let highest = 0;
-    for (const line of text.split('\n')) {
-      const n = this.shape.parseRecordId(line);
-      if (n !== null && n > highest) highest = n;
-    }
-    return highest;
   }
 
   /**

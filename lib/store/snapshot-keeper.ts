@@ -26,6 +26,8 @@ import { readSnapshot, snapshotHeader, writeSnapshot, type DirectoryStamp } from
 import { takeBuildTurn } from './snapshot-build.js';
 import type { CorpusPaths } from './paths.js';
 import { recordIdsIn } from './record-names.js';
+import { spotCheck } from './snapshot-check.js';
+import { DEFAULT_MAX_RECORD_BYTES } from '../model/record.js';
 
 /**
  * A directory whose times were already this old when it was stamped cannot
@@ -101,6 +103,11 @@ export class SnapshotKeeper {
     const { snapshot } = read;
     if (snapshot.issued > this.issuedHighest()) {
       this.log.info(`not using the index snapshot: it knows ids up to ${snapshot.issued} were issued and ${this.paths.issued} does not (copied from elsewhere, or the log was cut); reading every record`);
+      return no;
+    }
+    const mismatch = spotCheck(snapshot.image, this.paths, this.shape, DEFAULT_MAX_RECORD_BYTES);
+    if (mismatch !== null) {
+      this.log.warn(`not using the index snapshot ${this.paths.snapshot}: ${mismatch} (a snapshot of another corpus, or edited); reading every record`);
       return no;
     }
     try {
