@@ -6,6 +6,7 @@ import { isRelayError } from '../lib/errors.js';
 import { VERSION } from '../lib/version.js';
 import { COMMON_HELP, EXIT_REFUSED, EXIT_USAGE, UsageError, parseCommand, type CliIo } from '../lib/cli/command.js';
 import { commandSummaries, findCommand } from '../lib/cli/commands.js';
+import { runsAsHook } from '../lib/cli/inbox-hook.js';
 
 function mainHelp(): string {
   return `p-e-relay ${VERSION}: an append-only hub where agents leave each other messages.
@@ -18,7 +19,9 @@ ${commandSummaries()}
 ${COMMON_HELP}
 
 Run \`p-e-relay COMMAND --help\` for a command's own options.
-Exit codes: 0 ok, 1 refused or failed (the message says why), 2 bad usage.
+Exit codes: 0 ok, 1 refused or failed (the message says why), 2 bad usage
+(1 in inbox --format hook, where a host reads 2 as a block), 3 a wait whose
+time ran out with nothing new.
 `;
 }
 
@@ -48,7 +51,7 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
   } catch (err) {
     if (err instanceof UsageError) {
       io.stderr.write(`p-e-relay ${word}: ${err.message}\n`);
-      return EXIT_USAGE;
+      return runsAsHook(word, rest) ? EXIT_REFUSED : EXIT_USAGE;
     }
     if (isRelayError(err)) {
       io.stderr.write(`p-e-relay ${word}: ${err.message}\n`);

@@ -169,6 +169,17 @@ test('--format hook on stdin it cannot read exits 0 with no output (exit 2 would
   assert.equal(await markOf(corpus, 'scout-7'), null);
 });
 
+test('a mistake in the hook\'s own command line exits 1 (shown to the user), never 2 (a block that would fire at every Stop); elsewhere it stays 2', async (t) => {
+  const { corpus } = await tempStore(t);
+  for (const args of [['--to', 'scout-7', '--format', 'hook', '--bogus'], ['--to', '', '--format=hook'], ['--format', 'hook']]) {
+    const result = await inbox(corpus, args, CLAUDE_STOP);
+    assert.equal(result.code, 1, args.join(' '));
+    assert.equal(result.stdout, '');
+    assert.match(result.stderr, /p-e-relay inbox: /);
+  }
+  assert.equal((await inbox(corpus, ['--to', 'scout-7', '--bogus'])).code, 2, 'a person at a terminal still gets bad usage');
+});
+
 test('a Stop that says stop_hook_active is let through with nothing printed; the records stay for the next run', async (t) => {
   const { corpus } = await tempStore(t);
   await started(corpus, ['--to', 'scout-7', '--to', 'all']);

@@ -54,6 +54,16 @@ function jsonKind(value: unknown): string {
   return Array.isArray(value) ? 'an array' : `a ${typeof value}`;
 }
 
+/**
+ * `inbox --format hook …`: a run whose mistakes (a bad option in the hook's
+ * own command line) exit 1, which Claude Code shows the user and goes on
+ * from, instead of 2, which it takes as a block: on a Stop hook, one that
+ * would fire again at every stop.
+ */
+export function runsAsHook(command: string, argv: readonly string[]): boolean {
+  return command === 'inbox' && argv.some((arg, i) => arg === '--format=hook' || (arg === '--format' && argv[i + 1] === 'hook'));
+}
+
 /** What a value looked like, quoted and cut short, control characters escaped. */
 export function preview(text: string): string {
   return JSON.stringify(text.length > 40 ? text.slice(0, 40) + '…' : text);
