@@ -4,6 +4,7 @@
  * record limit as docs/http.md states it, and a read-only mirror's answers.
  */
 import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
 import { copyFile, mkdir, readdir, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { test } from 'node:test';
@@ -52,4 +53,30 @@ test('a store that holds records but lost its .state/ still refuses a signature 
   const hub = await hubProcess(t, corpus, keys, { env: { P_E_RELAY_LOG: 'warn' } });
   const answer = await signedPost(hub, 'scout-7', key, record({ kind: 'note' }, 'could be a replay'));
   assert.deepEqual([answer.status, answer.json.error], [401, 'guard_reset'], JSON.stringify(answer.json));
+});
+
+// ---- a read-only mirror ---------------------------------------------------------------------------
+
+test('a read-only mirror without the agent\'s key refuses its signed appends read_only (REST and /mcp), and its banner asks for the primary\'s keys, not keys add', { timeout: 60_000 }, async (t) => {
+  const { corpus, keys } = await tempStore(t);
+  const primary = 'https://hub.example:7077/mcp';
+  const hub = await hubProcess(t, corpus, keys, { args: ['--read-only', '--primary', primary], env: { P_E_RELAY_LOG: 'warn' } });
+  const key = randomBytes(32); // the primary's key for scout-7: this mirror has no copy
+  const rest = await signedPost(hub, 'scout-7', key, record({ kind: 'note' }, 'sent to a mirror'));
+  assert.deepEqual([rest.status, rest.json.error], [403, 'read_only'], JSON.stringify(rest.json));
+  assert.match(String(rest.json.message), /primary at https:\/\/hub\.example:7077\/mcp/);
+
+  const call = Buffer.from(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'append_relay', arguments: { bytes: record({ kind: 'note' }, 'over MCP') } } }));
+  const res = await fetch(`${hub.url}/mcp`, { method: 'POST', body: call, headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', 'MCP-Protocol-Version': '2025-06-18', Authorization: authorizationFor('scout-7', key, 'POST', call) } });
+  const answer = (await res.json()) as { result?: { isError?: boolean; _meta?: Record<string, { code?: string }> } };
+  assert.equal(answer.result?.isError, true, JSON.stringify(answer));
+  assert.equal(answer.result?._meta?.['p-e-relay/error']?.code, 'read_only');
+
+  assert.match(hub.stderr(), /copy the agents' key files from the primary/);
+  assert.doesNotMatch(hub.stderr(), /keys add/);
+  // A wait still needs a key the mirror holds: that is what the keys are for here.
+  const waitBody = Buffer.alloc(0);
+  const events = await fetch(`${hub.url}/events`, { headers: { Authorization: authorizationFor('scout-7', key, 'GET', waitBody) } });
+  assert.equal(events.status, 401);
+  await events.body?.cancel();
 });

@@ -26,10 +26,12 @@ export class HttpGate implements Hub {
   private readonly agents = new Map<string, AbortController>();
   private readonly hub = new AbortController();
 
+  /** `readOnly`: the refusal every append gets on a read-only mirror (null on a primary). */
   constructor(
     private readonly limits: Limits,
     private readonly verifier: Verifier,
     private readonly metrics: HubMetrics,
+    private readonly readOnly: RelayError | null = null,
   ) {
     // Every held wait and stream listens on the hub's signal (and its agent's):
     // hundreds of listeners are the design, not a leak.
@@ -85,8 +87,12 @@ export class HttpGate implements Hub {
    * takes agent/ts/sig from the query for browser EventSource; `spend` says
    * whether a good signature is spent in the one-time guard (only a request
    * that buys something spends it, so signed reads cannot fill the guard).
+   * `appends`: the request is an append; on a read-only mirror it is refused
+   * read_only without its credential being looked at, since a mirror need
+   * not hold the agents' keys to say it stores nothing.
    */
-  async open(req: IncomingMessage, res: ServerResponse, url: URL, body: Uint8Array, channel: Channel, { allowQuery = false, spend = true } = {}): Promise<Door> {
+  async open(req: IncomingMessage, res: ServerResponse, url: URL, body: Uint8Array, channel: Channel, { allowQuery = false, spend = true, appends = false } = {}): Promise<Door> {
+    if (appends && this.readOnly) return new Door({ channel, agent: null, hub: this, refuseAppends: this.readOnly });
     const agent = await authenticate(req, url, body, this.verifier, allowQuery, spend);
     if (agent !== null) heldForAgent(req.socket);
     const gone = new AbortController();

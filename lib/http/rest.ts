@@ -97,7 +97,7 @@ async function getRecord(res: ServerResponse, id: string, ctx: HubContext): Prom
 
 async function appendRoute(req: IncomingMessage, res: ServerResponse, url: URL, ctx: HubContext): Promise<void> {
   const body = await readBody(req, ctx.bodyCap);
-  const door = await ctx.gate.open(req, res, url, body, 'http');
+  const door = await ctx.gate.open(req, res, url, body, 'http', { appends: true });
   const id = url.searchParams.get('id') ?? undefined;
   // Node joins a repeated header with ", ", so two keys read as one key that no retry will send.
   const sent = req.headers['idempotency-key'];

@@ -51,11 +51,7 @@ export async function serveHttp(options: ServeHttpOptions): Promise<void> {
 
   const keys = await listKeys(options.keys);
   const keysDir = path.resolve(options.keys);
-  say(
-    keys.length > 0
-      ? `keys: ${keys.length} in ${keysDir} (${keys.map((k) => k.agent).join(', ')})`
-      : `keys: none yet in ${keysDir}; appends and waits over HTTP must be signed, so add one with \`${options.command ?? 'p-e-relay'} keys add AGENT${keysDir === path.resolve('keys') ? '' : ` --keys ${keysDir}`}\` (the hub picks it up without a restart)`,
-  );
+  say(keys.length > 0 ? `keys: ${keys.length} in ${keysDir} (${keys.map((k) => k.agent).join(', ')})` : noKeysLine(keysDir, store.readOnly, options.command ?? 'p-e-relay'));
   // A signal during the start-up scan stops it (store.close() ends the scan at its next file).
   await Promise.race([
     store.ready.then(
@@ -74,4 +70,17 @@ export async function serveHttp(options: ServeHttpOptions): Promise<void> {
     { name: 'the agents\' marks', run: () => (store.state === 'open' ? store.agents.closeCleanly() : Promise.resolve()) },
     { name: 'the store', run: () => store.close() },
   ]);
+}
+
+/**
+ * The banner's line for a hub with no key yet. A mirror stores nothing, so
+ * its keys are for waits and streams only, and they are the primary's keys
+ * (a new one added here would sign for an agent the primary does not know).
+ */
+function noKeysLine(keysDir: string, readOnly: boolean, command: string): string {
+  const keysFlag = keysDir === path.resolve('keys') ? '' : ` --keys ${keysDir}`;
+  if (readOnly) {
+    return `keys: none in ${keysDir}; this mirror refuses every append whatever its key, but waits and streams over HTTP must be signed: copy the agents' key files from the primary's keys/ into ${keysDir} (mode 0600; the hub picks them up without a restart)`;
+  }
+  return `keys: none yet in ${keysDir}; appends and waits over HTTP must be signed, so add one with \`${command} keys add AGENT${keysFlag}\` (the hub picks it up without a restart)`;
 }

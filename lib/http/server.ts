@@ -14,6 +14,7 @@ import { silentLogger, type Logger } from '../log.js';
 import type { RelayStore } from '../store/store.js';
 import { KeyRing } from '../auth/key-ring.js';
 import { listRecordNames } from '../store/record-names.js';
+import { readOnlyRefusal } from '../store/read-only.js';
 import { ReplayGuard } from '../auth/replay-guard.js';
 import { DEFAULT_BODY_CAP, readBody } from './body.js';
 import { DEFAULT_HOST, DEFAULT_PORT } from './defaults.js';
@@ -71,7 +72,7 @@ export async function startHub(options: HubOptions): Promise<Hub> {
   const holdsRecords = async () => (await listRecordNames(store.paths.corpus)).length > 0;
   const guard = new ReplayGuard(store.paths.replay, { log, perAgentPerMinute: limits.signaturesPerMinute, holdsRecords });
   const metrics = new HubMetrics();
-  const gate = new HttpGate(limits, { keys, guard }, metrics);
+  const gate = new HttpGate(limits, { keys, guard }, metrics, store.readOnly ? readOnlyRefusal(store.primary) : null);
   keys.on('revoked', (agent) => gate.revoke(agent));
   // Every agent given a key is on the roster (SPEC §8d), so an append to one that has not called yet is not "unknown".
   for (const agent of await keys.agents()) await store.agents.roster.seen(agent, 'key');

@@ -61,6 +61,8 @@ export interface DoorOptions {
   closed?: AbortSignal;
   /** The hub whose budget calls spend; absent over stdio. */
   hub?: Hub;
+  /** Every append through this door is refused so, before anything else (a read-only mirror). */
+  refuseAppends?: RelayError;
 }
 
 const HOW_TO_SIGN = 'Send an `Authorization: PE-HMAC agent=<name>, ts=<unix seconds>, sig=<hex>` header, where sig is the HMAC-SHA256 with your key of the method, ts and the sha256 of the body (docs/http.md shows how; `p-e-relay sign` prints one). An MCP client that cannot add that header (one behind an ordinary proxy such as mcp-remote) can run `p-e-relay bridge --url <this hub> --agent <name>` as its server instead: a local stdio server that signs each call with the agent\'s key (docs/bridge.md). Reads (exists, get_relay, list_relays, list_replies and the GET routes) need none.';
@@ -81,7 +83,8 @@ export class Door {
 
   /** Grants a call with these needs, or throws a RelayError saying what to send instead. */
   authorize({ signed, spends }: Admission): Grant {
-    const { channel, agent, closed = never, hub, stated = false } = this.options;
+    const { channel, agent, closed = never, hub, stated = false, refuseAppends } = this.options;
+    if (spends === 'append' && refuseAppends) throw refuseAppends;
     const depositedBy = agent === null || stated ? channel : `${channel}/${agent}`;
     const stored = () => hub?.appended(channel);
     if (!hub) return { depositedBy, agent, release() {}, stored, signal: spends === 'wait' || spends === 'stream' ? closed : undefined };

@@ -34,6 +34,7 @@ import { subscribe, type HeldRecord, type OnRecord, type RecordFeed, type StoreE
 import { appeared, clampWait, WAIT_MAX_ITEMS, Waiters, type AppearedRecord, type WaitResult } from './waiters.js';
 import { CorpusWatcher, type WatchMode } from './watch.js';
 import { Bells, bellsFor, bellsOf, type BellKey } from './bells.js';
+import { readOnlyRefusal } from './read-only.js';
 import { namedAppend, statedAgentOf } from './agents/named-append.js';
 import { AgentDeliveries } from './agents/deliveries.js';
 import { unknownRecipient } from '../model/agent-name.js';
@@ -460,10 +461,7 @@ export class RelayStore extends EventEmitter<StoreEvents> implements RecordFeed 
 
   private async appendOnce(bytes: Uint8Array, options: AppendOptions): Promise<AppendResult> {
     this.refuseIfClosed();
-    if (this.readOnly) {
-      const where = this.primary ? ` at ${this.primary}` : '';
-      throw new RelayError('read_only', `This relay is a read-only mirror; it stores nothing itself. Send the record to the primary${where} instead, and it will reach this mirror with the next sync.`, { primary: this.primary ?? null });
-    }
+    if (this.readOnly) throw readOnlyRefusal(this.primary);
     const claims = parseRecord(bytes, this.shape, this.maxRecordBytes);
     const named = namedAppend(claims, options, this.shape);
     options = named.options;

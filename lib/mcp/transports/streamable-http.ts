@@ -146,6 +146,12 @@ function spendsSignature(message: unknown): boolean {
   return m.method === 'tools/call' && toolNamed(m.params?.name)?.door.signed === true;
 }
 
+/** Whether this message is an append_relay call (refused read_only on a mirror whatever its credential). */
+function isAppend(message: unknown): boolean {
+  const m = message as Message | null;
+  return typeof m === 'object' && m !== null && m.method === 'tools/call' && m.params?.name === 'append_relay';
+}
+
 export async function handleMcp(req: IncomingMessage, res: ServerResponse, url: URL, ctx: HubContext, pool: McpServerPool): Promise<void> {
   if (req.method !== 'POST') {
     // A credential sent along is still checked (a wrong one is a 401), never spent.
@@ -165,7 +171,7 @@ export async function handleMcp(req: IncomingMessage, res: ServerResponse, url: 
   } catch (err) {
     refusal = asRelayError(err);
   }
-  const door = await ctx.gate.open(req, res, url, body, 'mcp', { spend: refusal === null && spendsSignature(message) });
+  const door = await ctx.gate.open(req, res, url, body, 'mcp', { spend: refusal === null && spendsSignature(message), appends: refusal === null && isAppend(message) });
   if (refusal !== null) {
     ctx.metrics.refused(refusal.code);
     return jsonRpcError(res, 400, Number(refusal.details.jsonRpcCode ?? JSONRPC_PARSE_ERROR), refusal.message, {}, { code: refusal.code });
