@@ -38,6 +38,8 @@ export const ERROR_STATUS = {
   read_only: 403,
   disk_full: 507,
   store_unavailable: 503,
+  /** A network mount under the corpus lost its connection mid-call: transient, safe to retry under the same key. */
+  store_unreachable: 503,
   unsigned: 401,
   malformed_authorization: 401,
   unknown_agent: 401,
@@ -113,18 +115,41 @@ export function damagedRecord(why: string, id?: string): RelayError {
 }
 
 /**
+ * errno codes only a filesystem whose connection was lost gives (FUSE's
+ * ENOTCONN, NFS's ESTALE, …). Socket codes such as ECONNRESET are not here:
+ * the bridge's own network errors must not read as a lost corpus; where the
+ * corpus is on a network mount, lib/store/lost-mount.ts adds them and EIO.
+ */
+export const LOST_CONNECTION: ReadonlySet<string> = new Set(['ENOTCONN', 'ESTALE', 'ECONNABORTED', 'EHOSTDOWN', 'ENETDOWN']);
+
+/**
+ * The errno name of a filesystem error. libuv has no name for ESTALE (NFS's
+ * "stale file handle", FUSE's too), so Node calls it "Unknown system error
+ * -116"; it is named here by its number.
+ */
+export function errnoName(err: unknown): string | undefined {
+  const e = err as NodeJS.ErrnoException | undefined;
+  const estale = process.getBuiltinModule('node:os').constants.errno.ESTALE;
+  if (typeof e?.errno === 'number' && estale !== undefined && e.errno === -estale) return 'ESTALE';
+  return typeof e?.code === 'string' ? e.code : undefined;
+}
+
+/**
  * Turns anything thrown into a RelayError. Known filesystem conditions get
  * their own codes; anything else is `internal`, with a sentence that does not
  * leak paths or stack traces to a remote caller.
  */
 export function asRelayError(err: unknown): RelayError {
   if (err instanceof RelayError) return err;
-  const code = (err as NodeJS.ErrnoException | undefined)?.code;
+  const code = errnoName(err);
   if (code === 'ENOSPC' || code === 'EDQUOT') {
     return new RelayError('disk_full', 'The disk holding the corpus is full, so nothing was stored. Free some space and send the same record again.');
   }
   if (code === 'EROFS' || code === 'EACCES' || code === 'EPERM') {
     return new RelayError('store_unavailable', 'The corpus cannot be written by this server (the filesystem refused it), so nothing was stored. Ask the operator to check the corpus permissions.');
+  }
+  if (code !== undefined && LOST_CONNECTION.has(code)) {
+    return new RelayError('store_unreachable', `The corpus stopped answering: the connection to the file server under it was lost (${code}). This is transient: send the same call again in a moment (an append with the same idempotency_key, which is safe).`, { errno: code });
   }
   if (code === 'ENOENT') {
     return new RelayError('store_unavailable', 'The corpus directory is gone, so nothing was stored. Ask the operator to restore it or run `p-e-relay init`.');

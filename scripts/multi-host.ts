@@ -1,7 +1,8 @@
 /**
  * Several hosts on one corpus, for real: network namespaces for hosts, sshd
  * serving the corpus, sshfs mounting it on each writer host, rsync mirrors in
- * a chain. Prints the figures docs/scaling.md records, and exits 1 if any
+ * a chain, and a mount whose ssh connection is killed while writers append
+ * (`MH_ONLY=drop` runs only that). Prints the figures docs/scaling.md records, and exits 1 if any
  * check fails.
  *
  *   sudo npm run test:multi-host          (or P_E_RELAY_MULTIHOST=1 npm test)
@@ -52,22 +53,32 @@ async function worker(kind: string, args: string[]): Promise<void> {
   const { RelayStore } = await import('../lib/store/store.js');
   const say = (o: object) => process.stdout.write(`${JSON.stringify(o)}\n`);
   const record = (from: string, body: string) => Buffer.from(`@p-e/x0\nkind: load\nfrom: ${from}\n\n${body}\n`);
-  if (kind === 'append') {
+  if (kind === 'append' || kind === 'append-keyed') {
     // One writer, as a server process is: a store with its watcher, appending one record after another.
+    // append-keyed sends each under its own idempotency key and retries store_unreachable, as the CLI and the bridge do.
     const [corpus, lane, count] = [args[0]!, args[1]!, Number(args[2])];
-    const store = await RelayStore.prepare({ corpus, log: quietLog() });
+    const { retryingLostMount } = await import('../lib/store/lost-mount.js');
+    const log = quietLog();
+    let retries = 0;
+    const retryLog = { ...log, info: (m: string) => (retries++, say({ lane, retry: m })) };
+    const store = await RelayStore.prepare({ corpus, log });
     await store.open();
+    setInterval(() => {}, 60_000); // a server's transport holds its process up; this loop is the whole process
     for (let i = 0; i < count; i++) {
       const bytes = record(lane, `${lane} #${i} ${randomBytes(8).toString('hex')}`);
       const t0 = performance.now();
       try {
-        const r = await store.append(bytes, { depositedBy: `writer/${lane}` });
+        const r =
+          kind === 'append'
+            ? await store.append(bytes, { depositedBy: `writer/${lane}` })
+            : await retryingLostMount(() => store.append(bytes, { depositedBy: `writer/${lane}`, idempotencyKey: `${lane}-${i}` }), retryLog);
         say({ lane, i, body: bytes.toString('utf8'), id: r.id, ms: performance.now() - t0, durability: r.durability ?? null });
       } catch (err) {
         say({ lane, i, body: bytes.toString('utf8'), code: (err as { code?: string }).code ?? 'error', message: (err as Error).message, ms: performance.now() - t0 });
       }
     }
     await store.close();
+    if (retries > 0) say({ lane, retries });
   } else if (kind === 'waiter') {
     // A waiter as `wait --poll MS` (or a plain `wait` when MS is "default") runs it, in a loop.
     const [corpus, poll, count, timeoutMs] = [args[0]!, args[1]!, Number(args[2]), Number(args[3])];
@@ -309,14 +320,77 @@ async function setUp(): Promise<{ sshOpts: string[]; keyHex: string; keys: strin
   return { sshOpts, keyHex, keys };
 }
 
-async function mount(host: 'a' | 'b', at: string, options: string[], sshOpts: string[]): Promise<void> {
+async function mount(host: 'a' | 'b', at: string, options: string[], sshOpts: string[]): Promise<Spawned> {
   await fs.mkdir(at, { recursive: true });
   const o = [...options, `IdentityFile=${sshOpts[1]}`, 'StrictHostKeyChecking=no', 'UserKnownHostsFile=/dev/null', 'BatchMode=yes', 'LogLevel=ERROR'];
-  start(['nsenter', `--net=/run/netns/${NS[host]}`, 'sshfs', '-f', `root@${IP.srv}:${path.join(work, 'srv')}`, at, '-o', o.join(',')], DEADLINE_MS);
+  const sshfs = start(['nsenter', `--net=/run/netns/${NS[host]}`, 'sshfs', '-f', `root@${IP.srv}:${path.join(work, 'srv')}`, at, '-o', o.join(',')], DEADLINE_MS);
   mounts.push(at);
   await untilOk(async () => {
     if ((await fs.statfs(at)).type !== 0x65735546) throw new Error('not mounted yet');
   }, `sshfs on ${host}`, 20_000);
+  return sshfs;
+}
+
+/**
+ * The ssh under the dropping mount: sshfs double-forks it (its parent is
+ * init), so it is found by its command line, which only that mount's ssh
+ * has (ServerAliveCountMax=2).
+ */
+async function droppingSsh(): Promise<number[]> {
+  const out: number[] = [];
+  for (const pid of (await fs.readdir('/proc')).filter((n) => /^\d+$/.test(n))) {
+    const argv = (await fs.readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '')).split('\0');
+    if (path.basename(argv[0] ?? '') === 'ssh' && argv.some((a) => a.includes('ServerAliveCountMax=2'))) out.push(Number(pid));
+  }
+  return out;
+}
+
+/**
+ * A mount that drops mid-append: 4 writers on host a over an sshfs mount
+ * with `reconnect`, 4 on host b over its own, and the ssh connection under
+ * a's mount killed KILLS times, KILL_GAP_MS apart, while they append. Every
+ * append is keyed and retried on store_unreachable, as the CLI and the
+ * bridge do.
+ */
+async function droppingMountRun(sshOpts: string[], viaB: (name: string) => string, figures: Record<string, string>): Promise<void> {
+  const at = path.join(work, 'mnt-a-drop');
+  await mount('a', at, ['dir_cache=no', 'reconnect', 'ServerAliveInterval=2', 'ServerAliveCountMax=2'], sshOpts);
+  const kills = Number(process.env.MH_KILLS ?? 5);
+  const gap = Number(process.env.MH_KILL_GAP_MS ?? 1200);
+  const lanes = Array.from({ length: WRITERS }, (_, k) => (k % 2 === 0 ? { host: 'a' as const, corpus: (n: string) => path.join(at, n) } : { host: 'b' as const, corpus: viaB }));
+  const during = (count: { killed: number }) => async (writers: Spawned[]) => {
+    // Once every writer is appending: a writer that starts while the mount is down finds no corpus, a different fault.
+    const end = Date.now() + 120_000;
+    while (!writers.every((w) => w.lines.some((l) => l.includes('"body"'))) && Date.now() < end) await sleep(100);
+    await sleep(200);
+    for (let k = 0; k < kills; k++) {
+      // sshfs reconnects on the next request after a drop: wait (within the gap) for the new ssh, then kill it.
+      const round = Date.now() + gap;
+      let pids: number[] = [];
+      while ((pids = await droppingSsh()).length === 0 && Date.now() < round) await sleep(50);
+      for (const pid of pids) {
+        try {
+          process.kill(pid, 'SIGKILL');
+          count.killed++;
+        } catch {
+          // gone already
+        }
+      }
+      await sleep(Math.max(0, round - Date.now()));
+    }
+  };
+  const what = `ssh under host a's mount killed ${kills} times in ${((kills * gap) / 1000).toFixed(1)} s, ${WRITERS} writers`;
+  // Unkeyed, as an agent appends without a key: no retry is safe, so the answer is the refusal, and it must say so.
+  const plainKills = { killed: 0 };
+  const perWriter = Number(process.env.MH_DROP_PER_WRITER ?? 120); // enough to outlast the kills
+  const plain = await writersRun(`${what}, unkeyed`, 'drop-plain', lanes, { kind: 'append', perWriter, during: during(plainKills), refusable: 'store_unreachable' });
+  check(plainKills.killed >= kills, `the ssh connection under host a's mount was killed ${plainKills.killed} times (unkeyed run)`);
+  figures[`${what}, unkeyed appends`] = `lost ${plain.lost}, duplicated ${plain.duplicated}, refused ${plain.refused} (all store_unreachable), ${plain.storedThoughRefused} of those stored all the same, of ${plain.appended.length}`;
+  // Keyed and retried, as the CLI and the bridge do.
+  const keyedKills = { killed: 0 };
+  const keyed = await writersRun(`${what}, keyed and retried`, 'drop-keyed', lanes, { kind: 'append-keyed', perWriter, during: during(keyedKills) });
+  check(keyedKills.killed >= kills, `the ssh connection under host a's mount was killed ${keyedKills.killed} times (keyed run)`);
+  figures[`${what}, keyed appends retried on store_unreachable`] = `lost ${keyed.lost}, duplicated ${keyed.duplicated}, refused ${keyed.refused}, ${keyed.retries} retries (errno seen: ${[...new Set(keyed.errnos)].join(', ') || 'none'}), of ${keyed.appended.length}`;
 }
 
 async function untilOk(fn: () => Promise<unknown>, what: string, timeoutMs: number): Promise<void> {
@@ -364,15 +438,28 @@ async function initCorpus(name: string): Promise<string> {
 }
 
 /** `lanes` writers at once (host and corpus path each), then the checks on the serving side. */
-async function writersRun(label: string, name: string, lanes: { host: 'a' | 'b' | null; corpus: (name: string) => string }[]): Promise<{ appended: Appended[]; lost: number; duplicated: number; refused: number }> {
+interface RunOptions {
+  /** `append-keyed`: each append under its own key, store_unreachable retried (as the CLI and the bridge do). */
+  kind?: 'append' | 'append-keyed';
+  perWriter?: number;
+  /** A fault to inject while the writers run; resolves when it is over. */
+  during?: (writers: Spawned[]) => Promise<void>;
+  /** Refusals with this code are the expected answer (a lost mount, unkeyed: no retry is safe), not a failure. */
+  refusable?: string;
+}
+
+async function writersRun(label: string, name: string, lanes: { host: 'a' | 'b' | null; corpus: (name: string) => string }[], opts: RunOptions = {}): Promise<{ appended: Appended[]; lost: number; duplicated: number; refused: number; retries: number; storedThoughRefused: number; errnos: string[] }> {
   const served = await initCorpus(name);
+  const [kind, perWriter] = [opts.kind ?? 'append', opts.perWriter ?? PER_WRITER];
   const procs = lanes.map((lane, k) => {
     const corpus = lane.corpus(name);
-    const argv = lane.host === null ? [process.execPath, '--import', 'tsx', SELF, 'worker', 'append', corpus, `w${k}`, String(PER_WRITER)] : workerArgv(lane.host, 'append', [corpus, `${lane.host}${k}`, PER_WRITER]);
+    const argv = lane.host === null ? [process.execPath, '--import', 'tsx', SELF, 'worker', kind, corpus, `w${k}`, String(perWriter)] : workerArgv(lane.host, kind, [corpus, `${lane.host}${k}`, perWriter]);
     return start(argv, 300_000);
   });
+  if (opts.during) await opts.during(procs);
   const codes = await Promise.all(procs.map((p) => p.exited));
-  const appended = procs.flatMap((p) => p.lines.filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as Appended));
+  const appended = procs.flatMap((p) => p.lines.filter((l) => l.startsWith('{') && l.includes('"body"')).map((l) => JSON.parse(l) as Appended));
+  const retries = procs.flatMap((p) => p.lines.filter((l) => l.includes('"retries"')).map((l) => (JSON.parse(l) as { retries: number }).retries)).reduce((x, y) => x + y, 0);
   codes.forEach((code, k) => check(code === 0, `${label}: writer ${k} exited 0${code === 0 ? '' : ` (${code}; ${procs[k]!.stderr().slice(-400)})`}`));
   // The serving side: what is on the file server's own disk.
   const { splitRecordFile } = await import('../lib/model/deposit.js');
@@ -387,16 +474,22 @@ async function writersRun(label: string, name: string, lanes: { host: 'a' | 'b' 
   const lost = acked.filter((a) => !(byBody.get(a.body) ?? []).includes(a.id!)).length;
   const duplicated = [...byBody.values()].filter((ids) => ids.length > 1).length;
   const expectedIds = Array.from({ length: names.length }, (_, i) => `relay-${String(i + 1).padStart(4, '0')}`);
-  check(appended.length === lanes.length * PER_WRITER, `${label}: every writer answered each of its ${PER_WRITER} appends (${appended.length})`);
+  check(appended.length === lanes.length * perWriter, `${label}: every writer answered each of its ${perWriter} appends (${appended.length})`);
   check(lost === 0, `${label}: every acknowledged append is on the server's disk under its id (lost ${lost})`);
   check(duplicated === 0, `${label}: no body is stored twice (duplicated ${duplicated})`);
-  check(refused.length === 0, `${label}: nothing refused (${refused.length}${refused.length ? `: ${refused[0]!.code} ${refused[0]!.message}` : ''})`);
-  check(names.length === acked.length && names.join() === expectedIds.join(), `${label}: ids contiguous from relay-0001 (${names.length} files for ${acked.length} acknowledged)`);
+  if (opts.refusable) {
+    const other = refused.filter((a) => a.code !== opts.refusable);
+    check(other.length === 0, `${label}: every refusal is ${opts.refusable} (${refused.length} refused${other.length ? `; ${other[0]!.code}: ${other[0]!.message}` : ''})`);
+    check(names.join() === expectedIds.join(), `${label}: ids contiguous from relay-0001 (${names.length} files for ${acked.length} acknowledged: ${names.length - acked.length} refused appends were stored all the same)`);
+  } else {
+    check(refused.length === 0, `${label}: nothing refused (${refused.length}${refused.length ? `: ${refused[0]!.code} ${refused[0]!.message}` : ''})`);
+    check(names.length === acked.length && names.join() === expectedIds.join(), `${label}: ids contiguous from relay-0001 (${names.length} files for ${acked.length} acknowledged)`);
+  }
   const temps = await fs.readdir(path.join(served, '.state', 'tmp')).catch(() => []);
-  check(temps.length === 0, `${label}: no temp file left (${temps.length})`);
+  check(temps.length === 0, `${label}: no temp file left (${temps.length}${temps.length ? `: ${temps.slice(0, 3).join(', ')}` : ''})`);
   const verify = await run(process.execPath, [BIN, 'verify', '--corpus', served]).then((r) => ({ code: 0, out: r.stdout }), (e: { code: number; stdout: string }) => ({ code: e.code, out: e.stdout }));
   check(verify.code === 0 && / 0 damaged, 0 stray/.test(verify.out), `${label}: verify is clean on the server (${verify.out.trim()})`);
-  return { appended, lost, duplicated, refused: refused.length };
+  return { appended, lost, duplicated, refused: refused.length, retries, storedThoughRefused: names.length - acked.length, errnos: procs.flatMap((p) => p.lines.filter((l) => l.includes('"retry"')).map((l) => /\((E[A-Z]+|Unknown[^)]*)\)/.exec(l)?.[1] ?? '?')) };
 }
 
 async function main(): Promise<void> {
@@ -410,6 +503,10 @@ async function main(): Promise<void> {
   const local = (name: string) => path.join(work, 'srv', name);
   const figures: Record<string, string> = {};
   const load = () => os.loadavg()[0]!.toFixed(1);
+  if (process.env.MH_ONLY === 'drop') {
+    await droppingMountRun(sshOpts, viaMount('b'), figures);
+    return printFigures(figures, load());
+  }
 
   // -- a writer refuses a mount that caches listings, and says why; sshfs appends say they are not power-cut safe
   {
@@ -439,6 +536,8 @@ async function main(): Promise<void> {
   figures[`append latency, one host × ${WRITERS} writers over sshfs`] = lat(oneHost.appended);
   figures[`append latency, two hosts × ${WRITERS / 2} writers over sshfs (${RUNS} runs)`] = lat(twoHost);
   figures[`two hosts × ${WRITERS / 2} writers, ${RUNS} runs of ${WRITERS * PER_WRITER}`] = `lost ${tally.lost}, duplicated ${tally.duplicated}, refused ${tally.refused}`;
+
+  await droppingMountRun(sshOpts, viaMount('b'), figures);
 
   // -- cross-host wake: a waiter on b, appends on a
   for (const poll of ['250', 'default']) {
@@ -529,7 +628,11 @@ async function main(): Promise<void> {
     check(fp === f1 && f1 === f2, 'the primary, mirror 1 and mirror 2 hold byte-identical records');
   }
 
-  figures['machine'] = `${os.cpus().length} cores, load average ${load()} at the end`;
+  printFigures(figures, load());
+}
+
+function printFigures(figures: Record<string, string>, load: string): void {
+  figures['machine'] = `${os.cpus().length} cores, load average ${load} at the end`;
   console.log('\nfigures:');
   for (const [k, v] of Object.entries(figures)) console.log(`  ${k}: ${v}`);
 }

@@ -27,7 +27,7 @@
 import { createHash } from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { RelayError } from '../errors.js';
+import { errnoName, LOST_CONNECTION, RelayError } from '../errors.js';
 import { silentLogger, type Logger } from '../log.js';
 import { guardMemory, type GuardMemory } from './guard-memory.js';
 
@@ -132,7 +132,14 @@ export class ReplayGuard implements SignatureGuard {
    * removed or replaced since, and refuses a ts it cannot vouch for.
    */
   private async checkMemory(ts: string, nowS: number): Promise<void> {
-    const current = await fs.stat(this.dir).then((st) => st.ino, () => null);
+    const current = await fs.stat(this.dir).then(
+      (st) => st.ino,
+      (err: unknown) => {
+        // A lost network mount is not a removed directory: forgetting the memory would refuse good signatures as guard_reset.
+        if (LOST_CONNECTION.has(errnoName(err) ?? '')) throw err;
+        return null;
+      },
+    );
     if (this.memory === null || current !== this.memory.ino) {
       this.memory = await guardMemory(this.dir, nowS, this.holdsRecords);
       this.made.clear();

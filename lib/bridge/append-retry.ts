@@ -6,6 +6,10 @@
  * same call again answers the record the first try stored (`replayed: true`)
  * instead of storing a second one.
  *
+ * The same holds for a hub whose corpus is on a network mount that lost
+ * its connection mid-append: it refuses store_unreachable, and the same
+ * keyed call sent again a moment later answers the record once.
+ *
  * The bridge retries only when the hub's own tool list takes the key: an
  * older hub would drop an argument it does not know, and a blind retry there
  * could store the record twice.
@@ -14,6 +18,7 @@ import { randomUUID } from 'node:crypto';
 import type { Tool } from '@modelcontextprotocol/client';
 import type { RelayError } from '../errors.js';
 import { appendRelay } from '../mcp/tools/append-relay.js';
+import { ERROR_META_KEY } from '../mcp/result.js';
 
 /** The tool the bridge keys and retries: the one the table marks as the append. */
 export const KEYED_TOOL = appendRelay.name;
@@ -36,5 +41,20 @@ export function hubTakesKey(tools: readonly Tool[] | null): boolean {
 /** A failure after which sending the same keyed call again is right: the hub never answered it. */
 export function worthRetrying(failure: RelayError): boolean {
   // hub_timeout is not retried: another 30 s would outlast the client's own timeout.
-  return failure.code === 'hub_unreachable';
+  // store_unreachable arrives here when the hub's door itself met the lost mount (its signature guard), before any tool ran.
+  return failure.code === 'hub_unreachable' || failure.code === 'store_unreachable';
+}
+
+/**
+ * Pauses before each retry of an append the hub refused store_unreachable
+ * (its corpus is on a network mount that lost its connection): longer than
+ * RETRY_PAUSES_MS, since a mount takes a moment to reconnect; 7.25 s in
+ * all, well inside a client's 60 s.
+ */
+export const LOST_MOUNT_PAUSES_MS = [250, 1000, 2000, 4000];
+
+/** Whether the hub's answer is a refusal that the same keyed call, sent again in a moment, may not meet. */
+export function hubSaysRetry(result: { isError?: boolean; _meta?: Record<string, unknown> }): boolean {
+  const refusal = result.isError ? (result._meta?.[ERROR_META_KEY] as { code?: string } | undefined) : undefined;
+  return refusal?.code === 'store_unreachable';
 }

@@ -16,7 +16,7 @@ import { asRelayError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { refusal } from '../mcp/result.js';
 import { toolNamed } from '../mcp/tools/index.js';
-import { hubTakesKey, KEYED_TOOL, RETRY_PAUSES_MS, withIdempotencyKey, worthRetrying } from './append-retry.js';
+import { hubSaysRetry, hubTakesKey, KEYED_TOOL, LOST_MOUNT_PAUSES_MS, RETRY_PAUSES_MS, withIdempotencyKey, worthRetrying } from './append-retry.js';
 import type { HubClient } from './hub-client.js';
 import { ProgressRelay } from './progress-relay.js';
 import type { ToolList } from './tool-list.js';
@@ -46,7 +46,9 @@ export function forwardCall({ hub, tools, log, progressEveryMs }: Forwarder) {
     // Every append goes out with an idempotency key, so that a retry — ours
     // below, or the agent's — can never store it twice (append-retry.ts).
     const args = withIdempotencyKey(name, request.params.arguments);
-    const retries = name === KEYED_TOOL && hubTakesKey(tools.hubList) ? RETRY_PAUSES_MS : [];
+    const keyed = name === KEYED_TOOL && hubTakesKey(tools.hubList);
+    const retries = keyed ? RETRY_PAUSES_MS : [];
+    let mountRetries = 0;
     const timeoutMs = callTimeoutMs(name, args);
     const progress = new ProgressRelay(request.params._meta?.progressToken, (n: ServerNotification) => ctx.mcpReq.notify(n), progressEveryMs);
     const started = Date.now();
@@ -63,6 +65,11 @@ export function forwardCall({ hub, tools, log, progressEveryMs }: Forwarder) {
             }),
           );
           tools.hubAnswered();
+          if (keyed && hubSaysRetry(result) && mountRetries < LOST_MOUNT_PAUSES_MS.length && !signal.aborted) {
+            log.info(`${name}: the hub's corpus stopped answering (store_unreachable); sending it again with the same idempotency key`);
+            await new Promise((r) => setTimeout(r, LOST_MOUNT_PAUSES_MS[mountRetries++]));
+            continue;
+          }
           log.debug(`${name}: the hub answered in ${Date.now() - started} ms${result.isError ? ' (a refusal)' : ''}`);
           return result as CallToolResult;
         } catch (err) {

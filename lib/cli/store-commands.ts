@@ -6,7 +6,10 @@ import { RelayStore } from '../store/store.js';
 import { WAIT_MAX_ITEMS } from '../store/waiters.js';
 import { appendText, existsText, listText, repliesText, waitText } from '../model/render.js';
 import { EXIT_OK, EXIT_TIMED_OUT, UsageError, localUser, numberOption, readAll, stringOption, writeLine, type Command, type CommandContext } from './command.js';
+import { randomUUID } from 'node:crypto';
 import fs from 'node:fs/promises';
+import { filesystemFacts } from '../store/filesystem.js';
+import { retryingLostMount } from '../store/lost-mount.js';
 import { POLL_HELP, pollOption } from './poll-option.js';
 import { FILTER_HELP, FILTER_OPTIONS, filterOption } from './filter-options.js';
 
@@ -51,7 +54,12 @@ these bytes yourself.
                 1-200 printable ASCII, fresh per record: run the same command
                 again (a script's retry) and it prints the id stored the first
                 time instead of storing a second record; other bytes with the
-                same key are refused (idempotency_conflict)`,
+                same key are refused (idempotency_conflict)
+
+On a network mount (sshfs, GlusterFS, NFS) whose connection drops during the
+append (store_unreachable), it is sent again under the same key after 0.25,
+1, 2 and 4 s, and refused only if the mount is still gone. There a key is made
+(cli-<random>) when you give none, so that the retry cannot store it twice.`,
   options: { id: { type: 'string' }, authored: { type: 'boolean' }, 'idempotency-key': { type: 'string' } },
   allowPositionals: true,
   async run(ctx) {
@@ -60,12 +68,11 @@ these bytes yourself.
     const bytes = file && file !== '-' ? await fs.readFile(file) : await readAll(ctx.stdin);
     const store = await RelayStore.prepare({ corpus: ctx.corpus, watch: 'none', log: ctx.log, readOnly: false });
     try {
-      const result = await store.append(bytes, {
-        id: stringOption(ctx, 'id'),
-        depositedBy: `cli/${localUser(ctx.env)}`,
-        provenance: ctx.values.authored ? 'authored' : 'as-received',
-        idempotencyKey: stringOption(ctx, 'idempotency-key'),
-      });
+      // Only where a mount can drop is a key made: a retry without one could store the record twice.
+      const shared = (await filesystemFacts(ctx.corpus, ctx.env)).shared;
+      const key = stringOption(ctx, 'idempotency-key') ?? (shared ? `cli-${randomUUID()}` : undefined);
+      const options = { id: stringOption(ctx, 'id'), depositedBy: `cli/${localUser(ctx.env)}`, provenance: ctx.values.authored ? ('authored' as const) : ('as-received' as const), idempotencyKey: key };
+      const result = key === undefined ? await store.append(bytes, options) : await retryingLostMount(() => store.append(bytes, options), ctx.log);
       writeLine(ctx.stdout, result.id);
       ctx.log.info(appendText(result));
       return EXIT_OK;

@@ -16,8 +16,8 @@ import { listRecordIds } from '../store/record-names.js';
 import { splitRecordFile } from '../model/deposit.js';
 import { RelayError } from '../errors.js';
 import { idShape } from '../model/ids.js';
-import { pidAlive, whereabouts } from '../store/host.js';
-import { corpusPaths, tempOwner } from '../store/paths.js';
+import { corpusPaths } from '../store/paths.js';
+import { judgeTemp } from '../store/stray-temps.js';
 import { readRecordFileSync } from '../store/record-file.js';
 import { readSettings } from '../store/settings.js';
 
@@ -79,18 +79,14 @@ export async function verifyCorpus(corpusDir: string, options: VerifyOptions = {
     // no .state/tmp: nothing was ever written here, or it is a fresh clone
   }
   for (const name of temps) {
-    const owner = tempOwner(name);
-    if (owner !== null) {
-      const where = owner.host === null ? 'this-boot' : whereabouts(owner.host, owner.boot!);
-      if (where === 'other-host') {
-        report.foreign.push({ name, host: owner.host! });
-        continue;
-      }
-      // Same host, same boot: the pid says. Same host, earlier boot: nothing of then still runs.
-      if (where === 'this-boot' && owner.pid !== process.pid && pidAlive(owner.pid)) {
-        report.live.push(name);
-        continue;
-      }
+    const verdict = judgeTemp(name, false);
+    if (verdict.kind === 'foreign') {
+      report.foreign.push({ name, host: verdict.host });
+      continue;
+    }
+    if (verdict.kind === 'live') {
+      report.live.push(name);
+      continue;
     }
     report.stray.push(name);
     if (options.clean) {

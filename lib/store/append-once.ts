@@ -45,6 +45,12 @@ const RESTORE = Symbol('restore');
 
 export class AppendOnce {
   private readonly inFlight = new Map<string, Promise<unknown>>();
+  /**
+   * Scopes whose last try was refused store_unreachable: its link() may have
+   * landed on the file server with the answer lost, so the next try reads
+   * the corpus before it decides, or it could store the record twice.
+   */
+  private readonly uncertain = new Set<string>();
 
   constructor(private readonly deps: OnceDeps) {}
 
@@ -75,7 +81,10 @@ export class AppendOnce {
       try {
         // A dead writer may have published before it died; a live one finished
         // before we got the claim, and our watcher may not have told us yet.
-        if (got.tookOver) await this.deps.refresh();
+        if (got.tookOver || this.uncertain.has(scope)) {
+          await this.deps.refresh();
+          this.uncertain.delete(scope);
+        }
         const found = keys.lookup(scope);
         if (found !== undefined) {
           const id = this.deps.shape.format(found);
@@ -88,6 +97,7 @@ export class AppendOnce {
         }
         stored = await store();
       } catch (err) {
+        if (err instanceof RelayError && err.code === 'store_unreachable') this.uncertain.add(scope);
         await claim.abandon();
         throw err;
       }

@@ -45,6 +45,9 @@ const MAX_WAIT_MS = 60_000;
 /** A done mark outlives every process's watcher latency many times over; the header answers after. */
 const KEEP_DONE_MS = 24 * 3600_000;
 
+/** A temp file that could not be removed, or whose create may have landed unanswered (`creating`). */
+export type Stranded = (file: string, err: unknown, creating?: boolean) => void;
+
 export type Acquired = { done: false; claim: Claim; tookOver: boolean } | { done: true; id: string };
 
 interface Owner {
@@ -52,6 +55,13 @@ interface Owner {
   boot: string;
   pid: number;
 }
+
+/**
+ * Claim files this process holds. A claim that names this
+ * process and is not here was abandoned by it while the mount was gone (its
+ * unlink failed): dead at once, not after staleMs of a heartbeat that stopped.
+ */
+const heldHere = new Set<string>();
 
 /** Temp names share publish.ts's shape (so verify --clean knows them) but never its numbers. */
 let seq = 1_000_000_000;
@@ -64,6 +74,8 @@ export class IdempotencyClaims {
     private readonly tmpDir: string,
     private readonly log: Logger,
     private readonly staleMs = DEFAULT_STALE_MS,
+    /** Hears of a temp file a lost mount kept us from removing (lost-mount.ts TempLeftovers). */
+    private readonly stranded: Stranded = () => {},
   ) {}
 
   /** Takes the claim on `scope`, or learns the id another writer stored under it. */
@@ -80,8 +92,11 @@ export class IdempotencyClaims {
     for (let pause = 1; ; pause = Math.min(pause * 2, 50)) {
       const done = await readDone(`${base}.done`);
       if (done !== null) return { done: true, id: done };
-      if (await this.link(content, `${base}.${gen}`)) {
-        const claim = new Claim(base, gen, this.tmpDir, this.log, this.staleMs);
+      // Marked held only once linked: another store in this process may hold this very name.
+      const linked = await this.link(content, `${base}.${gen}`);
+      if (linked) heldHere.add(`${base}.${gen}`);
+      if (linked) {
+        const claim = new Claim(base, gen, this.tmpDir, this.log, this.staleMs, this.stranded);
         // The owner before us marks done before it lets its claim go, so a
         // done mark that appeared between our look and our link shows now.
         const doneMeanwhile = await readDone(`${base}.done`);
@@ -117,7 +132,7 @@ export class IdempotencyClaims {
     if (owner) {
       const where = whereabouts(owner.host, owner.boot);
       if (where === 'earlier-boot') return 'dead';
-      if (where === 'this-boot' && owner.pid !== process.pid && !pidAlive(owner.pid)) return 'dead';
+      if (where === 'this-boot' && (owner.pid === process.pid ? !heldHere.has(file) : !pidAlive(owner.pid))) return 'dead';
     }
     const now = Date.now();
     const seen = watched.get(gen);
@@ -129,11 +144,11 @@ export class IdempotencyClaims {
   }
 
   private async link(content: string, target: string): Promise<boolean> {
-    const temp = await writeSmall(this.tmpDir, content);
+    const temp = await writeSmall(this.tmpDir, content, this.stranded);
     try {
       return await linkExclusive(temp, target);
     } finally {
-      await fs.unlink(temp).catch(() => {});
+      await fs.unlink(temp).catch((err: unknown) => this.stranded(temp, err));
     }
   }
 
@@ -163,6 +178,7 @@ export class Claim {
     private readonly tmpDir: string,
     private readonly log: Logger,
     staleMs: number,
+    private readonly stranded: Stranded,
   ) {
     this.file = `${base}.${gen}`;
     this.heartbeat = setInterval(() => {
@@ -180,12 +196,13 @@ export class Claim {
   /** The record is stored as `id`: say so for every later caller, and let the claim go. */
   async finish(id: string): Promise<void> {
     clearInterval(this.heartbeat);
+    heldHere.delete(this.file);
     try {
-      const temp = await writeSmall(this.tmpDir, id + '\n');
+      const temp = await writeSmall(this.tmpDir, id + '\n', this.stranded);
       try {
         await linkExclusive(temp, `${this.base}.done`); // taken already: a taker-over said the same
       } finally {
-        await fs.unlink(temp).catch(() => {});
+        await fs.unlink(temp).catch((err: unknown) => this.stranded(temp, err));
       }
       await fs.unlink(this.file).catch(() => {});
     } catch (err) {
@@ -198,6 +215,7 @@ export class Claim {
   /** Nothing was stored: the next caller may take the key at once. */
   async abandon(): Promise<void> {
     clearInterval(this.heartbeat);
+    heldHere.delete(this.file);
     await fs.unlink(this.file).catch(() => {});
   }
 }
@@ -234,8 +252,11 @@ async function readDone(file: string): Promise<string | null> {
 }
 
 /** A temp file named the way verify --clean recognises, not fsynced (see the header comment). */
-async function writeSmall(tmpDir: string, content: string): Promise<string> {
+async function writeSmall(tmpDir: string, content: string, stranded: Stranded): Promise<string> {
   const file = path.join(tmpDir, tempName(process.pid, seq++));
-  await fs.writeFile(file, content, { flag: fsc.O_WRONLY | fsc.O_CREAT | fsc.O_EXCL, mode: 0o444 });
+  await fs.writeFile(file, content, { flag: fsc.O_WRONLY | fsc.O_CREAT | fsc.O_EXCL, mode: 0o444 }).catch((err: unknown) => {
+    stranded(file, err, true); // made on the file server, perhaps, with the answer lost
+    throw err;
+  });
   return file;
 }

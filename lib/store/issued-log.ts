@@ -21,6 +21,7 @@
  */
 import { closeSync, constants as fsc, lstatSync, openSync, readSync, statSync } from 'node:fs';
 import path from 'node:path';
+import { errnoName } from '../errors.js';
 import fs from 'node:fs/promises';
 import type { IdShape } from '../model/ids.js';
 import type { Logger } from '../log.js';
@@ -170,7 +171,7 @@ export class IssuedLog {
           this.seen = true;
           break;
         } catch (err) {
-          const code = (err as NodeJS.ErrnoException).code;
+          const code = errnoName(err); // names ESTALE, which Node leaves as "Unknown system error -116"
           if (code === 'ENOENT') {
             const carried = this.highestNoted > n ? `${this.shape.format(this.highestNoted)}\n` : '';
             await appendTo(this.file, carried + line, true);

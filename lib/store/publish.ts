@@ -15,16 +15,28 @@
 import { constants as fsc } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
+import { lostConnectionCode } from './lost-mount.js';
 import { tempName } from './paths.js';
 import { NotARecordFile, readRecordFile } from './record-file.js';
 import { ReplaceableHandle } from './replaceable-handle.js';
 
 let seq = 0;
 
-/** Writes bytes to a fresh temp file in `tmpDir`, fsyncs it, and returns its path. */
-export async function writeTemp(tmpDir: string, bytes: Uint8Array, mode = 0o444): Promise<string> {
+/**
+ * Writes bytes to a fresh temp file in `tmpDir`, fsyncs it, and returns its
+ * path. When a write fails and the half-written file cannot be removed either
+ * (the mount went away), `stranded` hears of it, to remove it later.
+ */
+export async function writeTemp(tmpDir: string, bytes: Uint8Array, mode = 0o444, stranded?: (file: string, err: unknown, creating?: boolean) => void): Promise<string> {
   const file = path.join(tmpDir, tempName(process.pid, seq++));
-  const handle = await fs.open(file, fsc.O_WRONLY | fsc.O_CREAT | fsc.O_EXCL, mode);
+  let handle: fs.FileHandle;
+  try {
+    handle = await fs.open(file, fsc.O_WRONLY | fsc.O_CREAT | fsc.O_EXCL, mode);
+  } catch (err) {
+    // Over a network mount the file server may have made the file and the answer been lost with the connection.
+    stranded?.(file, err, true);
+    throw err;
+  }
   try {
     let written = 0;
     while (written < bytes.length) {
@@ -34,7 +46,7 @@ export async function writeTemp(tmpDir: string, bytes: Uint8Array, mode = 0o444)
     await handle.sync();
   } catch (err) {
     await handle.close().catch(() => {});
-    await fs.unlink(file).catch(() => {});
+    await fs.unlink(file).catch((e: unknown) => stranded?.(file, e));
     throw err;
   }
   await handle.close();
@@ -74,8 +86,13 @@ export async function linkExclusive(temp: string, target: string, care: { eexist
       if (eexist) return false;
       throw err;
     }
-    const ours = await fs.readFile(temp).catch(() => null);
-    if (ours === null) throw err; // cannot compare; say what link() said
+    let ours: Buffer;
+    try {
+      ours = await fs.readFile(temp);
+    } catch (readErr) {
+      // Cannot compare. A lost connection is the news (the caller may retry); otherwise say what link() said.
+      throw lostConnectionCode(readErr, true) !== null ? readErr : err;
+    }
     return ours.equals(there);
   }
 }

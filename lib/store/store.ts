@@ -22,6 +22,7 @@ import { silentLogger, type Logger } from '../log.js';
 import { corpusPaths, type CorpusPaths } from './paths.js';
 import { filesystemFacts, type FilesystemFacts } from './filesystem.js';
 import { DirectorySync, writeTemp } from './publish.js';
+import { lostMountRefusal, TempLeftovers } from './lost-mount.js';
 import { DEFAULT_MAX_RECORD_BYTES, parseRecord, type RecordClaims } from '../model/record.js';
 import { NotARecordFile, readRecordFile, recordSizeOf } from './record-file.js';
 import { DEFAULT_CONCURRENT_READS, ReadGate } from './read-gate.js';
@@ -173,8 +174,11 @@ export class RelayStore extends EventEmitter<StoreEvents> implements RecordFeed 
   private readonly appending = new Set<Promise<unknown>>();
   /** Set on a filesystem that cannot make a directory entry durable (filesystem.ts). */
   private entryNotDurable: string | null = null;
-  /** The corpus is on a filesystem other hosts may write (filesystem.ts). */
+  /** The corpus is on a filesystem other hosts may write (filesystem.ts), and that filesystem's name. */
   private sharedFs = false;
+  private fsType = 'local';
+  /** Temp files a lost mount kept this process from removing (lost-mount.ts). */
+  private readonly leftovers: TempLeftovers;
   /** Rung on every append (null on a read-only store, which appends nothing). */
   private readonly bells: Bells | null;
   /** Listeners with `to`/`replies_to` filters hear their records by bells, not by the directory (decided at open). */
@@ -205,6 +209,7 @@ export class RelayStore extends EventEmitter<StoreEvents> implements RecordFeed 
     this.primary = options.primary;
     this.log = options.log ?? silentLogger;
     this.dirSync = new DirectorySync(this.paths.corpus);
+    this.leftovers = new TempLeftovers(this.paths.tmp, this.log);
     this.bells = this.readOnly ? null : new Bells(this.paths.bells, this.log, () => this.hearPeers(0, LOOK_PAST));
     this.buildWait = options.buildWait ?? {};
     this.wantBells = (options.bells ?? true) && (options.watch ?? 'events') === 'events' && !this.readOnly;
@@ -252,7 +257,7 @@ export class RelayStore extends EventEmitter<StoreEvents> implements RecordFeed 
       },
       () => this.sharedFs,
     );
-    const claims = new IdempotencyClaims(this.paths.idempotency, this.paths.tmp, this.log, options.claimStaleMs);
+    const claims = new IdempotencyClaims(this.paths.idempotency, this.paths.tmp, this.log, options.claimStaleMs, (file, err, creating) => this.leftovers.note(file, err, creating));
     // A reconcile may be skipped (one already running, a directory that looks
     // unchanged); taking over a dead writer's key must see every file.
     const readAll = async () => {
@@ -345,6 +350,7 @@ export class RelayStore extends EventEmitter<StoreEvents> implements RecordFeed 
     await this.agents.roster.close();
     await this.dirSync.close();
     await this.issued.close();
+    await this.leftovers.close();
     this.lifecycle = 'closed';
   }
 
@@ -418,6 +424,7 @@ export class RelayStore extends EventEmitter<StoreEvents> implements RecordFeed 
   private async checkFilesystem(): Promise<FilesystemFacts> {
     const facts = await filesystemFacts(this.paths.corpus);
     this.sharedFs = facts.shared;
+    this.fsType = facts.type;
     if (!facts.shared) return facts;
     if (facts.cachedListings && !this.readOnly) throw new RelayError('store_unavailable', `This server cannot write to the corpus safely: ${facts.cachedListings}`);
     this.log.info(`the corpus ${this.paths.corpus} is on ${facts.type}, which other hosts may write: their records are found by listing it every ${this.watcher.intervalMsWhenShared} ms (--poll MS sets it)`);
@@ -471,10 +478,15 @@ export class RelayStore extends EventEmitter<StoreEvents> implements RecordFeed 
     await this.opened();
     const digest = digestOf(bytes);
     const proposed = options.id === undefined ? null : this.ids.parseProposal(options.id);
-    const result: AppendResult =
-      key === undefined
-        ? await this.appendNew(bytes, claims, digest, proposed, options)
-        : await this.keyed.run(idempotencyScope(options.depositedBy, key, named.statedAgent), key, digest, proposed, () => this.appendNew(bytes, claims, digest, proposed, options));
+    let result: AppendResult;
+    try {
+      result =
+        key === undefined
+          ? await this.appendNew(bytes, claims, digest, proposed, options)
+          : await this.keyed.run(idempotencyScope(options.depositedBy, key, named.statedAgent), key, digest, proposed, () => this.appendNew(bytes, claims, digest, proposed, options));
+    } catch (err) {
+      throw this.appendRefusal(err); // the key's claim meets a lost mount too
+    }
     return unknown.length > 0 ? { ...result, unknownRecipients: unknown } : result;
   }
 
@@ -494,7 +506,7 @@ export class RelayStore extends EventEmitter<StoreEvents> implements RecordFeed 
     try {
       temp = await this.writeTemp(buildRecordFile(deposit, bytes));
     } catch (err) {
-      throw asRelayError(err);
+      throw this.appendRefusal(err);
     }
     let linked: number | null = null;
     try {
@@ -519,14 +531,19 @@ export class RelayStore extends EventEmitter<StoreEvents> implements RecordFeed 
     } catch (err) {
       // Linked, then a later step failed: the record is on disk all the same; index it from there.
       if (linked !== null) await this.indexer.ingest(linked).catch(() => {});
-      throw asRelayError(err);
+      throw this.appendRefusal(err);
     } finally {
       if (linked !== null) {
         this.ids.indexed(linked);
         this.releaseHeld();
       }
-      await fs.unlink(temp).catch(() => {});
+      await fs.unlink(temp).catch((err) => this.leftovers.note(temp, err));
     }
+  }
+
+  /** What an append's failure tells its caller: a lost mount by name (safe to retry under its key), else its code. */
+  private appendRefusal(err: unknown): RelayError {
+    return lostMountRefusal(err, { corpus: this.paths.corpus, type: this.fsType }, this.sharedFs) ?? asRelayError(err);
   }
 
   /**
@@ -537,7 +554,7 @@ export class RelayStore extends EventEmitter<StoreEvents> implements RecordFeed 
    */
   private async writeTemp(file: Buffer): Promise<string> {
     try {
-      return await writeTemp(this.paths.tmp, file);
+      return await writeTemp(this.paths.tmp, file, undefined, (left, err, creating) => this.leftovers.note(left, err, creating));
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
       for (const dir of [this.paths.state, this.paths.tmp]) {
