@@ -9,14 +9,14 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { Client } from '@modelcontextprotocol/client';
-import { chromium, type BrowserContext } from 'playwright-core';
+import type { BrowserContext } from 'playwright-core';
 import { authorizationFor } from '../lib/auth/sign.js';
 import { initStore } from '../lib/ops/init.js';
 import { record, runCli, stdioClient } from './helpers.js';
 import { spawnHub, type HubProcess } from './support/hub-process.js';
-import { needs, toolPath } from './support/needs.js';
+import { launchChromium } from './support/browser.js';
+import { needs } from './support/needs.js';
 
-const CHROMIUM_FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
 const WATCHER = 'web-watcher';
 /** The roster is redrawn every 3 s; a few seconds more covers a slow machine. */
 const WITHIN_MS = 10_000;
@@ -44,7 +44,7 @@ describe('the web view: roster and receipts', needs('chromium'), () => {
     await initStore({ corpus, keys });
     assert.equal((await runCli(['keys', 'add', WATCHER, '--keys', keys])).code, 0);
     hub = await spawnHub({ corpus, keys, port: 0, env: { P_E_RELAY_LOG: 'warn' }, timeoutMs: 10_000 });
-    browser = await chromium.launchPersistentContext(path.join(dir, 'chromium-profile'), { executablePath: toolPath('chromium')!, headless: true, args: CHROMIUM_FLAGS });
+    browser = await launchChromium(dir);
   });
 
   after(async () => {

@@ -9,16 +9,14 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import type { BrowserContext, Page } from 'playwright-core';
 import { authorizationFor } from '../lib/auth/sign.js';
 import { initStore } from '../lib/ops/init.js';
 import { record, runCli } from './helpers.js';
 import { spawnHub, type HubProcess } from './support/hub-process.js';
-import { needs, toolPath } from './support/needs.js';
+import { launchChromium } from './support/browser.js';
+import { needs } from './support/needs.js';
 
-/** Debian's headless Chromium, found on PATH (needs.ts): without it the web view is skipped, saying how to install it. */
-const CHROMIUM = toolPath('chromium');
-const CHROMIUM_FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
 const AGENT = 'web-watcher';
 /** Polling runs every 3 s; a few seconds more covers a slow machine. */
 const APPEARS_WITHIN_MS = 10_000;
@@ -109,12 +107,7 @@ describe('the web view', needs('chromium'), () => {
     assert.equal(added.code, 0, added.stderr);
     key = Buffer.from((await readFile(path.join(keys, `${AGENT}.key`), 'utf8')).trim());
     hub = await startHub();
-    browser = await chromium.launchPersistentContext(path.join(dir, 'chromium-profile'), {
-      executablePath: CHROMIUM!,
-      headless: true,
-      args: CHROMIUM_FLAGS,
-      viewport: { width: 1280, height: 800 },
-    });
+    browser = await launchChromium(dir);
     await append(record({ kind: 'question', from: 'scout-1', to: 'planner' }, 'Which route is open?'));
   });
 
