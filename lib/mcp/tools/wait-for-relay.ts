@@ -111,7 +111,8 @@ function named(shape: IdShape) {
   return {
     description: [
       'Your inbox. With no after: the records addressed to you (to: you or all, not from you) not yet delivered to you, oldest first, each once, with their bytes; else it blocks until one lands or timeout_ms ends. The loop: the server instructions.',
-      `With after: a read of history from that id (e.g. ${shape.format(0)}), which leaves your place alone. Refusals: bad_id, bad_filter; over HTTP too_many_waits: let your open wait end first.`,
+      // A named contract is served over stdio only, so the hub's too_many_waits is not its to name.
+      `With after (e.g. ${shape.format(0)}): a read of history that leaves your place alone. Refusals: bad_id, bad_filter.`,
     ].join('\n\n'),
     input: {
       after: z.string().optional().describe('optional, exclusive: read from this id instead of your place'),
@@ -138,7 +139,8 @@ function named(shape: IdShape) {
       timedOut: z.boolean(),
       waitedMs: z.number(),
       cursor: z.string(),
-      agents: z.array(z.object({ name: z.string(), waiting: z.boolean() })).optional().describe('who else is here, when that changed'),
+      // What it means is the instructions' step 6, said once.
+      agents: z.array(z.object({ name: z.string(), waiting: z.boolean() })).optional(),
     },
   };
 }
