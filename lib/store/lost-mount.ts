@@ -24,8 +24,10 @@ import { strayTemps } from './stray-temps.js';
 
 /**
  * errno codes that mean the connection under the mount was lost, whatever
- * the filesystem: measured on sshfs (ssh killed under `-o reconnect`) and
- * GlusterFS (a brick or the whole volume gone), and NFS's ESTALE.
+ * the filesystem: FUSE's ENOTCONN once its daemon is gone, NFS's ESTALE.
+ * (sshfs with `-o reconnect` answers EIO when its ssh is killed, measured in
+ * scripts/multi-host.ts; GlusterFS with quorum kept answered nothing at all
+ * when a storage host went, scripts/gluster-bed.ts.)
  */
 const LOST_ALWAYS = LOST_CONNECTION;
 /**
