@@ -35,6 +35,6 @@ test('README\'s stdio section: init the shared corpus first, then the mcpServers
   await client.connect(new StdioClientTransport({ command, args, env: { ...(process.env as Record<string, string>), P_E_RELAY_LOG: 'warn' } }));
   t.after(() => client.close());
   const appended = await client.callTool({ name: 'append_relay', arguments: { bytes: '@p-e/x0\nfrom: scout-7\n\nhello\n' } });
-  assert.match(textOf(appended), /^stored relay-0001 /);
+  assert.match(textOf(appended), /^stored relay-0001\b/, textOf(appended));
   assert.deepEqual((await readdir(path.join(dir, 'corpus'))).filter((f) => f.startsWith('relay-')), ['relay-0001']);
 });
