@@ -224,7 +224,7 @@ describe('bridge', { concurrency: true }, () => {
     // The size rule is a fact about the bytes parameter, stated there (the store's limit, and the hub's body cap, since round 15), as a hub started with its defaults states it.
     const bytesOf = (tool: { inputSchema: { properties?: unknown } }) => (tool.inputSchema.properties as Record<string, { description?: string }>).bytes!.description;
     const bytes = bytesOf(append);
-    assert.match(bytes ?? '', /1,048,576 bytes \(first this hub's request cap: 65,536 bytes of JSON\)$/);
+    assert.match(bytes ?? '', /1,048,576 bytes \(over this hub: 65,536\)$/);
     assert.doesNotMatch(bytes ?? '', /undefined/);
   });
 

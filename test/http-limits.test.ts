@@ -7,20 +7,22 @@
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import { test } from 'node:test';
+import { DEFAULT_BODY_CAP } from '../lib/http/body.js';
 import { errorCode, record, textOf } from './helpers.js';
 import { httpClient, rawExchange, sign, startTestHub } from './http-helpers.js';
 import { eventually } from './support/poll.js';
 
 const BIG = '@p-e/x0\n\n' + 'x'.repeat(70_000);
 
-test('a body over the cap with an honest Content-Length is 413 too_large, on REST and /mcp', async (t) => {
+test('a body over its cap with an honest Content-Length is 413 too_large: REST\'s is the record cap, /mcp\'s the body cap', async (t) => {
   const h = await startTestHub(t);
-  for (const path of ['/relays', '/mcp']) {
-    const response = await fetch(`${h.url}${path}`, { method: 'POST', headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' }, body: BIG });
+  const overBodyCap = `{"jsonrpc":"2.0","id":1,"method":"ping","params":{"pad":"${'x'.repeat(DEFAULT_BODY_CAP)}"}}`;
+  for (const [path, body, cap] of [['/relays', BIG, /record .*\(65536 bytes\)/], ['/mcp', overBodyCap, new RegExp(`body cap \\(${DEFAULT_BODY_CAP} bytes\\)`)]] as const) {
+    const response = await fetch(`${h.url}${path}`, { method: 'POST', headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' }, body });
     assert.equal(response.status, 413, path);
-    const body = (await response.json()) as { error: string; message: string };
-    assert.equal(body.error, 'too_large');
-    assert.match(body.message, /65536/);
+    const refusal = (await response.json()) as { error: string; message: string };
+    assert.equal(refusal.error, 'too_large');
+    assert.match(refusal.message, cap);
   }
   assert.equal(h.store.size, 0);
 });

@@ -32,13 +32,13 @@ test('every tool answers over HTTP for a client that signs', async (t) => {
   assert.match(await (await fetch(`${h.url}/metrics`)).text(), /^p_e_relay_appends_total\{door="mcp"\} 2$/m);
 });
 
-// Over HTTP a record meets the hub's body cap before the store's limit, so the hub's listing states the cap it runs with; stdio's has none.
-test('the hub\'s append_relay states the body cap it runs with, beside the store\'s record limit', async (t) => {
-  const h = await startTestHub(t, { bodyCap: 32_768 });
+// Over HTTP a record meets the hub's record cap before the store's limit, so the hub's listing states the cap it runs with; stdio's has none.
+test('the hub\'s append_relay states the record cap it runs with, beside the store\'s record limit', async (t) => {
+  const h = await startTestHub(t, { recordCap: 32_768 });
   const client = await httpClient(t, h.url, { agent: 'scout-7', key: await h.key('scout-7') });
   const append = (await client.listTools()).tools.find((x) => x.name === 'append_relay')!;
   const bytes = (append.inputSchema.properties as Record<string, { description: string }>).bytes!.description;
-  assert.match(bytes, /and 1,048,576 bytes \(first this hub's request cap: 32,768 bytes of JSON\)$/);
+  assert.match(bytes, /and 1,048,576 bytes \(over this hub: 32,768\)$/);
 });
 
 test('reads need no signature over HTTP', async (t) => {

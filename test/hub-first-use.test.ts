@@ -10,7 +10,11 @@ import path from 'node:path';
 import { test } from 'node:test';
 import { addKey, readKey } from '../lib/auth/keys.js';
 import { authorizationFor } from '../lib/auth/sign.js';
-import { ROOT, record, runCli, tempDir, tempStore } from './helpers.js';
+import type { CallToolResult } from '@modelcontextprotocol/client';
+import { splitRecordFile } from '../lib/model/deposit.js';
+import { bridgeClient } from './bridge-helpers.js';
+import { errorCode, ROOT, record, runCli, tempDir, tempStore, textOf } from './helpers.js';
+import { httpClient, startTestHub } from './http-helpers.js';
 import { hubProcess, type HubProcess } from './reliability-helpers.js';
 
 async function signedPost(hub: HubProcess, agent: string, key: Buffer, bytes: string | Buffer): Promise<{ status: number; json: Record<string, unknown> }> {
@@ -79,4 +83,50 @@ test('a read-only mirror without the agent\'s key refuses its signed appends rea
   const events = await fetch(`${hub.url}/events`, { headers: { Authorization: authorizationFor('scout-7', key, 'GET', waitBody) } });
   assert.equal(events.status, 401);
   await events.body?.cancel();
+});
+
+// ---- the record cap and the body cap ---------------------------------------------------------------
+
+/** A record of exactly `size` bytes whose body is quotes and backslashes: in JSON it takes nearly twice that. */
+function escapingRecord(size: number): string {
+  const head = record({ kind: 'note', from: 'scout-7' }, '');
+  return head + '"\\'.repeat(size).slice(0, size - Buffer.byteLength(head));
+}
+
+test('a 43,834-byte record of quotes and backslashes lands through /mcp (its JSON is ~87 KB); one over the record cap is refused naming the record, over REST too', { timeout: 60_000 }, async (t) => {
+  const h = await startTestHub(t);
+  const client = await httpClient(t, h.url, { agent: 'scout-7', key: await h.key('scout-7') });
+  const big = escapingRecord(43_834);
+  assert.equal(Buffer.byteLength(big), 43_834);
+  assert.ok(Buffer.byteLength(JSON.stringify(big)) > 65_536, 'its JSON encoding is over 64 KiB');
+  const landed = (await client.callTool({ name: 'append_relay', arguments: { bytes: big } })) as CallToolResult;
+  assert.notEqual(landed.isError, true, textOf(landed));
+  assert.equal(Buffer.compare(await h.store.read('relay-0001').then((b) => splitRecordFile(b).record), Buffer.from(big)), 0, 'stored byte for byte');
+
+  const over = (await client.callTool({ name: 'append_relay', arguments: { bytes: escapingRecord(65_537) } })) as CallToolResult;
+  assert.equal(errorCode(over), 'too_large');
+  assert.match(textOf(over), /The record is 65537 bytes; over HTTP this hub takes records of at most 65536/);
+
+  const body = Buffer.from(escapingRecord(65_537));
+  const rest = await fetch(`${h.url}/relays`, { method: 'POST', body, headers: { Authorization: authorizationFor('scout-7', await h.key('scout-7'), 'POST', body), Accept: 'application/json' } });
+  const refusal = (await rest.json()) as { error: string; message: string };
+  assert.deepEqual([rest.status, refusal.error], [413, 'too_large']);
+  assert.match(refusal.message, /^The record is larger than this hub takes over HTTP \(65536 bytes\)/);
+});
+
+test('a /mcp body over the body cap is refused naming the request body, not the record', { timeout: 60_000 }, async (t) => {
+  const h = await startTestHub(t, { bodyCap: 4096 });
+  const body = Buffer.from(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'get_relay', arguments: { id: 'x'.repeat(5000) } } }));
+  const res = await fetch(`${h.url}/mcp`, { method: 'POST', body, headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' } });
+  const refusal = (await res.json()) as { error: string; message: string };
+  assert.deepEqual([res.status, refusal.error], [413, 'too_large']);
+  assert.match(refusal.message, /^The request body is larger than this hub's body cap \(4096 bytes\)/);
+});
+
+test('the bridge carries a 43,834-byte record of quotes and backslashes to the hub', { timeout: 60_000 }, async (t) => {
+  const h = await startTestHub(t);
+  const { client } = await bridgeClient(t, h.url, 'scout-7', h.keys);
+  const landed = (await client.callTool({ name: 'append_relay', arguments: { bytes: escapingRecord(43_834) } })) as CallToolResult;
+  assert.notEqual(landed.isError, true, textOf(landed));
+  assert.equal((await h.store.read('relay-0001')).length > 43_834, true);
 });

@@ -19,7 +19,7 @@
 import { Client, InMemoryTransport, type Tool } from '@modelcontextprotocol/client';
 import { idShape } from '../model/ids.js';
 import { DEFAULT_MAX_RECORD_BYTES } from '../model/record.js';
-import { DEFAULT_BODY_CAP } from '../http/body.js';
+import { DEFAULT_RECORD_CAP } from '../http/body.js';
 import type { Logger } from '../log.js';
 import { createListingServer } from '../mcp/server.js';
 import type { HubClient } from './hub-client.js';
@@ -75,7 +75,7 @@ export class ToolList {
     this.fallback ??= (async () => {
       // A hub's own list states its width and record limit; this one states the defaults.
       // The hub behind the bridge is unknown here: its defaults, as a hub started without flags states them.
-      const server = createListingServer({ shape: idShape(), maxRecordBytes: DEFAULT_MAX_RECORD_BYTES, requestCap: DEFAULT_BODY_CAP });
+      const server = createListingServer({ shape: idShape(), maxRecordBytes: DEFAULT_MAX_RECORD_BYTES, requestCap: DEFAULT_RECORD_CAP });
       const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
       const client = new Client({ name: 'p-e-relay-bridge', version: '0' });
       // The server and client packages each bundle the SDK's core; a transport is a plain interface to both.

@@ -1,5 +1,5 @@
 /** `serve`: the MCP server over stdio (the default), or the HTTP hub with --http. */
-import { DEFAULT_BODY_CAP } from '../http/body.js';
+import { DEFAULT_RECORD_CAP } from '../http/body.js';
 import { DEFAULT_LIMITS } from '../http/limits.js';
 import { DEFAULT_HOST, DEFAULT_PORT } from '../http/defaults.js';
 import { DEFAULT_MAX_RECORD_BYTES } from '../model/record.js';
@@ -35,7 +35,10 @@ Appends and waits must be signed with a key from the keys directory.
   --host H                with --http: the address to bind (default ${DEFAULT_HOST});
                           on loopback, Host and Origin are checked against DNS rebinding
   --port N                with --http: the port (default ${DEFAULT_PORT}; 0 takes any free one)
-  --body-cap N            with --http: the largest request body in bytes (default ${DEFAULT_BODY_CAP})
+  --record-cap N          with --http: the largest record in bytes, counted in the
+                          record's own bytes on every door (default ${DEFAULT_RECORD_CAP})
+  --body-cap N            with --http: the largest request body in bytes (default: what a
+                          record of the record cap needs as JSON, 6 × it + 8,192)
   --allow-origin ORIGIN   with --http: a web origin whose pages may call the hub
                           (repeatable; loopback origins are always allowed)
   --append-rate N         with --http: appends per second per agent (default ${DEFAULT_LIMITS.appendsPerSecond}, bursts of twice that)
@@ -68,6 +71,7 @@ Environment: P_E_RELAY_LOG=debug|info|warn|error|silent sets the log level.`,
     host: { type: 'string' },
     port: { type: 'string' },
     'body-cap': { type: 'string' },
+    'record-cap': { type: 'string' },
     'allow-origin': { type: 'string', multiple: true },
     'append-rate': { type: 'string' },
     'read-only': { type: 'boolean' },
@@ -92,6 +96,7 @@ Environment: P_E_RELAY_LOG=debug|info|warn|error|silent sets the log level.`,
         host: stringOption(ctx, 'host') ?? DEFAULT_HOST,
         port: numberOption(ctx, 'port') ?? DEFAULT_PORT,
         bodyCap: numberOption(ctx, 'body-cap'),
+        recordCap: numberOption(ctx, 'record-cap'),
         allowedOrigins: ctx.values['allow-origin'] as string[] | undefined,
         limits: rate === undefined ? undefined : { appendsPerSecond: rate, appendBurst: rate * 2 },
         log: ctx.log,

@@ -16,10 +16,32 @@
 import type { IncomingMessage } from 'node:http';
 import { RelayError } from '../errors.js';
 
-export const DEFAULT_BODY_CAP = 65_536;
+/**
+ * Two caps, each named for what it counts. The record cap is the largest
+ * record over HTTP, in its own bytes: a REST append's body is the record, and
+ * /mcp counts append_relay's `bytes` as UTF-8 (append-relay.ts). The body cap
+ * is the largest request body; for JSON it must hold a record of the record
+ * cap however its encoding grows (a quote or backslash takes 2 bytes, a
+ * control character 6 as \u00XX), plus the JSON-RPC envelope.
+ */
+export const DEFAULT_RECORD_CAP = 65_536;
+const ENVELOPE_BYTES = 8_192;
 
-function tooLarge(cap: number): RelayError {
-  return new RelayError('too_large', `The request body is larger than this hub accepts (${cap} bytes), so nothing was read or stored. Send a smaller body; a record over HTTP must fit in ${cap} bytes.`, { limit: cap });
+/** The body cap that lets any record of `recordCap` bytes through in JSON. */
+export function bodyCapFor(recordCap: number): number {
+  return recordCap * 6 + ENVELOPE_BYTES;
+}
+
+export const DEFAULT_BODY_CAP = bodyCapFor(DEFAULT_RECORD_CAP);
+
+/** What a cap counts, for its refusal: the request body, or (a REST append's body) the record itself. */
+export type Counted = 'body' | 'record';
+
+function tooLarge(cap: number, counted: Counted): RelayError {
+  if (counted === 'record') {
+    return new RelayError('too_large', `The record is larger than this hub takes over HTTP (${cap} bytes), so nothing was read or stored. Send a shorter record, or split it and link the parts with ref:.`, { limit: cap, counted });
+  }
+  return new RelayError('too_large', `The request body is larger than this hub's body cap (${cap} bytes), so nothing was read or stored. Send a smaller request (a record in it may be as long as the hub's record cap, whatever its JSON encoding).`, { limit: cap, counted });
 }
 
 export function checkEncoding(req: IncomingMessage): void {
@@ -29,11 +51,11 @@ export function checkEncoding(req: IncomingMessage): void {
   }
 }
 
-/** The raw body, at most `cap` bytes; throws too_large or encoded_body. */
-export function readBody(req: IncomingMessage, cap: number): Promise<Buffer> {
+/** The raw body, at most `cap` bytes; throws too_large (naming what `counted`) or encoded_body. */
+export function readBody(req: IncomingMessage, cap: number, counted: Counted = 'body'): Promise<Buffer> {
   checkEncoding(req);
   const declared = req.headers['content-length'];
-  if (declared !== undefined && Number(declared) > cap) return Promise.reject(tooLarge(cap));
+  if (declared !== undefined && Number(declared) > cap) return Promise.reject(tooLarge(cap, counted));
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let total = 0;
@@ -50,7 +72,7 @@ export function readBody(req: IncomingMessage, cap: number): Promise<Buffer> {
         // Keep reading and discarding, so the 413 reaches the client
         // instead of a reset; the response closes the connection.
         req.resume();
-        reject(tooLarge(cap));
+        reject(tooLarge(cap, counted));
         return;
       }
       chunks.push(chunk);

@@ -9,7 +9,10 @@ export interface HubContext {
   gate: HttpGate;
   metrics: HubMetrics;
   log: Logger;
+  /** The largest request body (body.ts). */
   bodyCap: number;
+  /** The largest record over HTTP, in its own bytes (body.ts). */
+  recordCap: number;
   /** Milliseconds between keep-alive comments on an idle event stream. */
   sseKeepAliveMs: number;
   /** Bytes an event stream may have waiting for a slow reader before it is dropped. */

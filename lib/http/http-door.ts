@@ -32,6 +32,8 @@ export class HttpGate implements Hub {
     private readonly verifier: Verifier,
     private readonly metrics: HubMetrics,
     private readonly readOnly: RelayError | null = null,
+    /** The largest record an append over HTTP may carry (body.ts). */
+    private readonly recordCap?: number,
   ) {
     // Every held wait and stream listens on the hub's signal (and its agent's):
     // hundreds of listeners are the design, not a leak.
@@ -97,7 +99,7 @@ export class HttpGate implements Hub {
     if (agent !== null) heldForAgent(req.socket);
     const gone = new AbortController();
     res.once('close', () => gone.abort());
-    return new Door({ channel, agent, closed: gone.signal, hub: this });
+    return new Door({ channel, agent, closed: gone.signal, hub: this, maxRecordBytes: this.recordCap });
   }
 
   spend(agent: string, spends: Spend, closed: AbortSignal): Hold | null {

@@ -96,7 +96,7 @@ async function getRecord(res: ServerResponse, id: string, ctx: HubContext): Prom
 }
 
 async function appendRoute(req: IncomingMessage, res: ServerResponse, url: URL, ctx: HubContext): Promise<void> {
-  const body = await readBody(req, ctx.bodyCap);
+  const body = await readBody(req, ctx.recordCap, 'record'); // the body is the record
   const door = await ctx.gate.open(req, res, url, body, 'http', { appends: true });
   const id = url.searchParams.get('id') ?? undefined;
   // Node joins a repeated header with ", ", so two keys read as one key that no retry will send.

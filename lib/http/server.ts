@@ -16,7 +16,7 @@ import { KeyRing } from '../auth/key-ring.js';
 import { listRecordNames } from '../store/record-names.js';
 import { readOnlyRefusal } from '../store/read-only.js';
 import { ReplayGuard } from '../auth/replay-guard.js';
-import { DEFAULT_BODY_CAP, readBody } from './body.js';
+import { bodyCapFor, DEFAULT_RECORD_CAP, readBody } from './body.js';
 import { DEFAULT_HOST, DEFAULT_PORT } from './defaults.js';
 import type { HubContext } from './context.js';
 import { HttpGate } from './http-door.js';
@@ -41,7 +41,10 @@ export interface HubOptions {
   host?: string;
   /** 0 picks a free port. */
   port?: number;
+  /** The largest request body (default: what a record of recordCap needs in JSON, body.ts). */
   bodyCap?: number;
+  /** The largest record over HTTP, in its own bytes (default 65,536). */
+  recordCap?: number;
   limits?: Partial<Limits>;
   /** Web origins (besides loopback ones) whose pages may call this hub. */
   allowedOrigins?: string[];
@@ -72,7 +75,8 @@ export async function startHub(options: HubOptions): Promise<Hub> {
   const holdsRecords = async () => (await listRecordNames(store.paths.corpus)).length > 0;
   const guard = new ReplayGuard(store.paths.replay, { log, perAgentPerMinute: limits.signaturesPerMinute, holdsRecords });
   const metrics = new HubMetrics();
-  const gate = new HttpGate(limits, { keys, guard }, metrics, store.readOnly ? readOnlyRefusal(store.primary) : null);
+  const recordCap = options.recordCap ?? DEFAULT_RECORD_CAP;
+  const gate = new HttpGate(limits, { keys, guard }, metrics, store.readOnly ? readOnlyRefusal(store.primary) : null, recordCap);
   keys.on('revoked', (agent) => gate.revoke(agent));
   // Every agent given a key is on the roster (SPEC §8d), so an append to one that has not called yet is not "unknown".
   for (const agent of await keys.agents()) await store.agents.roster.seen(agent, 'key');
@@ -82,12 +86,13 @@ export async function startHub(options: HubOptions): Promise<Hub> {
     gate,
     metrics,
     log,
-    bodyCap: options.bodyCap ?? DEFAULT_BODY_CAP,
+    bodyCap: options.bodyCap ?? bodyCapFor(recordCap),
+    recordCap,
     sseKeepAliveMs: options.sseKeepAliveMs ?? 15_000,
     sseMaxBufferedBytes: options.sseMaxBufferedBytes ?? 1 << 20,
     ready: () => ready,
   };
-  const pool = new McpServerPool(store, ctx.bodyCap);
+  const pool = new McpServerPool(store, ctx.recordCap);
 
   const headersTimeout = options.headersTimeoutMs ?? 10_000;
   const requestTimeout = options.requestTimeoutMs ?? 30_000;

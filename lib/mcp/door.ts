@@ -38,6 +38,8 @@ export interface Grant {
   signal?: AbortSignal;
   /** Counts a record this call stored (not one an idempotency key answered from an earlier call). */
   stored(): void;
+  /** The largest record this door takes, in its own bytes, where it is less than the store's (the HTTP record cap). */
+  maxRecordBytes?: number;
 }
 
 /** `mcp` for both MCP doors, `http` for REST and SSE: the first part of the deposited-by label and the metrics' door. */
@@ -63,6 +65,8 @@ export interface DoorOptions {
   hub?: Hub;
   /** Every append through this door is refused so, before anything else (a read-only mirror). */
   refuseAppends?: RelayError;
+  /** The largest record an append through this door may carry (the HTTP record cap). */
+  maxRecordBytes?: number;
 }
 
 const HOW_TO_SIGN = 'Send an `Authorization: PE-HMAC agent=<name>, ts=<unix seconds>, sig=<hex>` header, where sig is the HMAC-SHA256 with your key of the method, ts and the sha256 of the body (docs/http.md shows how; `p-e-relay sign` prints one). An MCP client that cannot add that header (one behind an ordinary proxy such as mcp-remote) can run `p-e-relay bridge --url <this hub> --agent <name>` as its server instead: a local stdio server that signs each call with the agent\'s key (docs/bridge.md). Reads (exists, get_relay, list_relays, list_replies and the GET routes) need none.';
@@ -93,7 +97,8 @@ export class Door {
       return { depositedBy, agent, release() {}, stored };
     }
     const hold = spends === null ? null : hub.spend(agent, spends, closed);
-    return hold ? { depositedBy, agent, release: hold.release, signal: hold.signal, stored } : { depositedBy, agent, release() {}, stored };
+    const cap = this.options.maxRecordBytes === undefined ? {} : { maxRecordBytes: this.options.maxRecordBytes };
+    return hold ? { depositedBy, agent, release: hold.release, signal: hold.signal, stored, ...cap } : { depositedBy, agent, release() {}, stored, ...cap };
   }
 
   /** Runs one call through the door: authorizes it, runs `body` with the grant, and gives back what it held. */

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { RelayError } from '../../errors.js';
 import { encodeRecordText } from '../../model/record.js';
 import { appendText } from '../../model/render.js';
 import { depositedAtField, depositedByField, NAMED_REFUSALS, provenanceField, provenanceValues } from './shared.js';
@@ -15,7 +16,9 @@ export const appendRelay = defineTool({
   contract: (facts) => (facts.agent ? namedContract(facts, facts.agent) : unnamedContract(facts)),
   async run(store, { id, bytes, idempotency_key }, { grant, agent }) {
     const idempotencyKey = agent === undefined ? idempotency_key : namedKey(bytes, idempotency_key);
-    const result = await store.append(encodeRecordText(bytes), { id, depositedBy: grant.depositedBy, idempotencyKey, agent: grant.agent ?? undefined });
+    const record = encodeRecordText(bytes);
+    if (grant.maxRecordBytes !== undefined && record.length > grant.maxRecordBytes) throw recordOverCap(record.length, grant.maxRecordBytes);
+    const result = await store.append(record, { id, depositedBy: grant.depositedBy, idempotencyKey, agent: grant.agent ?? undefined });
     if (!result.replayed) grant.stored();
     return { text: agent === undefined ? appendText(result) : namedAppendText(result), structured: { ...result } };
   },
@@ -58,7 +61,7 @@ function unnamedContract({ shape, maxRecordBytes, requestCap }: ToolFacts) {
       // The store's own limit (lib/model/record.ts, --max-record-bytes), the one figure it enforces on every door; over HTTP the hub's body cap (lib/http/body.ts, --body-cap), as the hub runs, counts the whole JSON request and binds first (stdio has none, so says nothing of it).
       // The id shape in words, once per tools/list (SPEC §3), here, in the first tool read, where ids are written; every id schema shows it by example.
       // to: is a claim no one checks: a misspelled name reaches no addressed loop, and nothing says so (round 16).
-      bytes: z.string().describe(`the whole record, stored byte for byte: line 1 exactly @p-e/x0; "name: value" headers up to the first empty line; the body. The store reads kind: (lowercase: question, answer, …), from: (your name), to: (names, split at commas or spaces; unchecked: a wrong name, or none, reaches no one), parent: (one id: an answer's question), ref: (one or more ids, split at commas or spaces; repeatable); keeps others. Names: ASCII, no spaces or commas. Ids: ${shape.describe} (${shape.example}), compared literally by every tool: ${shape.format(33).replace(/-0+/, '-')} or ${shape.example.toUpperCase()} is malformed (here it links nothing). UTF-8 without NUL, at most 64 distinct ids in parent:/ref: and ${maxRecordBytes.toLocaleString('en-US')} bytes${requestCap === undefined ? '' : ` (first this hub's request cap: ${requestCap.toLocaleString('en-US')} bytes of JSON)`}`),
+      bytes: z.string().describe(`the whole record, stored byte for byte: line 1 exactly @p-e/x0; "name: value" headers up to the first empty line; the body. The store reads kind: (lowercase: question, answer, …), from: (your name), to: (names, split at commas or spaces; unchecked: a wrong name, or none, reaches no one), parent: (one id: an answer's question), ref: (one or more ids, split at commas or spaces; repeatable); keeps others. Names: ASCII, no spaces or commas. Ids: ${shape.describe} (${shape.example}), compared literally by every tool: ${shape.format(33).replace(/-0+/, '-')} or ${shape.example.toUpperCase()} is malformed (here it links nothing). UTF-8 without NUL, at most 64 distinct ids in parent:/ref: and ${maxRecordBytes.toLocaleString('en-US')} bytes${requestCap === undefined ? '' : ` (over this hub: ${requestCap.toLocaleString('en-US')})`}`),
       // An answer's key is derived from the question, so re-answering after a restart or a re-read replays or conflicts instead of storing twice; every other record counts on under the asker's name.
       // SPEC §8b: the scope is the channel and the key, and over stdio every agent deposits as mcp: a key without the name collides across agents.
       // After a restart the catch-up (from: <you>, every kind) returns every record that can hold one of your n, so 1 + its count is free (a count of questions alone missed notes and copies: round 14).
@@ -86,7 +89,7 @@ function unnamedContract({ shape, maxRecordBytes, requestCap }: ToolFacts) {
  * steps of the loop in the server's instructions.
  */
 function namedContract({ shape, maxRecordBytes, requestCap }: ToolFacts, agent: string) {
-  const cap = requestCap === undefined ? '' : ` (first the hub's ${requestCap.toLocaleString('en-US')}-byte request cap)`;
+  const cap = requestCap === undefined ? '' : ` (over the hub: ${requestCap.toLocaleString('en-US')})`;
   return {
     description: [
       `Store one record permanently (immutable, public): the only write. Its from: is ${agent} or absent (another name: from_mismatch). The relay keys each record, so a retry stores nothing twice.`,
@@ -108,4 +111,9 @@ function namedContract({ shape, maxRecordBytes, requestCap }: ToolFacts, agent: 
       unknownRecipients: z.array(z.string()).optional().describe('to: names no agent has used: fix them'),
     },
   };
+}
+
+/** A record over the HTTP record cap: counted in its own bytes, not in the JSON that carried it. */
+function recordOverCap(size: number, cap: number): RelayError {
+  return new RelayError('too_large', `The record is ${size} bytes; over HTTP this hub takes records of at most ${cap}. Send a shorter record, or split it and link the parts with ref:.`, { limit: cap, size });
 }

@@ -15,7 +15,7 @@ import type { Admission, Grant } from '../door.js';
 export interface ToolFacts {
   readonly shape: IdShape;
   readonly maxRecordBytes: number;
-  /** The HTTP door's body cap (--body-cap), which a record sent through it meets before the store's limit; absent over stdio. */
+  /** The HTTP door's record cap (--record-cap), which a record sent through it meets before the store's limit; absent over stdio. */
   readonly requestCap?: number;
   /**
    * The agent this server serves (`serve --agent NAME`), or absent. A named
