@@ -151,6 +151,13 @@ function toolCode(answer: Answer): string | undefined {
 const post = (ctx: Ctx, path: string, body: string | Buffer, authorization?: string, extra: Record<string, string> = {}): Promise<Answer> =>
   send(ctx.hub, { method: 'POST', path, body, headers: { ...(authorization === undefined ? {} : { Authorization: authorization }), ...extra } });
 
+/** A batch is answered as exactly one JSON-RPC error (not an array of them): -32600, batch_refused, id null. */
+function oneBatchRefusal(answer: Answer): void {
+  const parsed = JSON.parse(answer.body) as { jsonrpc?: string; id?: unknown; error?: { code?: number; data?: { code?: string } } };
+  assert.ok(!Array.isArray(parsed), 'one answer, not one per message');
+  assert.deepEqual([parsed.jsonrpc, parsed.id, parsed.error?.code, parsed.error?.data?.code], ['2.0', null, -32600, 'batch_refused']);
+}
+
 const ROWS: Row[] = [
   // ---- credentials ---------------------------------------------------------------------
   { name: 'no Authorization on an append', status: 401, code: 'unsigned', attack: (c) => post(c, '/relays', BODY) },
@@ -287,12 +294,13 @@ const ROWS: Row[] = [
     status: 400,
     code: 'batch_refused',
     attack: (c) => post(c, '/mcp', `[${Array.from({ length: 100 }, (_, i) => toolCall('get_relay', { id: 'relay-0001' }, i + 1)).join(',')}]`, undefined, MCP_HEADERS),
-    check: (a) => assert.equal(JSON.parse(a.body).error.code, -32600),
+    check: oneBatchRefusal,
   },
   {
     name: 'a signed batch of 20 appends (one signature for many): refused, nothing spent',
     status: 400,
     code: 'batch_refused',
+    check: oneBatchRefusal,
     attack: (c) => {
       const body = `[${Array.from({ length: 20 }, (_, i) => toolCall('append_relay', { bytes: fresh().toString() }, i + 1)).join(',')}]`;
       return post(c, '/mcp', body, signed(c, 'POST', body), MCP_HEADERS);
