@@ -40,6 +40,8 @@ export const ERROR_STATUS = {
   store_unavailable: 503,
   /** A network mount under the corpus lost its connection mid-call: transient, safe to retry under the same key. */
   store_unreachable: 503,
+  /** A directory given as a corpus that is not a store (and not empty): refused before anything is read or written there. */
+  not_a_store: 409,
   unsigned: 401,
   malformed_authorization: 401,
   unknown_agent: 401,

@@ -51,7 +51,8 @@ export const COMMON_OPTIONS: OptionSpec = {
 };
 
 export const COMMON_HELP = `Common options:
-  --corpus DIR   the corpus directory (env P_E_RELAY_CORPUS, default ./corpus)
+  --corpus DIR   the corpus directory (env P_E_RELAY_CORPUS, default ./corpus):
+                 a store, or an empty directory (made one); others are refused
   --keys DIR     the keys directory (env P_E_RELAY_KEYS, default: keys beside
                  the corpus, so ./keys with the default ./corpus)
   -h, --help     this help`;

@@ -4,6 +4,7 @@ import { initStore } from '../ops/init.js';
 import { appearedLine } from '../model/render.js';
 import { appeared } from '../store/waiters.js';
 import { verifyCorpus } from '../ops/verify.js';
+import { ensureStore } from '../store/store-mark.js';
 import type { RecordMeta } from '../model/record-index.js';
 import { EXIT_OK, EXIT_REFUSED, UsageError, numberOption, writeLine, writeWhenReady, type Command } from './command.js';
 import { POLL_HELP } from './poll-option.js';
@@ -55,6 +56,7 @@ crash are reported as a warning (they never hold a published record).
              left for verify --clean on their own host.`,
   options: { clean: { type: 'boolean' } },
   async run(ctx) {
+    await ensureStore(ctx.corpus, true); // verify --clean removes files: never in a directory that is no store
     const report = await verifyCorpus(ctx.corpus, {
       clean: ctx.values.clean === true,
       onProgress: progressLines(ctx.stderr),

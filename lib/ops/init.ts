@@ -22,8 +22,25 @@ export interface InitResult {
 }
 
 export async function initStore(options: { corpus: string; keys: string; idWidth?: number }): Promise<InitResult> {
-  const cp = corpusPaths(options.corpus);
   const kp = keyPaths(options.keys);
+  const corpus = await initCorpus(options.corpus, options.idWidth);
+  await fs.mkdir(kp.keys, { recursive: true, mode: 0o700 });
+  const created = [...corpus.created];
+  if (!(await exists(kp.gitignore))) {
+    await fs.writeFile(kp.gitignore, KEYS_GITIGNORE);
+    created.push(kp.gitignore);
+  }
+  return { corpus: corpus.corpus, keys: kp.keys, idWidth: corpus.idWidth, created };
+}
+
+/**
+ * The corpus half of `init`: the directory, its `.state/`, its settings and
+ * the two git dotfiles. Also what a command does to an empty directory it is
+ * given as a corpus (lib/store/store-mark.ts), so that it becomes a store
+ * exactly as `init` makes one.
+ */
+export async function initCorpus(corpusDir: string, idWidth?: number): Promise<{ corpus: string; idWidth: number; created: string[] }> {
+  const cp = corpusPaths(corpusDir);
   const created: string[] = [];
   await fs.mkdir(cp.corpus, { recursive: true });
   // A new store's one-time signature guard has nothing to forget, so its
@@ -33,32 +50,30 @@ export async function initStore(options: { corpus: string; keys: string; idWidth
   const fresh = !(await exists(cp.state)) && !(await hasRecords(cp.corpus));
   await fs.mkdir(cp.tmp, { recursive: true });
   if (fresh) await fs.mkdir(cp.replay, { recursive: true });
-  await fs.mkdir(kp.keys, { recursive: true, mode: 0o700 });
 
   const existing = await readSettings(cp.corpus);
   const hasSettingsFile = await exists(cp.settings);
-  const width = options.idWidth ?? existing.idWidth;
+  const width = idWidth ?? existing.idWidth;
   idShape(width); // throws RangeError for a width out of range
   if (width !== existing.idWidth) {
     if ((await listRecordIds(cp.corpus, idShape(existing.idWidth))).length > 0 || hasSettingsFile) {
       throw new RelayError('id_width_fixed', `The store at ${cp.corpus} already has id width ${existing.idWidth}; the width is fixed when a store is created. Use a new, empty corpus directory for a store of width ${width}.`);
     }
   }
-  if (!hasSettingsFile && (options.idWidth !== undefined || !(await hasRecords(cp.corpus)))) {
+  if (!hasSettingsFile && (idWidth !== undefined || !(await hasRecords(cp.corpus)))) {
     await fs.writeFile(cp.settings, formatSettings({ idWidth: width }));
     created.push(cp.settings);
   }
   for (const [file, text] of [
     [cp.gitattributes, CORPUS_GITATTRIBUTES],
     [cp.gitignore, CORPUS_GITIGNORE],
-    [kp.gitignore, KEYS_GITIGNORE],
   ] as const) {
     if (!(await exists(file))) {
       await fs.writeFile(file, text);
       created.push(file);
     }
   }
-  return { corpus: cp.corpus, keys: kp.keys, idWidth: width ?? DEFAULT_ID_WIDTH, created };
+  return { corpus: cp.corpus, idWidth: width ?? DEFAULT_ID_WIDTH, created };
 }
 
 async function exists(file: string): Promise<boolean> {

@@ -31,6 +31,7 @@ import type { RecordFilter } from '../model/filter.js';
 import { inlineBytes } from './inline-bytes.js';
 import { readSettings } from './settings.js';
 import { SnapshotKeeper } from './snapshot-keeper.js';
+import { ensureStore } from './store-mark.js';
 import { subscribe, type HeldRecord, type OnRecord, type RecordFeed, type StoreEvents, type SubscribeOptions, type Subscription } from './subscription.js';
 import { appeared, clampWait, WAIT_MAX_ITEMS, Waiters, type AppearedRecord, type WaitResult } from './waiters.js';
 import { CorpusWatcher, type WatchMode } from './watch.js';
@@ -276,6 +277,7 @@ export class RelayStore extends EventEmitter<StoreEvents> implements RecordFeed 
     } catch {
       throw new RelayError('store_unavailable', `There is no corpus directory at ${paths.corpus}. Create one with \`p-e-relay init --corpus ${paths.corpus}\`, or pass --corpus with the path of an existing one.`);
     }
+    await ensureStore(paths.corpus, options.readOnly === true); // any directory is not a corpus (store-mark.ts)
     const settings = await readSettings(paths.corpus);
     // A corpus that `mirror` fills has one writer, rsync; a local append would
     // shadow the primary's record of the same id forever.
