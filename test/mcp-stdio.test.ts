@@ -174,15 +174,15 @@ test('list_replies lists the records naming an id, one level, in id order, each 
   await put(client, { kind: 'reply', from: 'b', to: 'a', parent: 'relay-0001' }); // 3
   await put(client, { kind: 'reply', parent: 'relay-0003' }); // 4: one level only
   const result = await call(client, 'list_replies', { id: 'relay-0001' });
-  assert.deepEqual(structured(result), {
-    parent: 'relay-0001',
-    replies: [
-      { id: 'relay-0002', kind: 'note', from: null, to: null, parent: null, refs: ['relay-0001'] },
-      { id: 'relay-0003', kind: 'reply', from: 'b', to: 'a', parent: 'relay-0001', refs: [] },
-    ],
-  });
+  const { parent, replies } = structured(result) as { parent: string; replies: { depositedAt: string }[] };
+  assert.equal(parent, 'relay-0001');
+  // A wait item's fields: the deposit ones too (depositedAt is the store's clock).
+  assert.deepEqual(replies.map(({ depositedAt, ...rest }) => rest), [
+    { id: 'relay-0002', kind: 'note', from: null, to: null, parent: null, refs: ['relay-0001'], depositedBy: 'mcp', provenance: 'as-received' },
+    { id: 'relay-0003', kind: 'reply', from: 'b', to: 'a', parent: 'relay-0001', refs: [], depositedBy: 'mcp', provenance: 'as-received' },
+  ]);
   // The text says the same: a citation (refs) is told from an answer (parent).
-  assert.equal(textOf(result), 'replies to relay-0001 (2):\nrelay-0002 (kind note, refs relay-0001)\nrelay-0003 (kind reply, from b, to a, parent relay-0001)');
+  assert.equal(textOf(result), 'replies to relay-0001 (2):\nrelay-0002 (kind note, refs relay-0001) deposited-by mcp\nrelay-0003 (kind reply, from b, to a, parent relay-0001) deposited-by mcp');
 });
 
 test('list_replies: a malformed id is UNKNOWN and has no replies', async (t) => {

@@ -266,9 +266,10 @@ test('list: every held and KNOWN_MISSING id; after is exclusive and filters both
   assert.deepEqual(await store.list(), { after: null, present: ['relay-0001', 'relay-0002', 'relay-0003'], knownMissing: ['relay-0004', 'relay-0007'] });
   assert.deepEqual(await store.list('relay-0000'), { after: 'relay-0000', present: ['relay-0001', 'relay-0002', 'relay-0003'], knownMissing: ['relay-0004', 'relay-0007'] });
   assert.deepEqual(await store.list('relay-0002'), { after: 'relay-0002', present: ['relay-0003'], knownMissing: ['relay-0004', 'relay-0007'] });
-  assert.deepEqual(await store.list('relay-0003'), { after: 'relay-0003', present: [], knownMissing: ['relay-0004', 'relay-0007'] });
-  // A cited id above the high-water mark is no place to list after: the next append takes relay-0004 (after-ahead.test.ts).
-  await refused(store.list('relay-0004'), 'id_ahead');
+  assert.deepEqual(await store.list('relay-0004'), { after: 'relay-0004', present: [], knownMissing: ['relay-0007'] });
+  assert.deepEqual(await store.list('relay-0007'), { after: 'relay-0007', present: [], knownMissing: [] });
+  // Past every id the store holds, issued or cited, a list after it is ahead (after-ahead.test.ts).
+  await refused(store.list('relay-0008'), 'id_ahead');
 });
 
 test('list refuses a malformed after', async (t) => {

@@ -225,6 +225,12 @@ export class RecordIndex {
     return out.sort((a, b) => a - b);
   }
 
+  /** Whether some KNOWN_MISSING id is `n` or above (a list after `n` still has missing ids to show). */
+  missingFrom(n: number): boolean {
+    for (const m of this.missing) if (m >= n) return true;
+    return false;
+  }
+
   /** Held records naming `n` in parent:/ref:, ascending. */
   repliesTo(n: number): number[] {
     const out: number[] = [];

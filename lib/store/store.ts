@@ -614,7 +614,7 @@ export class RelayStore extends EventEmitter<StoreEvents> implements RecordFeed 
    */
   async listIds(after?: string, filter: RecordFilter | null = null): Promise<ListIds> {
     await this.opened();
-    const mark = after === undefined ? 0 : await this.markOf(after);
+    const mark = after === undefined ? 0 : await this.markOf(after, true);
     return { after: after ?? null, present: this.index.matchingAfter(mark, filter), knownMissing: filter ? [] : this.index.knownMissingAfter(mark) };
   }
 
@@ -874,13 +874,16 @@ export class RelayStore extends EventEmitter<StoreEvents> implements RecordFeed 
    * An `after` mark every door takes (waits, listings, streams): parsed, then
    * refused `id_ahead` past the newest id this store has issued (after-mark.ts),
    * once the scan is done. A mark on a file that is on disk but not heard yet
-   * (a peer's record linked a moment ago) is not ahead.
+   * (a peer's record linked a moment ago) is not ahead. A listing's mark may
+   * also be at or below a cited id (`listing`): its known-missing list goes on
+   * from there (list_relays' too_large names such an after).
    */
-  async markOf(after: string): Promise<number> {
+  async markOf(after: string, listing = false): Promise<number> {
     const n = this.parseAfter(after);
     await this.opened();
     const top = { newestHeld: this.index.highestHeld(), highWater: this.index.highest };
-    if (n <= highestMark(top) || (await fs.access(this.paths.record(this.shape.format(n))).then(() => true, () => false))) return n;
+    if (n <= highestMark(top) || (listing && this.index.missingFrom(n))) return n;
+    if (await fs.access(this.paths.record(this.shape.format(n))).then(() => true, () => false)) return n;
     throw aheadRefusal(n, top, this.shape);
   }
 
