@@ -26,10 +26,32 @@ export const KEY_PARAM = 'idempotency_key';
 /** Pauses before each retry: the hub a moment to come back, well inside a client's 60 s. */
 export const RETRY_PAUSES_MS = [250, 1000];
 
-/** The call's arguments, with an idempotency key on an append that has none. */
-export function withIdempotencyKey(name: string, args: Record<string, unknown> | undefined): Record<string, unknown> | undefined {
+/**
+ * The call's arguments, with an idempotency key on an append that has none.
+ * An answer (kind: answer, any case, with a parent:) gets the key the hub
+ * gives an unkeyed answer from this agent (`<agent>/answer/<parent>`, SPEC
+ * §8d), so answering the same question again through the bridge lands once,
+ * as it does straight to the hub; anything else a fresh one.
+ */
+export function withIdempotencyKey(name: string, args: Record<string, unknown> | undefined, agent?: string): Record<string, unknown> | undefined {
   if (name !== KEYED_TOOL || (args && args[KEY_PARAM] !== undefined)) return args;
-  return { ...args, [KEY_PARAM]: `bridge-${randomUUID()}` };
+  const parent = agent === undefined ? null : answerParent(args?.bytes);
+  return { ...args, [KEY_PARAM]: parent === null ? `bridge-${randomUUID()}` : `${agent}/answer/${parent}` };
+}
+
+/** The parent: of a record whose kind: is answer, read as the store reads headers (first of each wins, up to the first empty line); else null. */
+function answerParent(bytes: unknown): string | null {
+  if (typeof bytes !== 'string') return null;
+  let kind: string | null = null;
+  let parent: string | null = null;
+  for (const line of bytes.split(/\r?\n/).slice(1)) {
+    if (line === '') break;
+    const m = /^([^:]+):\s*(.*?)\s*$/.exec(line);
+    if (!m) continue;
+    if (m[1] === 'kind' && kind === null) kind = m[2]!;
+    if (m[1] === 'parent' && parent === null) parent = m[2]!;
+  }
+  return kind?.toLowerCase() === 'answer' && parent ? parent : null;
 }
 
 /** Whether the hub's listed append_relay takes an idempotency key. */

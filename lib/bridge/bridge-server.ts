@@ -47,7 +47,7 @@ export function createBridge(options: BridgeOptions): { server(): Server; check(
   const hub = new HubClient(hubUrl, hubFetch(key, side, log), side, log);
   let current: Server | null = null;
   const tools = new ToolList(hub, () => void current?.sendToolListChanged().catch(() => {}), log);
-  const forward = forwardCall({ hub, tools, log });
+  const forward = forwardCall({ hub, tools, log, agent });
   const server = () => {
     const built = new Server(
       { name: 'p-e-relay-bridge', version: VERSION },

@@ -37,15 +37,17 @@ export interface Forwarder {
   tools: ToolList;
   log: Logger;
   progressEveryMs?: number;
+  /** The agent the bridge signs as: an answer's key is derived from it, as the hub derives it. */
+  agent?: string;
 }
 
-export function forwardCall({ hub, tools, log, progressEveryMs }: Forwarder) {
+export function forwardCall({ hub, tools, log, progressEveryMs, agent }: Forwarder) {
   return async (request: CallToolRequest, ctx: ServerContext): Promise<CallToolResult> => {
     const signal = ctx.mcpReq.signal;
     const { name } = request.params;
     // Every append goes out with an idempotency key, so that a retry — ours
     // below, or the agent's — can never store it twice (append-retry.ts).
-    const args = withIdempotencyKey(name, request.params.arguments);
+    const args = withIdempotencyKey(name, request.params.arguments, agent);
     const keyed = name === KEYED_TOOL && hubTakesKey(tools.hubList);
     const retries = keyed ? RETRY_PAUSES_MS : [];
     let mountRetries = 0;
