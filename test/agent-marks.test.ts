@@ -10,7 +10,8 @@ import { lstat, mkdir, readFile, readlink, symlink, truncate, writeFile } from '
 import path from 'node:path';
 import { test } from 'node:test';
 import { openStore } from '../lib/store/store.js';
-import { record, runCli, tempStore } from './helpers.js';
+import type { CallToolResult } from '@modelcontextprotocol/client';
+import { record, runCli, stdioClient, tempStore } from './helpers.js';
 
 async function seed(corpus: string, records: string[]): Promise<string[]> {
   const store = await openStore({ corpus, watch: 'none' });
@@ -94,4 +95,18 @@ test('--mark FILE is written through an unguessable temp name: a symlink planted
   assert.equal(result.code, 0, result.stderr);
   assert.equal(await readFile(mark, 'utf8'), 'relay-0001\n');
   assert.equal(await readFile(victim, 'utf8'), 'untouched\n');
+});
+
+test('the inbox and a named server\'s waits share the agent\'s mark: what one delivered the other does not deliver again', async (t) => {
+  const { corpus } = await tempStore(t);
+  const { client: bob } = await stdioClient(t, corpus, ['--agent', 'bob']);
+  const wait = async () => ((await bob.callTool({ name: 'wait_for_relay', arguments: { timeout_ms: 0 } })) as CallToolResult).structuredContent as { appeared: { id: string }[] };
+  await wait(); // bob starts
+  const [q1] = await seed(corpus, [record({ kind: 'question', from: 'ana', to: 'bob' }, 'by hook')]);
+  assert.deepEqual(idsOf((await inbox(corpus, '--to', 'bob', '--to', 'all')).stdout), [q1]);
+  assert.deepEqual((await wait()).appeared.map((a) => a.id), [], 'the hook printed it: the loop does not get it again');
+  const [q2] = await seed(corpus, [record({ kind: 'question', from: 'ana', to: 'all' }, 'by loop')]);
+  assert.deepEqual((await wait()).appeared.map((a) => a.id), [q2]);
+  await bob.callTool({ name: 'list_relays', arguments: {} }); // the proof
+  assert.deepEqual(idsOf((await inbox(corpus, '--to', 'all', '--to', 'bob')).stdout), [], 'the loop had it: the hook does not print it');
 });
