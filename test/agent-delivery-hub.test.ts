@@ -25,10 +25,16 @@ async function waitIds(client: Client, timeout_ms = 10_000): Promise<string[]> {
 }
 
 test('through the hub and two bridges: ask and answer by name, a crash redelivers once, a clean restart delivers nothing twice', async (t) => {
-  const store = await hubStore(t, { agents: ['ana', 'bob'] });
-  const first = await startHubProcess(t, { store });
-  const ana = (await bridgeClient(t, first.url, 'ana', store.keys)).client;
-  const bob = (await bridgeClient(t, first.url, 'bob', store.keys)).client;
+  // Cleanups run last registered first: the bridges close, then every hub stops, and only then is the store removed.
+  const cleanups: (() => unknown)[] = [];
+  const later = { after: (fn: () => unknown) => void cleanups.push(fn) };
+  t.after(async () => {
+    for (const fn of cleanups.reverse()) await fn();
+  });
+  const store = await hubStore(later, { agents: ['ana', 'bob'] });
+  const first = await startHubProcess(later, { store });
+  const ana = (await bridgeClient(later, first.url, 'ana', store.keys)).client;
+  const bob = (await bridgeClient(later, first.url, 'bob', store.keys)).client;
   await waitIds(ana, 0);
   await waitIds(bob, 0);
 
@@ -42,7 +48,7 @@ test('through the hub and two bridges: ask and answer by name, a crash redeliver
   assert.deepEqual(await waitIds(bob), [q2]);
   first.child.kill('SIGKILL');
   await first.stop();
-  const second = await startHubProcess(t, { store, port: first.port });
+  const second = await startHubProcess(later, { store, port: first.port });
   assert.deepEqual(await waitIds(bob, 0), [q2], 'delivered once more, never lost');
   const a2 = await append(bob, { kind: 'answer', from: 'bob', to: 'ana', parent: q2 }, 'yes again');
   assert.equal(await append(bob, { kind: 'answer', from: 'bob', to: 'ana', parent: q2 }, 'yes again'), a2, 'answered once: the key is the question\'s');
@@ -52,7 +58,7 @@ test('through the hub and two bridges: ask and answer by name, a crash redeliver
   const q3 = await append(ana, { kind: 'question', from: 'ana', to: 'bob' }, 'third?');
   assert.deepEqual(await waitIds(bob), [q3]);
   await second.stop();
-  await startHubProcess(t, { store, port: first.port });
+  await startHubProcess(later, { store, port: first.port });
   assert.deepEqual(await waitIds(bob, 0), [], 'a clean restart delivers nothing twice');
   assert.deepEqual(await waitIds(ana, 0), [a2], 'ana has each answer once');
 });

@@ -77,8 +77,10 @@ describe('bridge', { concurrency: true }, () => {
 
   // First, so its processes start before the rest crowd the machine.
   test('docs/bridge.md\'s long-wait recipe, run as written, outlives the client\'s 60 s timeout and returns a record appended at ~62 s', async (t) => {
-    const hub = await startHubProcess(t);
+    const hub = await startHubProcess(t, { agents: [AGENT, 'peer'] });
     const { client } = await bridgeClient(t, hub.url, AGENT, hub.keys);
+    // The late record is a peer's, to the agent: a named wait leaves out the agent's own records (SPEC §8d).
+    const peer = (await bridgeClient(t, hub.url, 'peer', hub.keys)).client;
     const progress: number[] = [];
     const started = Date.now();
     // The doc's block, with the SDK's default request timeout (60 s) reset by each progress notification; its console.error lines are counted.
@@ -88,13 +90,13 @@ describe('bridge', { concurrency: true }, () => {
     await eventually(async () => (await activeWaits(hub.url)) === 1, 'the wait to reach the hub', { timeoutMs: 20_000, everyMs: 50 });
     let appended: Promise<unknown> = Promise.resolve();
     const timer = setTimeout(() => {
-      appended = client.callTool({ name: 'append_relay', arguments: { bytes: record({ from: AGENT }, 'sixty-two seconds in') } });
+      appended = peer.callTool({ name: 'append_relay', arguments: { bytes: record({ from: 'peer', to: AGENT }, 'sixty-two seconds in') } });
     }, 62_000);
     t.after(() => clearTimeout(timer));
     const result = await waiting;
     assert.equal(result.isError, undefined, textOf(result));
     const { appeared, timedOut, waitedMs } = structured<{ appeared: { id: string; from: string }[]; timedOut: boolean; waitedMs: number }>(result);
-    assert.deepEqual(appeared.map((a) => [a.id, a.from]), [['relay-0001', AGENT]]);
+    assert.deepEqual(appeared.map((a) => [a.id, a.from]), [['relay-0001', 'peer']]);
     assert.equal(timedOut, false);
     assert.ok(waitedMs > 61_000, `the hub waited ${waitedMs} ms`);
     assert.ok(Date.now() - started > 62_000, 'the client held the call past its 60 s timeout');

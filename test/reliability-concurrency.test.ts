@@ -31,9 +31,10 @@ const TOTAL = 6 * PER_LANE + 2 * PER_CLI_LANE;
 const CORPUS_DOTFILES = ['.gitattributes', '.gitignore', '.p-e-relay', '.state'];
 
 /** A record no other lane or append sends: the lane and index are in it, and a random-length body. */
-function uniqueRecord(lane: string, i: number): Buffer {
+/** `from` is the lane, or over HTTP the signing agent (a hub refuses any other from:, SPEC §8d). */
+function uniqueRecord(lane: string, i: number, from = lane): Buffer {
   const padding = randomBytes(Math.floor(Math.random() * 1500)).toString('base64');
-  return Buffer.from(record({ kind: 'load', from: lane }, `${lane} #${i}\n${padding}\n`));
+  return Buffer.from(record({ kind: 'load', from }, `${lane} #${i}\n${padding}\n`));
 }
 
 interface Landed {
@@ -67,7 +68,7 @@ test(`8 processes, ${TOTAL} concurrent appends (4 stdio servers, 2 signed HTTP h
   // hub A takes records on REST, hub B as MCP tool calls: both signed, each request its own signature.
   const restLane = () =>
     Array.from({ length: PER_LANE }, async (_, i): Promise<Landed> => {
-      const bytes = uniqueRecord('rest-a', i);
+      const bytes = uniqueRecord('rest-a', i, 'hub-a');
       const res = await fetch(`${hubA.url}/relays`, { method: 'POST', body: bytes, headers: { Authorization: sign('hub-a', keyA, 'POST', bytes), Accept: 'application/json' } });
       const answer = (await res.json()) as { id: string; depositedBy: string };
       assert.equal(res.status, 201, JSON.stringify(answer));
@@ -75,7 +76,7 @@ test(`8 processes, ${TOTAL} concurrent appends (4 stdio servers, 2 signed HTTP h
     });
   const mcpLane = () =>
     Array.from({ length: PER_LANE }, async (_, i): Promise<Landed> => {
-      const bytes = uniqueRecord('mcp-b', i);
+      const bytes = uniqueRecord('mcp-b', i, 'hub-b');
       const body = JSON.stringify({ jsonrpc: '2.0', id: i, method: 'tools/call', params: { name: 'append_relay', arguments: { bytes: bytes.toString('utf8') } } });
       const res = await fetch(`${hubB.url}/mcp`, {
         method: 'POST',

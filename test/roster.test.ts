@@ -80,7 +80,7 @@ test('an unnamed server\'s append answer is as before: no unknownRecipients', as
   assert.deepEqual(Object.keys(stored(await append(client, { kind: 'note', to: 'whoever' }))).sort(), ['depositedAt', 'depositedBy', 'digest', 'id', 'provenance']);
 });
 
-test('deliveredTo on a question\'s replies tells "bob has it" from "bob has not seen it", through MCP, REST and the CLI', async (t) => {
+test('deliveredTo on a question\'s replies tells "bob has it" apart: "bob has not seen it", through MCP, REST and the CLI', async (t) => {
   const hub = await startTestHub(t, { agents: ['ana'] });
   const ana = (await stdioClient(t, hub.corpus, ['--agent', 'ana'])).client;
   const bob = (await stdioClient(t, hub.corpus, ['--agent', 'bob'])).client;

@@ -32,7 +32,7 @@ export const listReplies = defineTool({
   },
 });
 
-/** Receipts: who of the id's named recipients has had it delivered, so "has it, no answer yet" differs from "has not seen it". */
+/** Receipts: who of the id's named recipients has had it delivered, so an asker can tell "has it, no answer yet" apart: "has not seen it". */
 const DELIVERED_TO = z.array(z.string()).optional().describe('its to: recipients that have been given it (absent when none is named)');
 
 /** A named server's list_replies: a thread or a question's answers, one level. */
