@@ -62,6 +62,16 @@ test('--strict-recipients refuses a record to a stranger (unknown_recipient), st
   assert.match(textOf(list), /^present \(1\): relay-0001$/m);
 });
 
+test('an answer to its parent\'s author is never unknownRecipients, even when that author wrote through the CLI and so is on no roster', async (t) => {
+  const { corpus } = await tempStore(t);
+  const asked = await runCli(['append', '--corpus', corpus], { input: record({ kind: 'question', from: 'dave', to: 'ana' }) });
+  assert.equal(asked.code, 0, asked.stderr);
+  const ana = (await stdioClient(t, corpus, ['--agent', 'ana', '--strict-recipients'])).client;
+  const answer = stored(await append(ana, { kind: 'answer', from: 'ana', to: 'dave', parent: 'relay-0001' }));
+  assert.equal(answer.unknownRecipients, undefined);
+  assert.equal(errorCode(await append(ana, { kind: 'note', from: 'ana', to: 'dave' })), 'unknown_recipient', 'without the parent, dave is still a stranger');
+});
+
 test('the hub puts every agent with a key on the roster, GET /agents answers it, and a signed call marks it signed', async (t) => {
   const hub = await startTestHub(t, { agents: ['scout-7', 'critic-2'] });
   const client = await httpClient(t, hub.url, { agent: 'scout-7', key: await hub.key('scout-7') });

@@ -475,9 +475,10 @@ export class RelayStore extends EventEmitter<StoreEvents> implements RecordFeed 
     const named = namedAppend(claims, options, this.shape);
     options = named.options;
     const key = options.idempotencyKey === undefined ? undefined : checkIdempotencyKey(options.idempotencyKey);
-    const unknown = options.agent === undefined ? [] : await this.agents.unknownRecipients(claims.to);
-    if (unknown.length > 0 && this.strictRecipients) throw unknownRecipient(unknown);
     await this.opened();
+    const parentAuthor = claims.parent === null ? null : (this.index.get(claims.parent)?.meta?.from ?? null);
+    const unknown = options.agent === undefined ? [] : await this.agents.unknownRecipients(claims.to, parentAuthor);
+    if (unknown.length > 0 && this.strictRecipients) throw unknownRecipient(unknown);
     const digest = digestOf(bytes);
     const proposed = options.id === undefined ? null : this.ids.parseProposal(options.id);
     let result: AppendResult;

@@ -108,7 +108,7 @@ function namedContract({ shape, maxRecordBytes, requestCap }: ToolFacts, agent: 
       depositedAt: z.string(),
       replayed: z.literal(true).optional().describe('an earlier call stored it'),
       durability: z.string().optional().describe('stored, but a power cut could lose it'),
-      unknownRecipients: z.array(z.string()).optional().describe('to: names no agent has used: fix them'),
+      unknownRecipients: z.array(z.string()).optional().describe('to: names that never served or signed here (a typo?); the parent\'s own author is never listed'),
     },
   };
 }

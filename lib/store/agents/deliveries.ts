@@ -60,10 +60,17 @@ export class AgentDeliveries {
     this.roster = new Roster(dirs.roster, log);
   }
 
-  /** The `to:` names of a record that no one on the roster has (never `all`). */
-  async unknownRecipients(to: string | null): Promise<string[]> {
+  /**
+   * The `to:` names of a record that no one on the roster has (never `all`,
+   * and never `parentAuthor`: a reply to the from: of the record it answers
+   * is addressed right even when that author wrote through the CLI and so
+   * never served, signed or had a key).
+   */
+  async unknownRecipients(to: string | null, parentAuthor: string | null = null): Promise<string[]> {
     const unknown: string[] = [];
-    for (const name of parseRecipients(to)) if (name !== BROADCAST && !(await this.roster.has(name))) unknown.push(name);
+    for (const name of parseRecipients(to)) {
+      if (name !== BROADCAST && name !== parentAuthor && !(await this.roster.has(name))) unknown.push(name);
+    }
     return unknown;
   }
 
