@@ -64,15 +64,15 @@ test('a run without rsync skips its test with the install line, keeps the closin
   assert.match(run.stdout, /# skip reasons \(1 skipped\):\n# {3}needs rsync, not found on PATH; install it with: apt-get install -y rsync \(1 in .*mirror-like\.test\.ts\)\n$/);
 });
 
-test('with P_E_RELAY_NO_SKIPS=1 a skip fails the run, except in the multi-host bed or for want of a registry this workplace cannot reach', async (t) => {
+test('with P_E_RELAY_NO_SKIPS=1 a skip fails the run, except in the multi-host bed (the Python SDK\'s included)', async (t) => {
   const bare = await barePath(t);
   const strict = await runTests(await fixture(t, 'mirror-like.test.ts'), { PATH: bare, P_E_RELAY_NO_SKIPS: '1' });
   assert.equal(strict.code, 1);
-  assert.match(strict.stdout, /P_E_RELAY_NO_SKIPS=1: 1 skipped beyond the multi-host bed and an unreachable registry; this run fails/);
+  assert.match(strict.stdout, /P_E_RELAY_NO_SKIPS=1: 1 skipped beyond the multi-host bed; this run fails/);
   const bed = await runTests(await fixture(t, 'multi-host.test.ts'), { PATH: bare, P_E_RELAY_NO_SKIPS: '1' });
   assert.equal(bed.code, 0, bed.stdout);
   const pypi = await runTests(await fixture(t, 'python-like.test.ts', `test('sdk', { skip: 'needs PyPI: pip install mcp failed: offline' }, () => {});`), { PATH: bare, P_E_RELAY_NO_SKIPS: '1' });
-  assert.equal(pypi.code, 0, pypi.stdout);
+  assert.equal(pypi.code, 1, pypi.stdout);
   const full = await runTests(await fixture(t, 'mirror-like.test.ts'), { PATH: await barePath(t, ['rsync']), P_E_RELAY_NO_SKIPS: '1' });
   assert.equal(full.code, 0, full.stdout);
   assert.match(full.stdout, /# nothing skipped\n$/);

@@ -43,7 +43,7 @@ export default async function* skipSummary(source) {
   const notAllowed = skipped.filter((s) => !maySkipInCi(s));
   if (strict && notAllowed.length > 0) {
     process.exitCode = 1;
-    yield `# P_E_RELAY_NO_SKIPS=1: ${notAllowed.length} skipped beyond the multi-host bed and an unreachable registry; this run fails\n`;
+    yield `# P_E_RELAY_NO_SKIPS=1: ${notAllowed.length} skipped beyond the multi-host bed; this run fails\n`;
   }
 }
 
