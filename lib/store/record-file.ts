@@ -45,22 +45,31 @@ function opened(file: string, err: unknown): never {
   throw err;
 }
 
-function checkKind(file: string, stat: { isFile(): boolean; size: number }, limit: number): void {
+function checkKind(file: string, stat: { isFile(): boolean; size: number }, limit: number, what = 'record'): void {
   if (!stat.isFile()) throw new NotARecordFile(file, 'it is not a regular file (a FIFO, a directory, a device or a socket)');
-  if (stat.size > limit) throw new NotARecordFile(file, `it is ${stat.size} bytes, larger than any record here can be (${limit})`);
+  if (stat.size > limit) throw new NotARecordFile(file, `it is ${stat.size} bytes, larger than any ${what} here can be (${limit})`);
 }
 
-function tooLong(file: string, limit: number): NotARecordFile {
-  return new NotARecordFile(file, `it grew past ${limit} bytes while being read, larger than any record here can be`);
+function tooLong(file: string, limit: number, what = 'record'): NotARecordFile {
+  return new NotARecordFile(file, `it grew past ${limit} bytes while being read, larger than any ${what} here can be`);
 }
 
 /** The file's bytes; `maxRecordBytes` is the store's record limit (the deposit header's room is added). */
-export async function readRecordFile(file: string, maxRecordBytes = DEFAULT_MAX_RECORD_BYTES): Promise<Buffer> {
-  const limit = maxRecordBytes + DEPOSIT_HEADER_ALLOWANCE;
+export function readRecordFile(file: string, maxRecordBytes = DEFAULT_MAX_RECORD_BYTES): Promise<Buffer> {
+  return readRegularFile(file, maxRecordBytes + DEPOSIT_HEADER_ALLOWANCE);
+}
+
+/**
+ * The bytes of a file that must be a small regular one (a record, an
+ * agent's mark), with the same distrust: never a symlink followed, a FIFO
+ * blocked on, or more than `limit` bytes read. `what` names it in the
+ * NotARecordFile's reason.
+ */
+export async function readRegularFile(file: string, limit: number, what = 'record'): Promise<Buffer> {
   const handle = await fs.open(file, FLAGS).catch((err: unknown) => opened(file, err));
   try {
     const stat = await handle.stat();
-    checkKind(file, stat, limit);
+    checkKind(file, stat, limit, what);
     // One byte more than the size, to see the end (or that it grew).
     const buf = Buffer.allocUnsafe(Math.min(stat.size, limit) + 1);
     let total = 0;
@@ -68,7 +77,7 @@ export async function readRecordFile(file: string, maxRecordBytes = DEFAULT_MAX_
       const { bytesRead } = await handle.read(buf, total, buf.length - total, total);
       if (bytesRead === 0) return buf.subarray(0, total);
       total += bytesRead;
-      if (total === buf.length) return Buffer.concat([buf, await readRest(handle, total, limit, file)]);
+      if (total === buf.length) return Buffer.concat([buf, await readRest(handle, total, limit, file, what)]);
     }
   } finally {
     await handle.close();
@@ -76,17 +85,17 @@ export async function readRecordFile(file: string, maxRecordBytes = DEFAULT_MAX_
 }
 
 /** The rare file that grew after fstat: the rest, up to the limit. */
-async function readRest(handle: fs.FileHandle, from: number, limit: number, file: string): Promise<Buffer> {
+async function readRest(handle: fs.FileHandle, from: number, limit: number, file: string, what: string): Promise<Buffer> {
   const chunks: Buffer[] = [];
   let total = from;
   for (;;) {
     const chunk = Buffer.allocUnsafe(Math.min(65_536, limit + 1 - total));
-    if (chunk.length === 0) throw tooLong(file, limit);
+    if (chunk.length === 0) throw tooLong(file, limit, what);
     const { bytesRead } = await handle.read(chunk, 0, chunk.length, total);
     if (bytesRead === 0) return Buffer.concat(chunks);
     chunks.push(chunk.subarray(0, bytesRead));
     total += bytesRead;
-    if (total > limit) throw tooLong(file, limit);
+    if (total > limit) throw tooLong(file, limit, what);
   }
 }
 

@@ -11,8 +11,9 @@
  * filter sets, so those files still read. `.state/` is local, but anything can
  * be put at a mark's path: a symlink must not be followed (nor its target
  * named in a refusal), a FIFO must not hang a read, /dev/zero or a huge file
- * must not be read into memory, and a write must not go through a symlink or
- * to a temp name another user could guess and plant first.
+ * must not be read into memory (record-file.ts's reader, which distrusts a
+ * record's path the same way, does all three), and a write must not go
+ * through a symlink or to a temp name another user could guess and plant first.
  */
 import { randomBytes } from 'node:crypto';
 import { constants } from 'node:fs';
@@ -20,6 +21,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { RelayError } from '../../errors.js';
 import type { IdShape } from '../../model/ids.js';
+import { NotARecordFile, readRegularFile } from '../record-file.js';
 
 export interface Mark {
   /** Every record at or below this id has been delivered, or did not belong to the set. */
@@ -35,8 +37,6 @@ export const MAX_MARK_BYTES = 16 * 1024;
 /** Single deliveries kept above `after`: past this the lowest are dropped (delivered again at worst, never lost). */
 export const MAX_DELIVERED = 512;
 
-const READ_FLAGS = constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW;
-
 /** The refusal for a mark path that holds no mark; it names the path, never what a link there points at. */
 export function badMark(file: string, why: string): RelayError {
   return new RelayError('bad_mark', `The mark file ${file} cannot be used: ${why}. Nothing was delivered and the mark did not move. Remove it (rm ${JSON.stringify(file)}): the next delivery then starts a new mark.`, { file, why });
@@ -44,29 +44,15 @@ export function badMark(file: string, why: string): RelayError {
 
 /** The mark at `file`, or null when there is none. */
 export async function readMarkFile(file: string, shape: IdShape): Promise<Mark | null> {
-  let handle: fs.FileHandle;
+  let bytes: Buffer;
   try {
-    handle = await fs.open(file, READ_FLAGS);
+    bytes = await readRegularFile(file, MAX_MARK_BYTES, 'mark');
   } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT') return null;
-    if (code === 'ELOOP' || code === 'EMLINK' || code === 'EFTYPE') throw badMark(file, 'it is a symbolic link');
-    if (code === 'EISDIR') throw badMark(file, 'it is a directory');
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    if (err instanceof NotARecordFile) throw badMark(file, err.why);
     throw err;
   }
-  let text: string;
-  try {
-    const stat = await handle.stat();
-    if (!stat.isFile()) throw badMark(file, 'it is not a regular file (a FIFO, a device or a socket)');
-    if (stat.size > MAX_MARK_BYTES) throw badMark(file, `it is ${stat.size} bytes, and a mark is at most ${MAX_MARK_BYTES}`);
-    const buf = Buffer.alloc(MAX_MARK_BYTES + 1);
-    const { bytesRead } = await handle.read(buf, 0, buf.length, 0);
-    if (bytesRead > MAX_MARK_BYTES) throw badMark(file, `it grew past ${MAX_MARK_BYTES} bytes while being read`);
-    text = buf.toString('utf8', 0, bytesRead);
-  } finally {
-    await handle.close();
-  }
-  return parseMark(text, file, shape);
+  return parseMark(bytes.toString('utf8'), file, shape);
 }
 
 function parseMark(text: string, file: string, shape: IdShape): Mark {
