@@ -111,7 +111,7 @@ export class ReplayGuard implements SignatureGuard {
         await (await fs.open(file, 'wx')).close();
         return true;
       } catch (err) {
-        const code = (err as NodeJS.ErrnoException).code;
+        const code = errnoName(err); // names ESTALE, which Node leaves as "Unknown system error -116"
         if (code === 'EEXIST') return false;
         // sshfs answers EPERM where the name exists (and NFS can answer
         // oddly): whatever the error, a name that is there now means another
