@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { appendFile, copyFile } from 'node:fs/promises';
 import http from 'node:http';
 import path from 'node:path';
-import { test } from 'node:test';
+import { test, type TestContext } from 'node:test';
 import { addKey, readKey } from '../lib/auth/keys.js';
 import { authorizationFor } from '../lib/auth/sign.js';
 import { clientNetwork } from '../lib/http/connection-slots.js';
@@ -18,6 +18,7 @@ import { corpusPaths } from '../lib/store/paths.js';
 import { openStore } from '../lib/store/store.js';
 import { record, runCli, tempStore } from './helpers.js';
 import { hubProcess, LONG, scale } from './reliability-helpers.js';
+import { httpClient } from './http-helpers.js';
 import { connectionHog } from './support/connection-hog.js';
 import { eventually } from './support/poll.js';
 
@@ -121,6 +122,70 @@ test('N3: a record whose to: names 65 recipients is refused too_many_recipients,
   const cli = await runCli(['append', '--corpus', corpus], { input: wide(65) });
   assert.notEqual(cli.code, 0);
   assert.match(cli.stderr, /65 recipients; at most 64/);
+});
+
+// ---- N7 (low): an Idempotency-Key claimed first by another agent -----------------------------------
+
+interface KeyedAnswer {
+  id: string;
+  depositedBy: string;
+  replayed: boolean;
+}
+
+// The key an answerer's recipe gives it: known to every peer before the answer is written.
+const CLAIMED_KEY = 'ana/answer/relay-0001';
+
+/** An agent's appends under CLAIMED_KEY, signed with its key, through one door of the hub. */
+type KeyedDoor = (url: string, agent: string, key: Buffer, t: TestContext) => Promise<(body: string) => Promise<KeyedAnswer>>;
+
+const DOORS: Record<string, { channel: string; open: KeyedDoor }> = {
+  REST: {
+    channel: 'http',
+    open: async (url, agent, key) => {
+      let second = 0; // a repeat is signed in another second, or it is a replayed signature
+      return async (body) => {
+        const bytes = Buffer.from(body);
+        const headers = { Authorization: authorizationFor(agent, key, 'POST', bytes, Date.now() + 1000 * second++), 'Idempotency-Key': CLAIMED_KEY, Accept: 'application/json' };
+        const res = await fetch(`${url}/relays`, { method: 'POST', body: bytes, headers });
+        const json = (await res.json()) as Record<string, unknown>;
+        assert.ok(res.status === 200 || res.status === 201, JSON.stringify(json));
+        return { id: String(json.id), depositedBy: String(json.depositedBy), replayed: json.replayed === true };
+      };
+    },
+  },
+  '/mcp': {
+    channel: 'mcp',
+    open: async (url, agent, key, t) => {
+      const client = await httpClient(t, url, { agent, key });
+      return async (body) => {
+        const result = await client.callTool({ name: 'append_relay', arguments: { bytes: body, idempotency_key: CLAIMED_KEY } });
+        const json = (result.structuredContent ?? {}) as Record<string, unknown>;
+        assert.ok(!result.isError, JSON.stringify(result.content));
+        return { id: String(json.id), depositedBy: String(json.depositedBy), replayed: json.replayed === true };
+      };
+    },
+  },
+};
+
+for (const [door, { channel, open }] of Object.entries(DOORS)) test(`N7 (${door}): a key another agent used first is not taken from the agent that signs it later; that agent's repeat answers its own record`, { timeout: 60_000 }, async (t) => {
+  const { corpus, keys } = await tempStore(t);
+  for (const name of ['ana', 'bob']) await addKey(keys, name);
+  const [ana, bob] = [(await readKey(keys, 'ana'))!, (await readKey(keys, 'bob'))!];
+  const hub = await hubProcess(t, corpus, keys, { env: { P_E_RELAY_LOG: 'warn' } });
+  const question = await runCli(['append', '--corpus', corpus], { input: record({ kind: 'question', to: 'ana' }, 'which route?') });
+  assert.equal(question.stdout.trim(), 'relay-0001', question.stderr);
+  const answer = (from: string, text: string) => record({ kind: 'answer', from, parent: 'relay-0001' }, text);
+
+  const [asAna, asBob] = [await open(hub.url, 'ana', ana, t), await open(hub.url, 'bob', bob, t)];
+
+  const squatted = await asBob(answer('bob', 'bob got here first'));
+  assert.deepEqual([squatted.depositedBy, squatted.replayed], [`${channel}/bob`, false]);
+  const own = await asAna(answer('ana', 'the north route'));
+  assert.equal(own.replayed, false, `ana's answer is stored, not answered with bob's ${squatted.id}`);
+  assert.notEqual(own.id, squatted.id);
+  assert.equal(own.depositedBy, `${channel}/ana`);
+  const repeat = await asAna(answer('ana', 'the north route'));
+  assert.deepEqual([repeat.id, repeat.replayed], [own.id, true], 'her repeat answers her own record');
 });
 
 // ---- N8 (low): a signed 2025-era cancel, replayed ------------------------------------------------

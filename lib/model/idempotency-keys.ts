@@ -6,7 +6,10 @@
  * is the truth and this map is rebuilt from it by every scan and watcher
  * event, on every process and every clone. Its scope is the channel that
  * deposited the record (`deposited-by`) and the key: `mcp/scout-7` and
- * `http/scout-7` sending the same key are two different requests.
+ * `http/scout-7` sending the same key are two different requests. Over HTTP
+ * `deposited-by` names the signing agent, so no agent can claim first a key
+ * another will send (the REST header itself is unsigned: SPEC §10 signs the
+ * method, ts and body only).
  *
  * Kept apart from RecordIndex on purpose: only keyed records cost anything
  * here, and the index stays about ids and claims. Pure: no disk.
