@@ -7,7 +7,7 @@
  */
 import http from 'node:http';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/server';
-import { Door } from '../../lib/mcp/door.js';
+import { Door } from '../../lib/doors/door.js';
 import { createMcpServer } from '../../lib/mcp/server.js';
 import { RelayStore } from '../../lib/store/store.js';
 import { send } from './ipc.js';

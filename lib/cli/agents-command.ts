@@ -1,5 +1,5 @@
 /** `p-e-relay agents`: the roster (SPEC §8d), for operators; the same store function GET /agents calls. */
-import { rosterText } from '../model/roster-text.js';
+import { rosterText } from '../doors/roster-text.js';
 import { RelayStore } from '../store/store.js';
 import { EXIT_OK, UsageError, writeLine, type Command } from './command.js';
 

@@ -18,7 +18,7 @@
  * Pure: no disk, no streams (the fence's boundary is drawn at random).
  */
 import { drawBoundary, fenceRule, fenced } from '../model/fence.js';
-import { claims } from '../model/render.js';
+import { claims } from '../doors/render.js';
 import { isStopEvent } from './inbox-hook.js';
 
 export interface InboxItem {

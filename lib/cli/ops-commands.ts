@@ -1,7 +1,7 @@
 /** Operator commands: init, verify, tail, serve. */
 import { DEFAULT_ID_WIDTH } from '../model/ids.js';
 import { initStore } from '../ops/init.js';
-import { appearedLine } from '../model/render.js';
+import { appearedLine } from '../doors/render.js';
 import { appeared } from '../store/waiters.js';
 import { verifyCorpus } from '../ops/verify.js';
 import { ensureStore } from '../store/store-mark.js';

@@ -4,7 +4,7 @@
  */
 import { RelayStore } from '../store/store.js';
 import { WAIT_MAX_ITEMS } from '../store/waiters.js';
-import { appendText, existsText, listText, repliesText, waitText } from '../model/render.js';
+import { appendText, existsText, listText, repliesText, waitText } from '../doors/render.js';
 import { EXIT_OK, EXIT_TIMED_OUT, UsageError, localUser, numberOption, readAll, stringOption, writeLine, type Command, type CommandContext } from './command.js';
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs/promises';

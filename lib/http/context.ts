@@ -1,7 +1,7 @@
 /** What every route of one hub shares: the store, the gate (every credential check and budget goes through its doors), the counters. */
 import type { Logger } from '../log.js';
 import type { RelayStore } from '../store/store.js';
-import type { HttpGate } from './http-door.js';
+import type { HttpGate } from './gate.js';
 import type { HubMetrics } from './metrics.js';
 
 export interface HubContext {

@@ -6,7 +6,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { RelayError } from '../errors.js';
-import { appendText, listText, repliesText } from '../model/render.js';
+import { appendText, listText, repliesText } from '../doors/render.js';
 import { appendRelay } from '../mcp/tools/append-relay.js';
 import { VERSION } from '../version.js';
 import { filterFromQuery } from './filter-query.js';

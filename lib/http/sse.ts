@@ -29,7 +29,7 @@ import type { RecordFilter } from '../model/filter.js';
 import type { RecordMeta } from '../model/record-index.js';
 import type { Subscription } from '../store/subscription.js';
 import { appeared } from '../store/waiters.js';
-import type { Admission, Grant } from '../mcp/door.js';
+import type { Admission, Grant } from '../doors/door.js';
 import { filterFromQuery } from './filter-query.js';
 import { readBody } from './body.js';
 import type { HubContext } from './context.js';

@@ -3,8 +3,8 @@
  * the only module that hands tools to the SDK: the definitions are plain
  * data and zod shapes, and everything SDK-shaped (registerTool, the
  * handler's extra, progress notifications) happens in `registerTools`.
- * Transports are separate entry points (transports/stdio.ts,
- * transports/streamable-http.ts); each builds its server with this factory
+ * Transports are separate entry points (transports/stdio.ts, and POST /mcp
+ * in lib/http/mcp-endpoint.ts); each builds its server with this factory
  * and tells the tools which door they serve.
  */
 import { z } from 'zod';
@@ -12,7 +12,7 @@ import { McpServer, type CallToolResult, type ServerContext } from '@modelcontex
 import { asRelayError, RelayError } from '../errors.js';
 import type { RelayStore } from '../store/store.js';
 import { VERSION } from '../version.js';
-import type { DoorRef } from './door.js';
+import type { DoorRef } from '../doors/door.js';
 import { answer, refusal } from './result.js';
 import { namedInstructions, UNNAMED_INSTRUCTIONS, type NamedServer } from './instructions.js';
 import { withoutDialect } from './listed-schema.js';

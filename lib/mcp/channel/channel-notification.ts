@@ -11,7 +11,7 @@
  * get_relay call that fetches it. Pure: no store, no transport.
  */
 import { drawBoundary, fenced, fenceRule } from '../../model/fence.js';
-import { claims } from '../../model/render.js';
+import { claims } from '../../doors/render.js';
 import type { RecordMeta } from '../../model/record-index.js';
 
 /** The most bytes of content one notification carries (bodies past it are named, not shown). */

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { RelayError } from '../../errors.js';
 import { encodeRecordText } from '../../model/record.js';
-import { appendText } from '../../model/render.js';
+import { appendText } from '../../doors/render.js';
 import { depositedAtField, depositedByField, NAMED_REFUSALS, provenanceField, provenanceValues } from './shared.js';
 import { namedKey } from './named-key.js';
 import type { RelayStore } from '../../store/store.js';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { existsText } from '../../model/render.js';
+import { existsText } from '../../doors/render.js';
 import { idParam } from './shared.js';
 import type { IdShape } from '../../model/ids.js';
 import { defineTool, READ } from './tool.js';

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { RelayError } from '../../errors.js';
-import { listText } from '../../model/render.js';
+import { listText } from '../../doors/render.js';
 import { parseFilter } from '../../model/filter.js';
 import type { IdShape } from '../../model/ids.js';
 import type { ListIds, ListResult } from '../../store/store.js';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { repliesText } from '../../model/render.js';
+import { repliesText } from '../../doors/render.js';
 import { bare, claimFields, idParam, linkFields, recordIdField } from './shared.js';
 import type { IdShape } from '../../model/ids.js';
 import { defineTool, READ } from './tool.js';

@@ -9,7 +9,7 @@
 import type { z } from 'zod';
 import type { IdShape } from '../../model/ids.js';
 import type { RelayStore } from '../../store/store.js';
-import type { Admission, Grant } from '../door.js';
+import type { Admission, Grant } from '../../doors/door.js';
 
 /** What a tool's contract is built from: the store's id width and record limit, and the door's request cap where it has one. */
 export interface ToolFacts {

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { waitText } from '../../model/render.js';
+import { waitText } from '../../doors/render.js';
 import { clampWait, DEFAULT_WAIT_MS, MAX_WAIT_MS, WAIT_MAX_ITEMS } from '../../store/waiters.js';
 import { parseFilter } from '../../model/filter.js';
 import type { IdShape } from '../../model/ids.js';

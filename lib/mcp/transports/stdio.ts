@@ -31,7 +31,7 @@ import { asRelayError } from '../../errors.js';
 import type { Logger } from '../../log.js';
 import { DEFAULT_MAX_RECORD_BYTES } from '../../model/record.js';
 import { RelayStore, type StoreOptions } from '../../store/store.js';
-import { Door } from '../door.js';
+import { Door } from '../../doors/door.js';
 import { attachChannelPush } from '../channel/attach.js';
 import { createMcpServer } from '../server.js';
 import { DrainingStdio, maxLineBytes } from './draining-stdio.js';

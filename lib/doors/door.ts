@@ -5,8 +5,8 @@
  * that, labels what the call deposits (`mcp`, `mcp/<agent>`, `http/<agent>`),
  * and counts appends stored and refusals given. Over stdio there is no hub:
  * the caller is the process's own user, nothing is signed, spent or counted.
- * Over HTTP the hub's budget (lib/http/http-door.ts) is shared by every
- * route, so a rule written here holds on every door.
+ * Over HTTP the hub's budget (lib/http/gate.ts) is shared by every route,
+ * so a rule written here holds on every door.
  */
 import { RelayError } from '../errors.js';
 
@@ -46,7 +46,7 @@ export interface Grant {
 export type Channel = 'mcp' | 'http';
 
 /** The HTTP hub's side of a door: its budget, shared by every route, and its counters. */
-export interface Hub {
+export interface Budget {
   /** Takes what `spends` costs from the agent's budget, holding a slot for a wait or stream, or throws a RelayError. */
   spend(agent: string, spends: Spend, closed: AbortSignal): Hold | null;
   appended(channel: Channel): void;
@@ -61,8 +61,8 @@ export interface DoorOptions {
   stated?: boolean;
   /** Aborts when the caller goes away or its session ends; every held call ends with it. */
   closed?: AbortSignal;
-  /** The hub whose budget calls spend; absent over stdio. */
-  hub?: Hub;
+  /** The hub's budget that calls spend; absent over stdio. */
+  budget?: Budget;
   /** Every append through this door is refused so, before anything else (a read-only mirror). */
   refuseAppends?: RelayError;
   /** The largest record an append through this door may carry (the HTTP record cap). */
@@ -87,16 +87,16 @@ export class Door {
 
   /** Grants a call with these needs, or throws a RelayError saying what to send instead. */
   authorize({ signed, spends }: Admission): Grant {
-    const { channel, agent, closed = never, hub, stated = false, refuseAppends } = this.options;
+    const { channel, agent, closed = never, budget, stated = false, refuseAppends } = this.options;
     if (spends === 'append' && refuseAppends) throw refuseAppends;
     const depositedBy = agent === null || stated ? channel : `${channel}/${agent}`;
-    const stored = () => hub?.appended(channel);
-    if (!hub) return { depositedBy, agent, release() {}, stored, signal: spends === 'wait' || spends === 'stream' ? closed : undefined };
+    const stored = () => budget?.appended(channel);
+    if (!budget) return { depositedBy, agent, release() {}, stored, signal: spends === 'wait' || spends === 'stream' ? closed : undefined };
     if (agent === null) {
       if (signed) throw unsignedRefusal(spends);
       return { depositedBy, agent, release() {}, stored };
     }
-    const hold = spends === null ? null : hub.spend(agent, spends, closed);
+    const hold = spends === null ? null : budget.spend(agent, spends, closed);
     const cap = this.options.maxRecordBytes === undefined ? {} : { maxRecordBytes: this.options.maxRecordBytes };
     return hold ? { depositedBy, agent, release: hold.release, signal: hold.signal, stored, ...cap } : { depositedBy, agent, release() {}, stored, ...cap };
   }
@@ -113,7 +113,7 @@ export class Door {
 
   /** Counts a refusal answered as a tool result. */
   refused(code: string): void {
-    this.options.hub?.refused(code);
+    this.options.budget?.refused(code);
   }
 }
 

@@ -3,10 +3,10 @@
  * text/plain) and the CLI all print these, so an agent, a curl user and an
  * operator see the same sentence for the same fact.
  */
-import type { IdState } from './record-index.js';
+import type { IdState } from '../model/record-index.js';
 import type { AppendResult, ListResult, RepliesResult } from '../store/store.js';
 import type { AppearedRecord, WaitResult } from '../store/waiters.js';
-import { drawBoundary, fenceRule, fenced } from './fence.js';
+import { drawBoundary, fenceRule, fenced } from '../model/fence.js';
 
 export function existsText(id: string, state: IdState): string {
   return `${id} ${state}`;

@@ -4,14 +4,14 @@
  * signals that end an agent's held sockets when its key is revoked or the
  * hub closes. One HttpGate per hub. Every route that runs a guarded call
  * opens its request's Door here (`open`: the credential checked, the
- * client's going away wired to the door), and the Door (lib/mcp/door.ts)
+ * client's going away wired to the door), and the Door (lib/doors/door.ts)
  * decides; nothing else spends this budget.
  */
 import { setMaxListeners } from 'node:events';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { RelayError } from '../errors.js';
 import type { Verifier } from '../auth/verify.js';
-import { Door, type Channel, type Hold, type Hub, type Spend } from '../mcp/door.js';
+import { Door, type Channel, type Budget, type Hold, type Spend } from '../doors/door.js';
 import { authenticate } from './authenticate.js';
 import { heldForAgent } from './connection-slots.js';
 import { RateLimiter, Slots, type Limits } from './limits.js';
@@ -19,7 +19,7 @@ import type { HubMetrics } from './metrics.js';
 
 export type { Channel, Hold };
 
-export class HttpGate implements Hub {
+export class HttpGate implements Budget {
   readonly waits: Slots;
   readonly streams: Slots;
   private readonly rate: RateLimiter;
@@ -94,12 +94,12 @@ export class HttpGate implements Hub {
    * not hold the agents' keys to say it stores nothing.
    */
   async open(req: IncomingMessage, res: ServerResponse, url: URL, body: Uint8Array, channel: Channel, { allowQuery = false, spend = true, appends = false } = {}): Promise<Door> {
-    if (appends && this.readOnly) return new Door({ channel, agent: null, hub: this, refuseAppends: this.readOnly });
+    if (appends && this.readOnly) return new Door({ channel, agent: null, budget: this, refuseAppends: this.readOnly });
     const agent = await authenticate(req, url, body, this.verifier, allowQuery, spend);
     if (agent !== null) heldForAgent(req.socket);
     const gone = new AbortController();
     res.once('close', () => gone.abort());
-    return new Door({ channel, agent, closed: gone.signal, hub: this, maxRecordBytes: this.recordCap });
+    return new Door({ channel, agent, closed: gone.signal, budget: this, maxRecordBytes: this.recordCap });
   }
 
   spend(agent: string, spends: Spend, closed: AbortSignal): Hold | null {

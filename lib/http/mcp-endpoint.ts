@@ -23,14 +23,14 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createMcpHandler, isLegacyRequest, WebStandardStreamableHTTPServerTransport, type McpHttpHandler, type McpRequestContext, type McpServer } from '@modelcontextprotocol/server';
-import { asRelayError, type RelayError } from '../../errors.js';
-import type { Door, DoorRef } from '../door.js';
-import { createMcpServer } from '../server.js';
-import { toolNamed } from '../tools/index.js';
-import type { RelayStore } from '../../store/store.js';
-import { JSONRPC_PARSE_ERROR, parseJsonRpcBody, readBody } from '../../http/body.js';
-import type { HubContext } from '../../http/context.js';
-import { sendJson } from '../../http/respond.js';
+import { asRelayError, type RelayError } from '../errors.js';
+import type { Door, DoorRef } from '../doors/door.js';
+import { createMcpServer } from '../mcp/server.js';
+import { toolNamed } from '../mcp/tools/index.js';
+import type { RelayStore } from '../store/store.js';
+import { JSONRPC_PARSE_ERROR, parseJsonRpcBody, readBody } from './body.js';
+import type { HubContext } from './context.js';
+import { sendJson } from './respond.js';
 
 interface Lease {
   server: McpServer;
