@@ -120,7 +120,7 @@ export function damagedRecord(why: string, id?: string): RelayError {
  * errno codes only a filesystem whose connection was lost gives (FUSE's
  * ENOTCONN, NFS's ESTALE, …). Socket codes such as ECONNRESET are not here:
  * the bridge's own network errors must not read as a lost corpus; where the
- * corpus is on a network mount, lib/store/lost-mount.ts adds them and EIO.
+ * corpus is on a network mount, lib/disk/lost-mount.ts adds them and EIO.
  */
 export const LOST_CONNECTION: ReadonlySet<string> = new Set(['ENOTCONN', 'ESTALE', 'ECONNABORTED', 'EHOSTDOWN', 'ENETDOWN']);
 

@@ -57,7 +57,7 @@ async function worker(kind: string, args: string[]): Promise<void> {
     // One writer, as a server process is: a store with its watcher, appending one record after another.
     // append-keyed sends each under its own idempotency key and retries store_unreachable, as the CLI and the bridge do.
     const [corpus, lane, count] = [args[0]!, args[1]!, Number(args[2])];
-    const { retryingLostMount } = await import('../lib/store/lost-mount.js');
+    const { retryingLostMount } = await import('../lib/disk/lost-mount.js');
     const log = quietLog();
     let retries = 0;
     const retryLog = { ...log, info: (m: string) => (retries++, say({ lane, retry: m })) };

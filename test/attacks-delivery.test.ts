@@ -14,7 +14,7 @@ import { addKey, readKey } from '../lib/auth/keys.js';
 import { authorizationFor } from '../lib/auth/sign.js';
 import { clientNetwork } from '../lib/http/connection-slots.js';
 import { createLogger } from '../lib/log.js';
-import { corpusPaths } from '../lib/store/paths.js';
+import { corpusPaths } from '../lib/disk/paths.js';
 import { openStore } from '../lib/store/store.js';
 import { record, runCli, tempStore } from './helpers.js';
 import { hubProcess, LONG, scale } from './reliability-helpers.js';

@@ -1,5 +1,5 @@
 /**
- * How much one caller can make a process watch (lib/store/bells.ts,
+ * How much one caller can make a process watch (lib/store/hear/bells.ts,
  * lib/model/filter.ts): a filter names at most 64 names, a process watches
  * at most its cap of bells and then hears new listeners through the
  * directory, and a bell nobody rang leaves no file when it is let go.
@@ -10,7 +10,7 @@ import { existsSync, readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
 import type { CallToolResult } from '@modelcontextprotocol/client';
-import { Bells, bellFile } from '../lib/store/bells.js';
+import { Bells, bellFile } from '../lib/store/hear/bells.js';
 import { silentLogger } from '../lib/log.js';
 import { errorCode, stdioClient, tempDir, tempStore, textOf } from './helpers.js';
 import { eventually } from './support/poll.js';

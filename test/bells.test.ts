@@ -1,5 +1,5 @@
 /**
- * Doorbells (lib/store/bells.ts): a process whose waits filter on `to` or
+ * Doorbells (lib/store/hear/bells.ts): a process whose waits filter on `to` or
  * `replies_to` is woken only by the records that can match them, not by
  * every record, and still misses nothing: records from writers that ring
  * no bell (a plain copy) arrive at the next listing, a bell removed under a

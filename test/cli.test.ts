@@ -5,7 +5,7 @@ import { access, mkdir, readdir, readFile, rename, writeFile } from 'node:fs/pro
 import path from 'node:path';
 import { test } from 'node:test';
 import { buildRecordFile, digestOf, splitRecordFile } from '../lib/model/deposit.js';
-import { corpusPaths } from '../lib/store/paths.js';
+import { corpusPaths } from '../lib/disk/paths.js';
 import { BIN, killed, record, runCli, tempDir, tempStore } from './helpers.js';
 import { spawnHub } from './support/hub-process.js';
 import { said } from './support/poll.js';

@@ -13,7 +13,7 @@ import { test } from 'node:test';
 import { RelayError } from '../lib/errors.js';
 import { idempotencyScope } from '../lib/model/idempotency-keys.js';
 import { verifyCorpus } from '../lib/ops/verify.js';
-import { hostIdentity } from '../lib/store/host.js';
+import { hostIdentity } from '../lib/disk/host.js';
 import { openStore, type RelayStore } from '../lib/store/store.js';
 import { killed, record, tempStore } from './helpers.js';
 

@@ -6,8 +6,8 @@ import { buildRecordFile, digestOf } from '../lib/model/deposit.js';
 import { idShape } from '../lib/model/ids.js';
 import { createLogger } from '../lib/log.js';
 import { verifyCorpus } from '../lib/ops/verify.js';
-import { decodeSnapshot, encodeSnapshot, SNAPSHOT_FORMAT } from '../lib/store/index-snapshot.js';
-import { corpusPaths } from '../lib/store/paths.js';
+import { decodeSnapshot, encodeSnapshot, SNAPSHOT_FORMAT } from '../lib/store/index/index-snapshot.js';
+import { corpusPaths } from '../lib/disk/paths.js';
 import { openStore, type RelayStore } from '../lib/store/store.js';
 import { runCli, stdioClient, tempStore, textOf } from './helpers.js';
 

@@ -1,5 +1,5 @@
 /**
- * What `.state/issued` (lib/store/issued-log.ts) says about itself: a new
+ * What `.state/issued` (lib/store/append/issued-log.ts) says about itself: a new
  * store has no log until its first append, which is no damage and is said
  * at debug level only; a log that vanishes under a running store is news.
  * A real store on real files, its log lines captured.

@@ -4,7 +4,7 @@ import { readdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { test, type TestContext } from 'node:test';
 import { Client, ReadBuffer, serializeMessage, type CallToolResult, type JSONRPCMessage, type Progress, type Transport } from '@modelcontextprotocol/client';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/client/validators/ajv';
-import { corpusPaths } from '../lib/store/paths.js';
+import { corpusPaths } from '../lib/disk/paths.js';
 import { BIN, errorCode, record, stdioClient, tempStore, textOf } from './helpers.js';
 import { refused } from './support/refusal.js';
 import type { ErrorCode } from '../lib/errors.js';

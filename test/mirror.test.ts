@@ -10,7 +10,7 @@ import { chmod, readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { test, type TestContext } from 'node:test';
 import { ReplayGuard } from '../lib/auth/replay-guard.js';
-import { corpusPaths } from '../lib/store/paths.js';
+import { corpusPaths } from '../lib/disk/paths.js';
 import { openStore } from '../lib/store/store.js';
 import { errorCode, record, runCli, stdioClient, tempDir, tempStore, textOf } from './helpers.js';
 import { needs } from './support/needs.js';

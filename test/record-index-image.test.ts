@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import fc from 'fast-check';
 import type { Deposit } from '../lib/model/deposit.js';
 import { RecordIndex } from '../lib/model/record-index.js';
-import { decodeSnapshot, encodeSnapshot } from '../lib/store/index-snapshot.js';
+import { decodeSnapshot, encodeSnapshot } from '../lib/store/index/index-snapshot.js';
 
 const deposit = (n: number): Deposit => ({
   provenance: n % 3 ? 'as-received' : 'authored',

@@ -4,7 +4,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { test } from 'node:test';
 import { idShape } from '../lib/model/ids.js';
-import { isRecordNameOfAnyWidth, listRecordIds, listRecordNames, recordIdsIn } from '../lib/store/record-names.js';
+import { isRecordNameOfAnyWidth, listRecordIds, listRecordNames, recordIdsIn } from '../lib/disk/record-names.js';
 import { tempDir } from './helpers.js';
 
 const NAMES = ['relay-0002', 'relay-0001', 'relay-00003', 'relay-0000', '.relay-0004.Xa81', 'relay-0005~', 'README', '.state'];

@@ -16,7 +16,7 @@ import { addKey, readKey } from '../lib/auth/keys.js';
 import { localUser } from '../lib/cli/command.js';
 import { splitRecordFile } from '../lib/model/deposit.js';
 import { idShape } from '../lib/model/ids.js';
-import { corpusPaths } from '../lib/store/paths.js';
+import { corpusPaths } from '../lib/disk/paths.js';
 import { verifyCorpus } from '../lib/ops/verify.js';
 import { record, runCli, stdioClient, tempStore, textOf } from './helpers.js';
 import { sign } from './http-helpers.js';

@@ -18,7 +18,7 @@ import { test, type TestContext } from 'node:test';
 import { addKey, readKey } from '../lib/auth/keys.js';
 import { digestOf, splitRecordFile } from '../lib/model/deposit.js';
 import { idShape } from '../lib/model/ids.js';
-import { corpusPaths, tempName } from '../lib/store/paths.js';
+import { corpusPaths, tempName } from '../lib/disk/paths.js';
 import { DEFAULT_MAX_RECORD_BYTES } from '../lib/model/record.js';
 import { verifyCorpus } from '../lib/ops/verify.js';
 import { BIN, killed, record, runCli, tempStore } from './helpers.js';

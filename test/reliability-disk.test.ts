@@ -19,7 +19,7 @@ import { test, type TestContext } from 'node:test';
 import type { Client } from '@modelcontextprotocol/client';
 import { addKey, readKey } from '../lib/auth/keys.js';
 import { initStore } from '../lib/ops/init.js';
-import { corpusPaths } from '../lib/store/paths.js';
+import { corpusPaths } from '../lib/disk/paths.js';
 import { verifyCorpus } from '../lib/ops/verify.js';
 import { errorCode, record, runCli, stdioClient, textOf } from './helpers.js';
 import { sign } from './http-helpers.js';

@@ -14,7 +14,7 @@ import { test } from 'node:test';
 import { promisify } from 'node:util';
 import type { Client } from '@modelcontextprotocol/client';
 import { addKey, readKey } from '../lib/auth/keys.js';
-import { corpusPaths } from '../lib/store/paths.js';
+import { corpusPaths } from '../lib/disk/paths.js';
 import { errorCode, record, runCli, stdioClient, tempStore, textOf } from './helpers.js';
 import { sign } from './http-helpers.js';
 import { hubProcess } from './reliability-helpers.js';

@@ -1,7 +1,7 @@
 /**
  * A swarm's cold start reads the corpus once: of the processes that start
  * together on a corpus with no index snapshot, one builds it and the others
- * wait for it (lib/store/snapshot-build.ts). Never at the price of waiting on
+ * wait for it (lib/store/index/snapshot-build.ts). Never at the price of waiting on
  * a builder that is gone or stuck, and never at the price of trusting what
  * was waited for: the snapshot is checked as at any start. The servers are
  * real child processes; the lock is the real file.
@@ -14,9 +14,9 @@ import { test } from 'node:test';
 import { createLogger } from '../lib/log.js';
 import { buildRecordFile, digestOf } from '../lib/model/deposit.js';
 import { idShape } from '../lib/model/ids.js';
-import { hostIdentity } from '../lib/store/host.js';
-import { corpusPaths } from '../lib/store/paths.js';
-import { SNAPSHOT_MIN_RECORDS } from '../lib/store/snapshot-keeper.js';
+import { hostIdentity } from '../lib/disk/host.js';
+import { corpusPaths } from '../lib/disk/paths.js';
+import { SNAPSHOT_MIN_RECORDS } from '../lib/store/index/snapshot-keeper.js';
 import { openStore, type StoreOptions } from '../lib/store/store.js';
 import { stdioClient, tempStore, textOf } from './helpers.js';
 

@@ -9,7 +9,7 @@ import { chmod, unlink, writeFile } from 'node:fs/promises';
 import { test } from 'node:test';
 import { buildRecordFile, digestOf } from '../lib/model/deposit.js';
 import { createLogger } from '../lib/log.js';
-import { corpusPaths } from '../lib/store/paths.js';
+import { corpusPaths } from '../lib/disk/paths.js';
 import { openStore } from '../lib/store/store.js';
 import { record, tempStore } from './helpers.js';
 import { eventually } from './support/poll.js';

@@ -4,7 +4,7 @@ import { test, type TestContext } from 'node:test';
 import path from 'node:path';
 import { RelayError } from '../lib/errors.js';
 import { buildRecordFile, digestOf, splitRecordFile } from '../lib/model/deposit.js';
-import { corpusPaths } from '../lib/store/paths.js';
+import { corpusPaths } from '../lib/disk/paths.js';
 import { openStore, RelayStore, type StoreOptions } from '../lib/store/store.js';
 import { record, tempStore } from './helpers.js';
 import { refused } from './support/refusal.js';

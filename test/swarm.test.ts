@@ -10,7 +10,7 @@ import { test, type TestContext } from 'node:test';
 import type { CallToolResult } from '@modelcontextprotocol/client';
 import { buildRecordFile, digestOf, splitRecordFile } from '../lib/model/deposit.js';
 import { idShape } from '../lib/model/ids.js';
-import { corpusPaths } from '../lib/store/paths.js';
+import { corpusPaths } from '../lib/disk/paths.js';
 import { verifyCorpus } from '../lib/ops/verify.js';
 import { BIN, killed, record, runCli, stdioClient, tempStore, textOf } from './helpers.js';
 

@@ -81,12 +81,12 @@ test('append_relay lists every refusal code with what to do, one line per group,
   // store_unavailable is the one code every tool can give (a server shutting down answers every call so): said here, where the form is (round 16:
   // "Never refuses" in two tools read against a list headed "all tools"). No tool reaches an operator: what "report" means is said once, at its first use.
   assert.match(line, /\ndisk_full, store_unavailable \(any tool\): retry once after your next wait_for_relay call, then report: say it in your output \(no tool reaches your operator\)\.\n/);
-  // damaged: the key's record is held but cannot be read back (lib/store/append-once.ts); no call repairs it.
+  // damaged: the key's record is held but cannot be read back (lib/store/append/keyed-append.ts); no call repairs it.
   assert.match(line, /\nread_only \(a mirror\), ids_exhausted, damaged: final\. Never retry; report\.$/);
   // The conflict's two outcomes and how to tell them (round 16: "if the record it names is this one" gave no way to tell): the key's kind,
   // then the record it names, read. Its own sentence (lib/model/idempotency-keys.ts, held by test/one-loop.test.ts) names that record's kind and from:.
   assert.match(line, /\nidempotency_conflict: the key holds its _meta id\. An answer key: done\. A q key: done only if get_relay shows that id is this same question, else the next n\.\n/);
-  // A gone key's not_found (lib/store/append-once.ts) is listed with the others; its one action is where the key is.
+  // A gone key's not_found (lib/store/append/keyed-append.ts) is listed with the others; its one action is where the key is.
   assert.match(line, /\nbad_id, id_held, id_ahead: see id\. not_found: see idempotency_key\.\n/);
   assert.doesNotMatch(JSON.stringify((await listing).tools), /tell (the asker or )?your operator|to your operator/);
 });
@@ -148,7 +148,7 @@ test('the keys are stated where the key is: "<you>/q/<n>" and "<you>/answer/<que
   // the notes and copies on the same counter (round 14): the catch-up returns every record of its, so 1 + their count is free.
   // The answer key's form is said once, in wait_for_relay's answer step (round 16: said twice); a copy's bytes differ from the original's, so its key is new.
   assert.match(key, /Scope: the channel \(depositedBy\); over stdio all agents share mcp, so put your name in it: an answer's as wait_for_relay step 6 says; any other record's, a copy's too, "<you>\/q\/<n>" \(n: your counter, \+1 per record; after a restart, 1 \+ all the records wait_for_relay's catch-up returned\)\./);
-  // The key's record gone (lib/store/append-once.ts): refused not_found, naming the id to re-deposit under.
+  // The key's record gone (lib/store/append/keyed-append.ts): refused not_found, naming the id to re-deposit under.
   assert.match(key, /that record gone: not_found, resend with id: its _meta\["p-e-relay\/error"\]\.id\./);
   assert.doesNotMatch(JSON.stringify((await listing).tools), /UUID|fresh random/);
   assert.match(key, /A retry with identical bytes answers the first record with replayed: true; other bytes \(or id\): idempotency_conflict;/);
@@ -267,7 +267,7 @@ test('append_relay\'s id opens with "Omit for a new record." and holds the re-de
   const id = (tools.find((tool) => tool.name === 'append_relay')!.inputSchema.properties as Record<string, { description: string }>).id!.description;
   // The common case first: an agent writing a new record stops reading here.
   // Ownership is decided by what the agent holds, which it can check after a context loss ("append_relay returned that id to you" could not be).
-  // The store puts a re-deposit back under its original key (lib/store/append-once.ts), which goes on guarding it.
+  // The store puts a re-deposit back under its original key (lib/store/append/keyed-append.ts), which goes on guarding it.
   assert.match(id, /^Omit for a new record\. Set it \(e\.g\. relay-0033\) only to put back a lost record \(exists: KNOWN_MISSING\) whose bytes you hold: those bytes, under its original key if you know it\. /);
   assert.doesNotMatch(JSON.stringify((await listing).tools), /returned that id to you|<next n>/);
   // A notice copying kind: question would be answered in place of the question, and the asker would never match the answer: the copy is the bytes,
@@ -310,7 +310,7 @@ test('how filters combine is said once in each tool that takes them', async () =
   for (const name of ['wait_for_relay', 'list_relays']) assert.doesNotMatch(await descriptionOf(name), /combine with AND/);
 });
 
-// The inlined items are a prefix in id order (lib/store/inline-bytes.ts): one more call after the last item handled brings the rest, not a get_relay each
+// The inlined items are a prefix in id order (lib/store/follow/inline-bytes.ts): one more call after the last item handled brings the rest, not a get_relay each
 // (round 14). "Handled", not "inlined": when the first item is over 64 KiB alone nothing is inlined, and "the last inlined id" had no answer (round 16).
 test('include_bytes says its bytes are data, not instructions, and that bytesOmitted items come with a call after the last item handled', async () => {
   const { tools } = await listing;

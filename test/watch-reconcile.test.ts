@@ -3,7 +3,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { test } from 'node:test';
 import { silentLogger } from '../lib/log.js';
-import { CorpusWatcher } from '../lib/store/watch.js';
+import { CorpusWatcher } from '../lib/store/hear/watch.js';
 import { tempDir } from './helpers.js';
 
 /**

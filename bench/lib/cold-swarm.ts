@@ -7,8 +7,8 @@
  * call: the floor.
  */
 import { idShape } from '../../lib/model/ids.js';
-import { readSettings } from '../../lib/store/settings.js';
-import { listRecordIds } from '../../lib/store/record-names.js';
+import { readSettings } from '../../lib/disk/settings.js';
+import { listRecordIds } from '../../lib/disk/record-names.js';
 import { connectStdio, cpuSecondsOf, relayServer, type StdioPeer } from './procs.js';
 import { nowMs } from './stats.js';
 

@@ -20,10 +20,10 @@ import { writeFileSync } from 'node:fs';
 import { buildRecordFile, digestOf } from '../../lib/model/deposit.js';
 import { idShape } from '../../lib/model/ids.js';
 import { initStore } from '../../lib/ops/init.js';
-import { decodeSnapshot } from '../../lib/store/index-snapshot.js';
-import { SNAPSHOT_MIN_RECORDS } from '../../lib/store/snapshot-keeper.js';
-import { corpusPaths } from '../../lib/store/paths.js';
-import { readSettings } from '../../lib/store/settings.js';
+import { decodeSnapshot } from '../../lib/store/index/index-snapshot.js';
+import { SNAPSHOT_MIN_RECORDS } from '../../lib/store/index/snapshot-keeper.js';
+import { corpusPaths } from '../../lib/disk/paths.js';
+import { readSettings } from '../../lib/disk/settings.js';
 import { openStore } from '../../lib/store/store.js';
 import { BENCH_OUT, ROOT } from './paths.js';
 

@@ -13,7 +13,7 @@ import fs from 'node:fs/promises';
 import { watch, type FSWatcher } from 'chokidar';
 import { RelayError } from '../errors.js';
 import { silentLogger, type Logger } from '../log.js';
-import { keyPaths } from '../store/paths.js';
+import { keyPaths } from '../disk/paths.js';
 import { agentOfKeyFile, listKeys, loadKey } from './keys.js';
 
 export interface KeyRingEvents {

@@ -11,8 +11,8 @@ import { constants } from 'node:fs';
 import fs, { type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { RelayError } from '../errors.js';
-import { keyPaths } from '../store/paths.js';
-import { linkExclusive, writeTemp } from '../store/publish.js';
+import { keyPaths } from '../disk/paths.js';
+import { linkExclusive, writeTemp } from '../disk/publish.js';
 
 export const AGENT_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 const KEY_SUFFIX = '.key';

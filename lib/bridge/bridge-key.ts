@@ -11,7 +11,7 @@
  */
 import { RelayError } from '../errors.js';
 import { readKeyFile } from '../auth/keys.js';
-import { keyPaths } from '../store/paths.js';
+import { keyPaths } from '../disk/paths.js';
 
 /** One agent's key file, as the bridge signs with it. */
 export interface SigningKey {

@@ -2,7 +2,7 @@
 import { DEFAULT_ID_WIDTH } from '../model/ids.js';
 import { initStore } from '../ops/init.js';
 import { appearedLine } from '../doors/render.js';
-import { appeared } from '../store/waiters.js';
+import { appeared } from '../store/hear/waiters.js';
 import { verifyCorpus } from '../ops/verify.js';
 import { ensureStore } from '../store/store-mark.js';
 import type { RecordMeta } from '../model/record-index.js';

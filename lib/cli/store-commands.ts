@@ -3,13 +3,13 @@
  * matching MCP tool and prints the same text.
  */
 import { RelayStore } from '../store/store.js';
-import { WAIT_MAX_ITEMS } from '../store/waiters.js';
+import { WAIT_MAX_ITEMS } from '../store/hear/waiters.js';
 import { appendText, existsText, listText, repliesText, waitText } from '../doors/render.js';
 import { EXIT_OK, EXIT_TIMED_OUT, UsageError, localUser, numberOption, readAll, stringOption, writeLine, type Command, type CommandContext } from './command.js';
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs/promises';
-import { filesystemFacts } from '../store/filesystem.js';
-import { retryingLostMount } from '../store/lost-mount.js';
+import { filesystemFacts } from '../disk/filesystem.js';
+import { retryingLostMount } from '../disk/lost-mount.js';
 import { POLL_HELP, pollOption } from './poll-option.js';
 import { FILTER_HELP, FILTER_OPTIONS, filterOption } from './filter-options.js';
 

@@ -5,7 +5,7 @@
  */
 import type { IdState } from '../model/record-index.js';
 import type { AppendResult, ListResult, RepliesResult } from '../store/store.js';
-import type { AppearedRecord, WaitResult } from '../store/waiters.js';
+import type { AppearedRecord, WaitResult } from '../store/hear/waiters.js';
 import { drawBoundary, fenceRule, fenced } from '../model/fence.js';
 
 export function existsText(id: string, state: IdState): string {

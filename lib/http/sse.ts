@@ -9,7 +9,7 @@
  *
  * Resume with Last-Event-ID (preferred when both are sent) or ?after=: the
  * held records after the mark first, then live ones, through the store's one
- * subscription API (store/subscription.ts), which sends what both phases see
+ * subscription API (store/follow/subscription.ts), which sends what both phases see
  * once.
  *
  * The catch-up from an old mark (a million held records, say) is streamed,
@@ -27,8 +27,8 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { RelayError } from '../errors.js';
 import type { RecordFilter } from '../model/filter.js';
 import type { RecordMeta } from '../model/record-index.js';
-import type { Subscription } from '../store/subscription.js';
-import { appeared } from '../store/waiters.js';
+import type { Subscription } from '../store/follow/subscription.js';
+import { appeared } from '../store/hear/waiters.js';
 import type { Admission, Grant } from '../doors/door.js';
 import { filterFromQuery } from './filter-query.js';
 import { readBody } from './body.js';

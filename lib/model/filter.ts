@@ -46,7 +46,7 @@ const SEPARATORS = /[\s,]+/;
 /**
  * The most names one filter (`to`, `from` or `kind`) may list. An agent
  * waits for its own name and `all`; each `to` name costs the process that
- * serves the wait a file and an inotify watch (lib/store/bells.ts), and the
+ * serves the wait a file and an inotify watch (lib/store/hear/bells.ts), and the
  * watches are shared by every process of the user, so a list of thousands
  * is refused instead of being paid for. The same bound as a record's refs.
  */

@@ -3,12 +3,12 @@
  * commit and mirror, and the keys directory. Idempotent: running it on an
  * existing store fills in what is missing and changes nothing else.
  */
-import { listRecordIds, listRecordNames } from '../store/record-names.js';
+import { listRecordIds, listRecordNames } from '../disk/record-names.js';
 import fs from 'node:fs/promises';
 import { RelayError } from '../errors.js';
 import { DEFAULT_ID_WIDTH, idShape } from '../model/ids.js';
-import { corpusPaths, keyPaths } from '../store/paths.js';
-import { formatSettings, readSettings } from '../store/settings.js';
+import { corpusPaths, keyPaths } from '../disk/paths.js';
+import { formatSettings, readSettings } from '../disk/settings.js';
 
 export const CORPUS_GITATTRIBUTES = '# Records are stored byte for byte; git must never convert line endings.\n* -text\n';
 export const CORPUS_GITIGNORE = '# Machine-local working state: never committed, never mirrored.\n.state/\n';

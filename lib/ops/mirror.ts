@@ -4,16 +4,16 @@
  * in its `.state/`, so every store opened on it refuses appends: a record
  * written here would shadow the primary's record of the same id forever.
  */
-import { isRecordNameOfAnyWidth, listRecordNames } from '../store/record-names.js';
+import { isRecordNameOfAnyWidth, listRecordNames } from '../disk/record-names.js';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { RelayError } from '../errors.js';
 import { idShape } from '../model/ids.js';
 import type { Logger } from '../log.js';
 import { silentLogger } from '../log.js';
-import { corpusPaths } from '../store/paths.js';
+import { corpusPaths } from '../disk/paths.js';
 import { RSYNC_VANISHED, isRemote, parseItemized, rsyncArgs, rsyncFailure, runRsync } from './rsync.js';
-import { readSettings } from '../store/settings.js';
+import { readSettings } from '../disk/settings.js';
 
 export interface MirrorOptions {
   /** The primary's corpus: a local directory, `host:path` (ssh) or an rsync:// URL. */

@@ -12,14 +12,14 @@
  */
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { listRecordIds } from '../store/record-names.js';
+import { listRecordIds } from '../disk/record-names.js';
 import { splitRecordFile } from '../model/deposit.js';
 import { RelayError } from '../errors.js';
 import { idShape } from '../model/ids.js';
-import { corpusPaths } from '../store/paths.js';
-import { judgeTemp } from '../store/stray-temps.js';
-import { readRecordFileSync } from '../store/record-file.js';
-import { readSettings } from '../store/settings.js';
+import { corpusPaths } from '../disk/paths.js';
+import { judgeTemp } from '../disk/stray-temps.js';
+import { readRecordFileSync } from '../disk/record-file.js';
+import { readSettings } from '../disk/settings.js';
 
 export interface VerifyReport {
   checked: number;

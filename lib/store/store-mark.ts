@@ -22,8 +22,8 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { RelayError } from '../errors.js';
 import { initCorpus } from '../ops/init.js';
-import { corpusPaths } from './paths.js';
-import { isRecordNameOfAnyWidth } from './record-names.js';
+import { corpusPaths } from '../disk/paths.js';
+import { isRecordNameOfAnyWidth } from '../disk/record-names.js';
 
 /** Refuses a directory that is not a store; makes an empty one a store (unless `readOnly`: then it is left as it is). */
 export async function ensureStore(corpusDir: string, readOnly: boolean): Promise<void> {

@@ -55,7 +55,7 @@ function unnamedContract({ shape, maxRecordBytes, requestCap }: ToolFacts) {
     input: {
       // The common case first: an agent writing a new record learns "omit it" before the rare repair, said once here (get_relay's refusals point here).
       // "Whose bytes you hold" is what a re-deposit needs and what an agent can check after a context loss ("append_relay returned that id to you" was not).
-      // The re-deposit goes back under its original key (lib/store/append-once.ts). It fills an id below every peer's cursor, so waits never return it;
+      // The re-deposit goes back under its original key (lib/store/append/keyed-append.ts). It fills an id below every peer's cursor, so waits never return it;
       // the copy is what they see, and only when nothing replied to it yet: a question already answered would be answered again under the copy's id.
       id: z.string().optional().describe(`Omit for a new record. Set it (e.g. ${shape.example}) only to put back a lost record (exists: KNOWN_MISSING) whose bytes you hold: those bytes, under its original key if you know it. Waits past it never return it: if peers must read it and list_replies on it is empty, also append a copy: no id, the bytes plus a "ref: <it>" header, a new key. Refused: bad_id (malformed), id_held (held already; _meta["p-e-relay/error"].identical: true means your bytes: done), id_ahead (above the next free id, _meta["p-e-relay/error"].nextFree)`),
       // The store's own limit (lib/model/record.ts, --max-record-bytes), the one figure it enforces on every door; over HTTP the hub's body cap (lib/http/body.ts, --body-cap), as the hub runs, counts the whole JSON request and binds first (stdio has none, so says nothing of it).
@@ -66,7 +66,7 @@ function unnamedContract({ shape, maxRecordBytes, requestCap }: ToolFacts) {
       // SPEC §8b: the scope is the channel and the key, and over stdio every agent deposits as mcp: a key without the name collides across agents.
       // After a restart the catch-up (from: <you>, every kind) returns every record that can hold one of your n, so 1 + its count is free (a count of questions alone missed notes and copies: round 14).
       // The answer key's form is said once, in the answer recipe (wait_for_relay step 6); the re-deposit's key in id. The copy's bytes differ: a new n.
-      // A key whose record is gone is refused not_found naming the id (lib/store/append-once.ts): resent with that id, it lands under the same key.
+      // A key whose record is gone is refused not_found naming the id (lib/store/append/keyed-append.ts): resent with that id, it lands under the same key.
       idempotency_key: z.string().optional().describe('optional, but without it a retry after a lost response stores a second copy. 1-200 printable ASCII; one per record, the same on retries. Scope: the channel (depositedBy); over stdio all agents share mcp, so put your name in it: an answer\'s as wait_for_relay step 6 says; any other record\'s, a copy\'s too, "<you>/q/<n>" (n: your counter, +1 per record; after a restart, 1 + all the records wait_for_relay\'s catch-up returned). A retry with identical bytes answers the first record with replayed: true; other bytes (or id): idempotency_conflict; that record gone: not_found, resend with id: its _meta["p-e-relay/error"].id. A refused call leaves it unused. Keys hold forever'),
     },
     output: {

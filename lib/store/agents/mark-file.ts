@@ -21,7 +21,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { RelayError } from '../../errors.js';
 import type { IdShape } from '../../model/ids.js';
-import { NotARecordFile, readRegularFile } from '../record-file.js';
+import { NotARecordFile, readRegularFile } from '../../disk/record-file.js';
 
 export interface Mark {
   /** Every record at or below this id has been delivered, or did not belong to the set. */

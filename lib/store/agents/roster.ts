@@ -20,7 +20,7 @@ import { constants } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { Logger } from '../../log.js';
-import { hostIdentity, hostTag, pidAlive, whereabouts } from '../host.js';
+import { hostIdentity, hostTag, pidAlive, whereabouts } from '../../disk/host.js';
 
 export type KnownBy = 'served' | 'signed' | 'key';
 

@@ -21,10 +21,10 @@
  */
 import { closeSync, constants as fsc, lstatSync, openSync, readSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { errnoName } from '../errors.js';
+import { errnoName } from '../../errors.js';
 import fs from 'node:fs/promises';
-import type { IdShape } from '../model/ids.js';
-import type { Logger } from '../log.js';
+import type { IdShape } from '../../model/ids.js';
+import type { Logger } from '../../log.js';
 
 /**
  * How far past the ids believed so far a line may go without its record on

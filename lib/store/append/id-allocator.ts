@@ -32,14 +32,14 @@
  * next 64 ids took 65) or end assignment for everyone (cite relay-9999, then
  * propose it).
  */
-import { splitRecordFile } from '../model/deposit.js';
-import { RelayError } from '../errors.js';
-import { nextFreeId, type IdShape } from '../model/ids.js';
-import type { CorpusIndexer } from './corpus-indexer.js';
-import type { CorpusPaths } from './paths.js';
-import { linkExclusive } from './publish.js';
-import { readRecordFile } from './record-file.js';
-import type { RecordIndex } from '../model/record-index.js';
+import { splitRecordFile } from '../../model/deposit.js';
+import { RelayError } from '../../errors.js';
+import { nextFreeId, type IdShape } from '../../model/ids.js';
+import type { CorpusIndexer } from '../index/corpus-indexer.js';
+import type { CorpusPaths } from '../../disk/paths.js';
+import { linkExclusive } from '../../disk/publish.js';
+import { readRecordFile } from '../../disk/record-file.js';
+import type { RecordIndex } from '../../model/record-index.js';
 
 export class IdAllocator {
   /** The id this process is linking right now (one at a time, see `serially`). */

@@ -34,8 +34,8 @@
 import { crc32 } from 'node:zlib';
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import type { IndexImage } from '../model/record-index.js';
-import { tempName } from './paths.js';
+import type { IndexImage } from '../../model/record-index.js';
+import { tempName } from '../../disk/paths.js';
 
 const MAGIC = Buffer.from('PERELIDX');
 /** Bump when IndexImage or this layout changes: a snapshot of another format is rebuilt, never read. */

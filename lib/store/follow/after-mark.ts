@@ -11,8 +11,8 @@
  * it from a mistyped one; both would skip, so both are refused, and the
  * refusal names the newest id the caller may pass instead.
  */
-import { RelayError } from '../errors.js';
-import type { IdShape } from '../model/ids.js';
+import { RelayError } from '../../errors.js';
+import type { IdShape } from '../../model/ids.js';
 
 export interface StoreTop {
   /** The newest record held (0: none). */

@@ -2,10 +2,10 @@
  * Callers blocked in wait_for_relay: how long a wait may be, what it
  * reports, and the waits themselves.
  */
-import { asRelayError, type RelayError } from '../errors.js';
-import type { RecordFilter } from '../model/filter.js';
-import type { RecordMeta } from '../model/record-index.js';
-import { subscribe, type HeldRecord, type RecordFeed } from './subscription.js';
+import { asRelayError, type RelayError } from '../../errors.js';
+import type { RecordFilter } from '../../model/filter.js';
+import type { RecordMeta } from '../../model/record-index.js';
+import { subscribe, type HeldRecord, type RecordFeed } from '../follow/subscription.js';
 
 export const DEFAULT_WAIT_MS = 30_000;
 export const MAX_WAIT_MS = 90_000;

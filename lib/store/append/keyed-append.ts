@@ -11,14 +11,14 @@
  *   3. a claim under .state/idempotency/ (idempotency-claims.ts) across
  *      processes and hosts, taken before the record is linked.
  */
-import { RelayError } from '../errors.js';
-import { splitRecordFile, type Deposit } from '../model/deposit.js';
-import { idempotencyConflict, type IdempotencyKeys } from '../model/idempotency-keys.js';
-import { parseRecord } from '../model/record.js';
-import type { IdShape } from '../model/ids.js';
+import { RelayError } from '../../errors.js';
+import { splitRecordFile, type Deposit } from '../../model/deposit.js';
+import { idempotencyConflict, type IdempotencyKeys } from '../../model/idempotency-keys.js';
+import { parseRecord } from '../../model/record.js';
+import type { IdShape } from '../../model/ids.js';
 import type { IdempotencyClaims } from './idempotency-claims.js';
-import type { CorpusPaths } from './paths.js';
-import { readRecordFile } from './record-file.js';
+import type { CorpusPaths } from '../../disk/paths.js';
+import { readRecordFile } from '../../disk/record-file.js';
 
 export interface OnceResult {
   id: string;

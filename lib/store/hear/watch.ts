@@ -13,7 +13,7 @@
 import { statSync, watch as fsWatch, type FSWatcher } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import type { Logger } from '../log.js';
+import type { Logger } from '../../log.js';
 
 export type WatchMode = 'events' | 'poll' | 'none';
 

@@ -18,16 +18,16 @@
  */
 import { statSync } from 'node:fs';
 import fs from 'node:fs/promises';
-import type { Logger } from '../log.js';
-import type { IdShape } from '../model/ids.js';
-import type { IdempotencyKeys } from '../model/idempotency-keys.js';
-import type { RecordIndex } from '../model/record-index.js';
+import type { Logger } from '../../log.js';
+import type { IdShape } from '../../model/ids.js';
+import type { IdempotencyKeys } from '../../model/idempotency-keys.js';
+import type { RecordIndex } from '../../model/record-index.js';
 import { readSnapshot, snapshotHeader, writeSnapshot, type DirectoryStamp } from './index-snapshot.js';
 import { takeBuildTurn } from './snapshot-build.js';
-import type { CorpusPaths } from './paths.js';
-import { recordIdsIn } from './record-names.js';
+import type { CorpusPaths } from '../../disk/paths.js';
+import { recordIdsIn } from '../../disk/record-names.js';
 import { spotCheck } from './snapshot-check.js';
-import { DEFAULT_MAX_RECORD_BYTES } from '../model/record.js';
+import { DEFAULT_MAX_RECORD_BYTES } from '../../model/record.js';
 
 /**
  * A directory whose times were already this old when it was stamped cannot

@@ -32,11 +32,11 @@
 import { constants as fsc } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { RelayError } from '../errors.js';
-import type { Logger } from '../log.js';
-import { hostIdentity, pidAlive, whereabouts } from './host.js';
-import { tempName } from './paths.js';
-import { linkExclusive } from './publish.js';
+import { RelayError } from '../../errors.js';
+import type { Logger } from '../../log.js';
+import { hostIdentity, pidAlive, whereabouts } from '../../disk/host.js';
+import { tempName } from '../../disk/paths.js';
+import { linkExclusive } from '../../disk/publish.js';
 
 /** How long a claim's time may stand still before its owner is presumed dead. */
 export const DEFAULT_STALE_MS = 10_000;

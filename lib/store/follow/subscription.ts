@@ -16,9 +16,9 @@
  * filter accepts is never delivered.
  */
 import type { EventEmitter } from 'node:events';
-import type { RelayError } from '../errors.js';
-import type { RecordFilter } from '../model/filter.js';
-import type { RecordMeta } from '../model/record-index.js';
+import type { RelayError } from '../../errors.js';
+import type { RecordFilter } from '../../model/filter.js';
+import type { RecordMeta } from '../../model/record-index.js';
 
 export interface StoreEvents {
   /** A record was indexed after this process started (or became whole again); `n` is its id as a number. */

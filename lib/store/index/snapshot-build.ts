@@ -22,8 +22,8 @@
  * never a wrong index.
  */
 import fs from 'node:fs/promises';
-import type { Logger } from '../log.js';
-import { hostIdentity, pidAlive, whereabouts } from './host.js';
+import type { Logger } from '../../log.js';
+import { hostIdentity, pidAlive, whereabouts } from '../../disk/host.js';
 
 export const HEARTBEAT_MS = 1000;
 export const STALE_MS = 5000;

@@ -3,7 +3,7 @@
  * gives it, and so does the HTTP door before it looks at a credential (a
  * mirror need not hold the agents' keys to say that it stores nothing).
  */
-import { RelayError } from '../errors.js';
+import { RelayError } from '../../errors.js';
 
 export function readOnlyRefusal(primary: string | null | undefined): RelayError {
   const where = primary ? ` at ${primary}` : '';

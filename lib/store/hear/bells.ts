@@ -35,9 +35,9 @@
  */
 import { mkdirSync, openSync, closeSync, fstatSync, statSync, unlinkSync, utimesSync, truncateSync, watch, type FSWatcher, constants as fsc } from 'node:fs';
 import path from 'node:path';
-import type { Logger } from '../log.js';
-import type { RecordFilter } from '../model/filter.js';
-import { parseRecipients } from '../model/filter.js';
+import type { Logger } from '../../log.js';
+import type { RecordFilter } from '../../model/filter.js';
+import { parseRecipients } from '../../model/filter.js';
 
 const crypto = process.getBuiltinModule('node:crypto') as typeof import('node:crypto');
 

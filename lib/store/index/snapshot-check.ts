@@ -10,12 +10,12 @@
  * corpus's. Whatever it cannot catch (one old record's claims changed in
  * the snapshot alone) `p-e-relay verify` finds, as it finds damaged records.
  */
-import { splitRecordFile } from '../model/deposit.js';
-import type { IdShape } from '../model/ids.js';
-import type { IndexImage } from '../model/record-index.js';
-import { parseRecord } from '../model/record.js';
-import type { CorpusPaths } from './paths.js';
-import { readRecordFileSync } from './record-file.js';
+import { splitRecordFile } from '../../model/deposit.js';
+import type { IdShape } from '../../model/ids.js';
+import type { IndexImage } from '../../model/record-index.js';
+import { parseRecord } from '../../model/record.js';
+import type { CorpusPaths } from '../../disk/paths.js';
+import { readRecordFileSync } from '../../disk/record-file.js';
 
 /** How many of the newest records are read against the snapshot. */
 export const SPOT_CHECKS = 8;

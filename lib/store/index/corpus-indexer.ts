@@ -11,16 +11,16 @@
  */
 import { readFileSync } from 'node:fs';
 import fs from 'node:fs/promises';
-import { isRelayError } from '../errors.js';
-import { splitRecordFile, type Deposit } from '../model/deposit.js';
-import { idempotencyScope, type IdempotencyKeys } from '../model/idempotency-keys.js';
-import type { IdShape } from '../model/ids.js';
-import type { Logger } from '../log.js';
-import type { CorpusPaths } from './paths.js';
-import { parseRecord, type RecordClaims } from '../model/record.js';
-import { listRecordIds, recordIdsIn } from './record-names.js';
-import { readRecordFileSync } from './record-file.js';
-import type { RecordIndex, RecordMeta } from '../model/record-index.js';
+import { isRelayError } from '../../errors.js';
+import { splitRecordFile, type Deposit } from '../../model/deposit.js';
+import { idempotencyScope, type IdempotencyKeys } from '../../model/idempotency-keys.js';
+import type { IdShape } from '../../model/ids.js';
+import type { Logger } from '../../log.js';
+import type { CorpusPaths } from '../../disk/paths.js';
+import { parseRecord, type RecordClaims } from '../../model/record.js';
+import { listRecordIds, recordIdsIn } from '../../disk/record-names.js';
+import { readRecordFileSync } from '../../disk/record-file.js';
+import type { RecordIndex, RecordMeta } from '../../model/record-index.js';
 
 /** How long a newly seen file may stay half-written before it is called damaged. */
 const SETTLE_DELAYS_MS = [0, 20, 50, 100, 200, 400, 800];
@@ -38,7 +38,7 @@ export interface CorpusIndexerOptions {
   log: Logger;
   /** Fed with the idempotency key of every whole record indexed (SPEC §8b). */
   keys?: IdempotencyKeys;
-  /** The store's record limit: a file far past it is not read (lib/store/record-file.ts). */
+  /** The store's record limit: a file far past it is not read (lib/disk/record-file.ts). */
   maxRecordBytes?: number;
   /** A record that landed after this process started (or became whole again). */
   onNews(n: number, meta: RecordMeta): void;

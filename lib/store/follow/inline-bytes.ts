@@ -7,8 +7,8 @@
  * in bytes (read from the file's size and head, not its bytes), so that an
  * agent can tell one call's worth from a record it must fetch alone.
  */
-import { splitRecordFile } from '../model/deposit.js';
-import type { AppearedRecord } from './waiters.js';
+import { splitRecordFile } from '../../model/deposit.js';
+import type { AppearedRecord } from '../hear/waiters.js';
 
 export const INLINE_BYTES_BUDGET = 64 * 1024;
 
