@@ -15,8 +15,10 @@
  * could store the record twice.
  */
 import { randomUUID } from 'node:crypto';
-import type { Tool } from '@modelcontextprotocol/client';
-import type { RelayError } from '../errors.js';
+import { ProtocolError, type Tool } from '@modelcontextprotocol/client';
+import type { CallToolResult } from '@modelcontextprotocol/server';
+import { asRelayError, type RelayError } from '../errors.js';
+import type { Logger } from '../log.js';
 import { appendRelay } from '../mcp/tools/append-relay.js';
 import { ERROR_META_KEY } from '../mcp/result.js';
 
@@ -79,4 +81,44 @@ export const LOST_MOUNT_PAUSES_MS = [250, 1000, 2000, 4000];
 export function hubSaysRetry(result: { isError?: boolean; _meta?: Record<string, unknown> }): boolean {
   const refusal = result.isError ? (result._meta?.[ERROR_META_KEY] as { code?: string } | undefined) : undefined;
   return refusal?.code === 'store_unreachable';
+}
+
+export interface RetryPlan {
+  /** The tool called, for the log. */
+  name: string;
+  /** Only a keyed append (hubTakesKey) is ever sent twice. */
+  keyed: boolean;
+  /** The caller gave up: no retry after that. */
+  signal?: AbortSignal;
+  log: Logger;
+}
+
+/**
+ * Sends one call to the hub, and a keyed append again, with the same key,
+ * after the failures that say the hub never answered it (worthRetrying:
+ * RETRY_PAUSES_MS) or that its corpus's mount is back in a moment
+ * (hubSaysRetry: LOST_MOUNT_PAUSES_MS). The bridge and a replica's
+ * forwarded appends (lib/replica/) go through this one loop.
+ */
+export async function sendWithRetries(send: () => Promise<CallToolResult>, { name, keyed, signal, log }: RetryPlan): Promise<CallToolResult> {
+  const retries = keyed ? RETRY_PAUSES_MS : [];
+  let mountRetries = 0;
+  for (let attempt = 0; ; attempt++) {
+    let result: CallToolResult;
+    try {
+      result = await send();
+    } catch (err) {
+      if (signal?.aborted || err instanceof ProtocolError || attempt >= retries.length || !worthRetrying(asRelayError(err))) throw err;
+      log.info(`${name}: the hub did not answer (${asRelayError(err).code}); sending it again with the same idempotency key`);
+      await pause(retries[attempt]!);
+      continue;
+    }
+    if (!keyed || !hubSaysRetry(result) || mountRetries >= LOST_MOUNT_PAUSES_MS.length || signal?.aborted) return result;
+    log.info(`${name}: the hub's corpus stopped answering (store_unreachable); sending it again with the same idempotency key`);
+    await pause(LOST_MOUNT_PAUSES_MS[mountRetries++]!);
+  }
+}
+
+function pause(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
 }

@@ -16,7 +16,7 @@ import { asRelayError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { refusal } from '../mcp/result.js';
 import { toolNamed } from '../mcp/tools/index.js';
-import { hubSaysRetry, hubTakesKey, KEYED_TOOL, LOST_MOUNT_PAUSES_MS, RETRY_PAUSES_MS, withIdempotencyKey, worthRetrying } from './append-retry.js';
+import { hubTakesKey, KEYED_TOOL, sendWithRetries, withIdempotencyKey } from './append-retry.js';
 import type { HubClient } from './hub-client.js';
 import { ProgressRelay } from './progress-relay.js';
 import type { ToolList } from './tool-list.js';
@@ -49,37 +49,26 @@ export function forwardCall({ hub, tools, log, progressEveryMs, agent }: Forward
     // below, or the agent's — can never store it twice (append-retry.ts).
     const args = withIdempotencyKey(name, request.params.arguments, agent);
     const keyed = name === KEYED_TOOL && hubTakesKey(tools.hubList);
-    const retries = keyed ? RETRY_PAUSES_MS : [];
-    let mountRetries = 0;
     const timeoutMs = callTimeoutMs(name, args);
     const progress = new ProgressRelay(request.params._meta?.progressToken, (n: ServerNotification) => ctx.mcpReq.notify(n), progressEveryMs);
     const started = Date.now();
     try {
-      for (let attempt = 0; ; attempt++) {
-        try {
-          const result = await hub.run({ signal }, timeoutMs, (client) =>
-            client.callTool({ name, arguments: args }, {
-              signal,
-              timeout: timeoutMs,
-              // Asking for progress is also what makes the hub answer a wait as
-              // an event stream, which keeps bytes moving on a long wait.
-              onprogress: (p) => progress.relay(p),
-            }),
-          );
-          tools.hubAnswered();
-          if (keyed && hubSaysRetry(result) && mountRetries < LOST_MOUNT_PAUSES_MS.length && !signal.aborted) {
-            log.info(`${name}: the hub's corpus stopped answering (store_unreachable); sending it again with the same idempotency key`);
-            await new Promise((r) => setTimeout(r, LOST_MOUNT_PAUSES_MS[mountRetries++]));
-            continue;
-          }
-          log.debug(`${name}: the hub answered in ${Date.now() - started} ms${result.isError ? ' (a refusal)' : ''}`);
-          return result as CallToolResult;
-        } catch (err) {
-          if (signal.aborted || err instanceof ProtocolError || attempt >= retries.length || !worthRetrying(asRelayError(err))) throw err;
-          log.info(`${name}: the hub did not answer (${asRelayError(err).code}); sending it again with the same idempotency key`);
-          await new Promise((r) => setTimeout(r, retries[attempt]));
-        }
-      }
+      const send = async () => {
+        const result = await hub.run({ signal }, timeoutMs, (client) =>
+          client.callTool({ name, arguments: args }, {
+            signal,
+            timeout: timeoutMs,
+            // Asking for progress is also what makes the hub answer a wait as
+            // an event stream, which keeps bytes moving on a long wait.
+            onprogress: (p) => progress.relay(p),
+          }),
+        );
+        tools.hubAnswered();
+        return result as CallToolResult;
+      };
+      const result = await sendWithRetries(send, { name, keyed, signal, log });
+      log.debug(`${name}: the hub answered in ${Date.now() - started} ms${result.isError ? ' (a refusal)' : ''}`);
+      return result;
     } catch (err) {
       if (signal.aborted) {
         // The client cancelled: the hub's request is closed (which ends a

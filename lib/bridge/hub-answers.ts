@@ -81,6 +81,11 @@ export function networkCode(err: unknown): string {
   return typeof code === 'string' && code !== '' ? code : 'unknown';
 }
 
+/** Whether a hub_unreachable's cause says the request never left (nothing was sent), rather than broke on the way. */
+export function nothingSent(cause: unknown): boolean {
+  return typeof cause === 'string' && Object.hasOwn(BEFORE_SENDING, cause);
+}
+
 export function hubUnreachable(err: unknown, side: HubSide): RelayError {
   const code = networkCode(err);
   const before = BEFORE_SENDING[code];

@@ -4,6 +4,7 @@ import { DEFAULT_LIMITS } from '../http/limits.js';
 import { DEFAULT_HOST, DEFAULT_PORT } from '../http/defaults.js';
 import { DEFAULT_MAX_RECORD_BYTES } from '../model/record.js';
 import type { StoreOptions } from '../store/store.js';
+import type { HubUrl } from '../bridge/hub-url.js';
 import { UsageError, numberOption, stringOption, type Command, type CommandContext } from './command.js';
 import { pollOption } from './poll-option.js';
 import { checkAgentName } from '../model/agent-name.js';
@@ -47,6 +48,14 @@ Appends and waits must be signed with a key from the keys directory.
                           append lands and its answer lists them (unknownRecipients)
   --read-only             answer reads and waits; refuse appends (a mirror)
   --primary URL           with --read-only: where appends should go instead
+  --forward               a replica: a read-only mirror (kept filled by \`mirror
+                          --every\`) that sends each append to the hub at --primary
+                          URL, signed as --agent with its key in --keys (the
+                          primary's key, copied), and answers once the primary
+                          stored it and it reached this mirror (up to 10 s); reads
+                          and waits answer here. With the primary unreachable,
+                          appends are refused hub_unreachable, never queued
+                          (stdio, needs --agent; docs/scaling.md)
   --poll MS               find new records by listing the corpus every MS
                           milliseconds instead of kernel events (NFS, sshfs
                           and other filesystems other hosts write to; there
@@ -77,6 +86,7 @@ Environment: P_E_RELAY_LOG=debug|info|warn|error|silent sets the log level.`,
     'read-only': { type: 'boolean' },
     'strict-recipients': { type: 'boolean' },
     primary: { type: 'string' },
+    forward: { type: 'boolean' },
     poll: { type: 'string' },
     wake: { type: 'string' },
     'max-record-bytes': { type: 'string' },
@@ -85,6 +95,7 @@ Environment: P_E_RELAY_LOG=debug|info|warn|error|silent sets the log level.`,
   async run(ctx) {
     if (ctx.values.http === true) {
       if (ctx.values.stdio === true) throw new UsageError('--stdio and --http are two different servers; pick one.');
+      if (ctx.values.forward !== undefined) throw new UsageError('--forward serves a replica over stdio (one server per agent, each signing as its --agent); over --http, serve the mirror --read-only and let agents append to the primary.');
       if (ctx.values.agent !== undefined) throw new UsageError('--agent names a stdio server\'s agent; over --http each request is named by the agent that signs it.');
       if (ctx.values.channel !== undefined) throw new UsageError('--channel pushes into a stdio session; the HTTP hub has no channel to push into.');
       const { serveHttp } = await import('../http/serve-http.js');
@@ -113,7 +124,8 @@ Environment: P_E_RELAY_LOG=debug|info|warn|error|silent sets the log level.`,
     const agent = agentOption(ctx);
     const channel = ctx.values.channel === true || ctx.env.P_E_RELAY_CHANNEL === '1';
     if (channel && agent === undefined) throw new UsageError('--channel pushes to a named agent; add --agent NAME.');
-    await serveStdio({ ...storeOptions(ctx), log: ctx.log, agent, channel });
+    const forward = await forwardOption(ctx, agent);
+    await serveStdio({ ...storeOptions(ctx), log: ctx.log, agent, channel, forward });
     return 0;
   },
 };
@@ -131,6 +143,18 @@ function agentOption(ctx: CommandContext): string | undefined {
   }
 }
 
+/** A replica's primary and keys (serve --forward), or undefined for any other server. */
+async function forwardOption(ctx: CommandContext, agent: string | undefined): Promise<{ primary: HubUrl; keys: string } | undefined> {
+  if (ctx.values.forward !== true) return undefined;
+  const url = stringOption(ctx, 'primary');
+  if (url === undefined) throw new UsageError('--forward sends appends to the primary: add --primary URL, the hub as `serve --http` prints it (e.g. --primary http://hub.example:7077).');
+  const { parseHubUrl } = await import('../bridge/hub-url.js');
+  const primary = parseHubUrl(url);
+  if (primary === null) throw new UsageError(`--primary "${url}" is not an http:// or https:// URL; with --forward give the primary hub's address, e.g. http://hub.example:7077.`);
+  if (agent === undefined) throw new UsageError('--forward signs each append as the agent this server serves, with its key: add --agent NAME (or set P_E_RELAY_AGENT), and put NAME.key in --keys.');
+  return { primary, keys: ctx.keys };
+}
+
 function wakeOption(ctx: CommandContext): 'bells' | 'directory' {
   const wake = stringOption(ctx, 'wake') ?? 'bells';
   if (wake !== 'bells' && wake !== 'directory') throw new UsageError(`--wake takes bells or directory, not "${wake}".`);
@@ -141,7 +165,8 @@ export function storeOptions(ctx: CommandContext): StoreOptions {
   const poll = pollOption(ctx);
   return {
     corpus: ctx.corpus,
-    readOnly: ctx.values['read-only'] === true,
+    // A replica is a mirror: it stores nothing itself (its appends go to the primary).
+    readOnly: ctx.values['read-only'] === true || ctx.values.forward === true,
     strictRecipients: ctx.values['strict-recipients'] === true,
     primary: stringOption(ctx, 'primary'),
     watch: poll === undefined ? 'events' : 'poll',

@@ -9,6 +9,10 @@
  * so a rule written here holds on every door.
  */
 import { RelayError } from '../errors.js';
+import type { AppendOptions, AppendResult } from '../store/store.js';
+
+/** What stores an append: the store's own append, or one that sends it elsewhere (a replica's, to its primary: lib/replica/). */
+export type Appender = (bytes: Uint8Array, options: AppendOptions) => Promise<AppendResult>;
 
 /** What a call takes from a hub's budget: one append from its agent's rate, or a wait or stream slot held until it ends. */
 export type Spend = 'append' | 'wait' | 'stream';
@@ -40,6 +44,8 @@ export interface Grant {
   stored(): void;
   /** The largest record this door takes, in its own bytes, where it is less than the store's (the HTTP record cap). */
   maxRecordBytes?: number;
+  /** An append's: where it goes instead of the store's own append (DoorOptions.forwardAppends). */
+  append?: Appender;
 }
 
 /** `mcp` for both MCP doors, `http` for REST and SSE: the first part of the deposited-by label and the metrics' door. */
@@ -65,6 +71,8 @@ export interface DoorOptions {
   budget?: Budget;
   /** Every append through this door is refused so, before anything else (a read-only mirror). */
   refuseAppends?: RelayError;
+  /** Every append through this door is stored by this instead of the store (a replica forwarding to its primary). */
+  forwardAppends?: Appender;
   /** The largest record an append through this door may carry (the HTTP record cap). */
   maxRecordBytes?: number;
 }
@@ -91,7 +99,8 @@ export class Door {
     if (spends === 'append' && refuseAppends) throw refuseAppends;
     const depositedBy = agent === null || stated ? channel : `${channel}/${agent}`;
     const stored = () => budget?.appended(channel);
-    if (!budget) return { depositedBy, agent, release() {}, stored, signal: spends === 'wait' || spends === 'stream' ? closed : undefined };
+    const forward = spends === 'append' ? this.options.forwardAppends : undefined;
+    if (!budget) return { depositedBy, agent, release() {}, stored, signal: spends === 'wait' || spends === 'stream' ? closed : undefined, append: forward };
     if (agent === null) {
       if (signed) throw unsignedRefusal(spends);
       return { depositedBy, agent, release() {}, stored };

@@ -18,7 +18,9 @@ export const appendRelay = defineTool({
     const idempotencyKey = agent === undefined ? idempotency_key : namedKey(bytes, idempotency_key);
     const record = encodeRecordText(bytes);
     if (grant.maxRecordBytes !== undefined && record.length > grant.maxRecordBytes) throw recordOverCap(record.length, grant.maxRecordBytes);
-    const result = await store.append(record, { id, depositedBy: grant.depositedBy, idempotencyKey, agent: grant.agent ?? undefined });
+    // A replica's door hands the append to its primary (lib/replica/); everywhere else the store stores it.
+    const append = grant.append ?? ((bytes, options) => store.append(bytes, options));
+    const result = await append(record, { id, depositedBy: grant.depositedBy, idempotencyKey, agent: grant.agent ?? undefined });
     if (!result.replayed) grant.stored();
     return { text: agent === undefined ? appendText(result) : namedAppendText(result), structured: { ...result } };
   },

@@ -1,0 +1,145 @@
+/**
+ * A replica's appends. A local read-only mirror served with `serve
+ * --read-only --primary URL --forward` stores nothing itself: it sends each
+ * append to the primary's signed HTTP door the way the bridge sends one
+ * (lib/bridge/: the same client, signature, key file, idempotency key and
+ * retries), signed as the agent that sends it, and answers with the
+ * primary's answer once the record has also reached this mirror (at most
+ * ARRIVAL_WAIT_MS), so the agent's next read here finds the id it was given.
+ *
+ * One id space: nothing is queued and no id is given here. While the
+ * primary cannot be reached an append is refused (hub_unreachable, naming
+ * the key to resend it under), and reads and waits go on answering from the
+ * mirror.
+ */
+import { ProtocolError, type Tool } from '@modelcontextprotocol/client';
+import type { CallToolResult } from '@modelcontextprotocol/server';
+import { asRelayError, ERROR_STATUS, RelayError, type ErrorCode } from '../errors.js';
+import type { Logger } from '../log.js';
+import type { Appender } from '../doors/door.js';
+import { ERROR_META_KEY } from '../mcp/result.js';
+import type { AppendResult, RelayStore } from '../store/store.js';
+import { hubTakesKey, KEYED_TOOL, KEY_PARAM, sendWithRetries, withIdempotencyKey } from '../bridge/append-retry.js';
+import { bridgeKey } from '../bridge/bridge-key.js';
+import { callTimeoutMs } from '../bridge/forward-call.js';
+import { nothingSent, type HubSide } from '../bridge/hub-answers.js';
+import { HubClient } from '../bridge/hub-client.js';
+import { hubFetch } from '../bridge/hub-fetch.js';
+import type { HubUrl } from '../bridge/hub-url.js';
+import { arrival } from './arrival.js';
+
+/** How long an append waits for its record to reach this mirror before it answers anyway; `mirror --every 1000` brings it in about a second. */
+export const ARRIVAL_WAIT_MS = 10_000;
+const LIST_TIMEOUT_MS = 5_000;
+
+export interface ReplicaOptions {
+  primary: HubUrl;
+  /** Where each signing agent's key file is (keys/<agent>.key, the primary's key copied). */
+  keys: string;
+  /** The mirror this replica serves, where a forwarded record arrives. */
+  store: RelayStore;
+  log: Logger;
+  arrivalWaitMs?: number;
+}
+
+/** One signing agent's way to the primary. */
+interface Route {
+  hub: HubClient;
+  /** The primary's tool list, once fetched: whether its append takes a key, so a retry is safe. */
+  tools: Tool[] | null;
+}
+
+export interface PrimaryAppender {
+  append: Appender;
+  close(): Promise<void>;
+}
+
+export function primaryAppender(options: ReplicaOptions): PrimaryAppender {
+  const { primary, keys, store, log } = options;
+  const routes = new Map<string, Route>();
+  const routeFor = (agent: string): Route => {
+    let route = routes.get(agent);
+    if (!route) {
+      const key = bridgeKey(keys, agent);
+      const side: HubSide = { url: primary.base, agent, keyFile: key.file };
+      route = { hub: new HubClient(primary, hubFetch(key, side, log), side, log), tools: null };
+      routes.set(agent, route);
+    }
+    return route;
+  };
+
+  const append: Appender = async (bytes, { id, idempotencyKey, agent }) => {
+    if (agent === undefined) throw new RelayError('unsigned', 'This replica forwards each append to its primary signed as the agent that sends it, and this call names none, so nothing was sent. Serve the replica with --agent NAME (over HTTP: sign the call).');
+    const route = routeFor(agent);
+    const given = { bytes: new TextDecoder().decode(bytes), ...(id === undefined ? {} : { id }), ...(idempotencyKey === undefined ? {} : { [KEY_PARAM]: idempotencyKey }) };
+    // Always keyed, as the bridge keys it: a retry (ours, or the agent's under the key the refusal names) is stored once.
+    const args = withIdempotencyKey(KEYED_TOOL, given, agent)!;
+    const key = String(args[KEY_PARAM]);
+    route.tools ??= await route.hub.listTools(LIST_TIMEOUT_MS).catch(() => null);
+    const timeoutMs = callTimeoutMs(KEYED_TOOL, args);
+    let result: CallToolResult;
+    try {
+      const send = () => route.hub.run({}, timeoutMs, (client) => client.callTool({ name: KEYED_TOOL, arguments: args }, { timeout: timeoutMs })) as Promise<CallToolResult>;
+      result = await sendWithRetries(send, { name: KEYED_TOOL, keyed: hubTakesKey(route.tools), log });
+    } catch (err) {
+      throw notForwarded(err, primary, key);
+    }
+    const stored = storedOrRefused(result, primary);
+    const waitMs = options.arrivalWaitMs ?? ARRIVAL_WAIT_MS;
+    if (!(await arrival(store, stored.id, waitMs))) {
+      log.warn(`${stored.id} is stored on the primary but has not reached this mirror in ${waitMs / 1000} s; is \`p-e-relay mirror --every\` filling it? Answering with the primary's answer.`);
+    }
+    return stored;
+  };
+
+  return {
+    append,
+    async close() {
+      await Promise.all([...routes.values()].map((route) => route.hub.close()));
+    },
+  };
+}
+
+/** The primary's answer as the store's, or its refusal as the same RelayError it gave. */
+function storedOrRefused(result: CallToolResult, primary: HubUrl): AppendResult {
+  if (result.isError) {
+    const { code, ...details } = (result._meta?.[ERROR_META_KEY] ?? {}) as { code?: unknown } & Record<string, unknown>;
+    const text = result.content.map((c) => (c.type === 'text' ? c.text : '')).join('');
+    if (typeof code === 'string' && Object.hasOwn(ERROR_STATUS, code)) {
+      return thrown(new RelayError(code as ErrorCode, text.startsWith(`${code}: `) ? text.slice(code.length + 2) : text, details));
+    }
+    return thrown(new RelayError('hub_error', `The primary at ${primary.base} refused the append with a code this replica does not know (${String(code)}): ${text}`, { hubCode: code ?? null }));
+  }
+  const stored = result.structuredContent as AppendResult | undefined;
+  if (typeof stored?.id !== 'string') return thrown(new RelayError('hub_error', `The primary at ${primary.base} answered the append without the record's id, so its outcome is unknown. Check that --primary points at a p-e-relay hub; look (list_relays) before sending it again.`));
+  return stored;
+}
+
+function thrown(err: RelayError): never {
+  throw err;
+}
+
+/** Why the append did not reach the primary (or its answer did not come back), in the replica's words, naming the key to resend it under. */
+function notForwarded(err: unknown, primary: HubUrl, key: string): RelayError {
+  if (err instanceof ProtocolError) {
+    return new RelayError('hub_error', `The primary at ${primary.base} refused the forwarded append at the protocol level (${err.message}), so nothing was stored. Check that --primary points at a p-e-relay hub of this version.`);
+  }
+  const failure = asRelayError(err);
+  const resend = `Reads and waits here go on answering from this mirror. Send the append again once the primary answers, with idempotency_key "${key}": it is stored once, whatever an earlier try did.`;
+  const details = { ...failure.details, primary: primary.base, idempotencyKey: key };
+  switch (failure.code) {
+    case 'hub_unreachable': {
+      const cause = String(failure.details.cause ?? 'unknown');
+      const what = nothingSent(cause)
+        ? `The primary at ${primary.base} cannot be reached (${cause}), so the append was not sent: this replica stored nothing, queued nothing and gave it no id.`
+        : `The connection to the primary at ${primary.base} broke while the append was under way (${cause}), so whether it was stored there is unknown; this replica queued nothing and gave it no id.`;
+      return new RelayError('hub_unreachable', `${what} ${resend}`, details);
+    }
+    case 'hub_timeout':
+      return new RelayError('hub_timeout', `The primary at ${primary.base} did not answer the append in time, so whether it was stored there is unknown; this replica queued nothing. ${resend}`, details);
+    case 'key_unusable':
+      return new RelayError('key_unusable', `This replica signs the appends it forwards to the primary with ${String(failure.details.keyFile)}, which it cannot use (${String(failure.details.cause)}), so nothing was sent. Copy the agent's key from the primary's keys/ there (mode 0600), or point --keys at the directory that holds it. Reads and waits need no key.`, details);
+    default:
+      return failure;
+  }
+}
