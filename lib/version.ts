@@ -1,2 +1,2 @@
-/** Kept in step with package.json by test/version.test.ts. */
+/** Kept in step with package.json by test/package/version.test.ts. */
 export const VERSION = '0.1.0';

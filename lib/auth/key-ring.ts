@@ -87,7 +87,7 @@ export class KeyRing extends EventEmitter<KeyRingEvents> implements KeySource {
     // wait for the file to come back, and add() clears `closed`; with keys/
     // gone it climbs to the nearest directory that exists and watches that,
     // and nothing closes it. A hub whose keys/ went as SIGTERM came never
-    // exited (test/hub-shutdown.test.ts). So its add() does nothing from here.
+    // exited (test/http/shutdown.process.test.ts). So its add() does nothing from here.
     w.add = () => w;
     await w.close();
   }

@@ -74,7 +74,7 @@ function buildServer(facts: ToolFacts, serving: Serving | null, named?: NamedSer
  * isError result with a bare sentence made by its private `createToolError`
  * (the only seam there is); this one says what to send instead and carries
  * the stable code every other refusal carries (the door has counted it, see
- * countingRefusals). test/protocol-eras.test.ts asserts the code, so an SDK
+ * countingRefusals). test/system/protocol-eras.test.ts asserts the code, so an SDK
  * that renames the seam fails there.
  */
 function refuseLikeTheTools(server: McpServer): void {

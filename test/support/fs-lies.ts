@@ -10,7 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { TestContext } from 'node:test';
 import { promisify } from 'node:util';
-import { ROOT } from '../helpers.js';
+import { ROOT } from './helpers.js';
 import { missing, toolPath } from './needs.js';
 
 const run = promisify(execFile);

@@ -6,7 +6,7 @@
  * listens, then `corpus: …` once the start-up scan is done.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { BIN, killed } from '../helpers.js';
+import { BIN, killed } from './helpers.js';
 
 /** A test context, or a suite's collector of cleanups: anything with after(). */
 export interface Cleanup {

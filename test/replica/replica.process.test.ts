@@ -1,0 +1,126 @@
+/**
+ * A local read replica that forwards writes (docs/scaling.md): a real
+ * primary hub on loopback HTTP, a replica corpus in a separate directory
+ * filled only by the real `p-e-relay mirror --every` (rsync), and the real
+ * SDK client over stdio to `serve --forward` on the replica. The replica
+ * shares no file with the primary: appends reach it over the signed HTTP
+ * door, records come back through rsync.
+ */
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { copyFile, mkdir, readdir, readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { test, type TestContext } from 'node:test';
+import type { Client } from '@modelcontextprotocol/client';
+import { BIN, errorCode, killed, record, runCli, stdioClient, tempDir, textOf } from '../support/helpers.js';
+import { hubStore } from '../support/bridge-helpers.js';
+import { spawnHub, type HubProcess } from '../support/hub-process.js';
+import { needs } from '../support/needs.js';
+
+const RSYNC = needs('rsync');
+const QUIET = { P_E_RELAY_LOG: 'warn' };
+
+interface Bed {
+  primary: { corpus: string; keys: string };
+  hub: HubProcess;
+  replica: string;
+  client: Client;
+  stderr(): string;
+  /** Starts the primary hub again on the port it had (after hub.stop()). */
+  restart(): Promise<HubProcess>;
+}
+
+/** A primary hub with a key for alice, a mirror of it kept filled every 100 ms, and alice's stdio server on that mirror. */
+async function replicaBed(t: TestContext): Promise<Bed> {
+  const primary = await hubStore(t, { agents: ['alice'] });
+  let hub = await spawnHub({ ...primary, cleanup: t });
+  const dir = await tempDir(t, 'pe-replica-');
+  const replica = path.join(dir, 'corpus');
+  const keys = path.join(dir, 'keys');
+  await mkdir(keys, { mode: 0o700 });
+  await copyFile(path.join(primary.keys, 'alice.key'), path.join(keys, 'alice.key'));
+  const first = await runCli(['mirror', '--corpus', replica, primary.corpus], { env: QUIET });
+  assert.equal(first.code, 0, first.stderr);
+  const follower = spawn(process.execPath, [BIN, 'mirror', '--every', '100', '--corpus', replica, primary.corpus], { env: { ...process.env, ...QUIET }, stdio: 'ignore' });
+  t.after(async () => {
+    follower.kill('SIGTERM');
+    await killed(follower);
+  });
+  const { client, stderr } = await stdioClient(t, replica, ['--forward', '--primary', hub.url, '--agent', 'alice', '--keys', keys]);
+  const restart = async () => (hub = await spawnHub({ ...primary, port: hub.port, cleanup: t }));
+  return { primary, get hub() { return hub; }, replica, client, stderr, restart };
+}
+
+function append(client: Client, bytes: string) {
+  return client.callTool({ name: 'append_relay', arguments: { bytes } });
+}
+
+/** The primary's record files, by name. */
+async function primaryRecords(bed: Bed): Promise<string[]> {
+  return (await readdir(bed.primary.corpus)).filter((name) => /^relay-\d{4}$/.test(name)).sort();
+}
+
+test('an append on the replica is stored once on the primary, signed as the agent, and its id answers on the replica at once', RSYNC, async (t) => {
+  const bed = await replicaBed(t);
+  const result = await append(bed.client, record({ kind: 'note', from: 'alice' }, 'through the replica'));
+  assert.equal(result.isError, undefined, textOf(result));
+  const answer = result.structuredContent as { id: string; depositedBy: string };
+  assert.equal(answer.id, 'relay-0001');
+  assert.equal(answer.depositedBy, 'mcp/alice', 'the primary verified alice\'s signature');
+  assert.deepEqual(await primaryRecords(bed), ['relay-0001']);
+  const onPrimary = await readFile(path.join(bed.primary.corpus, 'relay-0001'), 'utf8');
+  assert.match(onPrimary, /^provenance: as-received\ndeposited-by: mcp\/alice\n/);
+  assert.match(onPrimary, /\nidempotency-key: sha256\/[0-9a-f]{64}\n---\n@p-e\/x0\nkind: note\nfrom: alice\n\nthrough the replica$/);
+  // The append answered once the record had reached the mirror: no wait for the next sync here.
+  const got = await bed.client.callTool({ name: 'get_relay', arguments: { id: 'relay-0001' } });
+  assert.equal(textOf(got), onPrimary);
+});
+
+test('a waiter on the replica wakes for a record appended on the primary', RSYNC, async (t) => {
+  const bed = await replicaBed(t);
+  const waiting = bed.client.callTool({ name: 'wait_for_relay', arguments: { after: 'relay-0000', timeout_ms: 30_000 } });
+  const cli = await runCli(['append', '--corpus', bed.primary.corpus], { input: record({ kind: 'note', from: 'bob', to: 'alice' }, 'from the primary'), env: QUIET });
+  assert.equal(cli.code, 0, cli.stderr);
+  const s = (await waiting).structuredContent as { appeared: { id: string; from: string }[]; timedOut: boolean };
+  assert.equal(s.timedOut, false);
+  assert.deepEqual(s.appeared.map((r) => [r.id, r.from]), [['relay-0001', 'bob']]);
+});
+
+test('with the primary down, reads and waits answer from the replica, an append is refused hub_unreachable and nothing is queued; once it is back, the same append is stored once', RSYNC, async (t) => {
+  const bed = await replicaBed(t);
+  assert.equal((await append(bed.client, record({ from: 'alice' }, 'before'))).isError, undefined);
+  await bed.hub.stop();
+
+  const listed = await bed.client.callTool({ name: 'list_relays', arguments: {} });
+  assert.match(textOf(listed), /^present \(1\): relay-0001$/m);
+  assert.match(textOf(await bed.client.callTool({ name: 'get_relay', arguments: { id: 'relay-0001' } })), /\n\nbefore$/);
+  const looked = (await bed.client.callTool({ name: 'wait_for_relay', arguments: { after: 'relay-0000', timeout_ms: 0 } })).structuredContent as { appeared: { id: string }[] };
+  assert.deepEqual(looked.appeared.map((r) => r.id), ['relay-0001']);
+
+  const bytes = record({ from: 'alice' }, 'during the outage');
+  const refused = await append(bed.client, bytes);
+  assert.equal(refused.isError, true);
+  assert.equal(errorCode(refused), 'hub_unreachable');
+  const details = (refused._meta as Record<string, { idempotencyKey?: string; cause?: string }>)['p-e-relay/error']!;
+  assert.equal(details.cause, 'ECONNREFUSED');
+  assert.match(details.idempotencyKey ?? '', /^sha256\//, 'the refusal names the key the same append is sent again under');
+
+  await bed.restart();
+  assert.deepEqual(await primaryRecords(bed), ['relay-0001'], 'nothing was queued to land later');
+  const again = await append(bed.client, bytes);
+  assert.equal(again.isError, undefined, textOf(again));
+  assert.equal((again.structuredContent as { id: string }).id, 'relay-0002');
+  const retried = await bed.client.callTool({ name: 'append_relay', arguments: { bytes, idempotency_key: details.idempotencyKey } });
+  assert.deepEqual([(retried.structuredContent as { id: string }).id, (retried.structuredContent as { replayed?: boolean }).replayed], ['relay-0002', true]);
+  assert.deepEqual(await primaryRecords(bed), ['relay-0001', 'relay-0002']);
+});
+
+test('serve --forward refuses, as bad usage, a replica with no agent to sign as or no primary URL to send to', async (t) => {
+  const dir = await tempDir(t);
+  const noAgent = await runCli(['serve', '--forward', '--primary', 'http://127.0.0.1:7077', '--corpus', dir], { env: { ...QUIET, P_E_RELAY_AGENT: '' } });
+  assert.equal(noAgent.code, 2);
+  assert.match(noAgent.stderr, /--agent NAME/);
+  const noUrl = await runCli(['serve', '--forward', '--primary', 'hub.example:/srv/corpus', '--agent', 'alice', '--corpus', dir], { env: QUIET });
+  assert.equal(noUrl.code, 2);
+  assert.match(noUrl.stderr, /not an http:\/\/ or https:\/\/ URL/);
+});
