@@ -4,6 +4,7 @@ import { initStore } from '../ops/init.js';
 import { appearedLine } from '../doors/render.js';
 import { appeared } from '../store/hear/waiters.js';
 import { verifyCorpus } from '../ops/verify.js';
+import { checkpointLines, stateLines, verifyFailed } from './verify-output.js';
 import { ensureStore } from '../store/store-mark.js';
 import type { RecordMeta } from '../model/record-index.js';
 import { EXIT_OK, EXIT_REFUSED, UsageError, numberOption, writeLine, writeWhenReady, type Command } from './command.js';
@@ -42,31 +43,48 @@ function progressLines(stderr: NodeJS.WritableStream, everyMs = 1000): (done: nu
 }
 
 export const verifyCommand: Command = {
-  help: `Usage: p-e-relay verify [--clean]
+  help: `Usage: p-e-relay verify [--clean] [--json]
 
 Reads every record and re-checks its digest. Prints one line per damaged
-record and a summary; exits 1 if any record is damaged. On stderr, a progress
-line about once a second (\`verified 250000/1000000 records (25%)\`) and one
-at the end. Temp files left by a
+record and a summary. Then, from the checkpoints the hub wrote among the
+records (docs/mirroring.md), whether this copy is complete: "complete and
+identical up to relay-N", or one line per record missing or altered, per
+fork (a history that differs from the hub's) and per checkpoint that cannot
+be believed. Signatures are checked where keys/<name>.key is at hand
+(--keys DIR). Then what .state/index and .state/issued say that the records
+do not. Exits 1 if any record is damaged, missing or altered, on a fork or
+a broken checkpoint, or if .state/index disagrees with a record.
+On stderr, a progress line about once a second (\`verified
+250000/1000000 records (25%)\`) and one at the end. Temp files left by a
 crash are reported as a warning (they never hold a published record).
 
   --clean    remove the stray temp files whose writer is no longer running.
              On a corpus shared by several hosts (NFS, sshfs) only this host's
              files are judged and removed; other hosts' are reported, and
-             left for verify --clean on their own host.`,
-  options: { clean: { type: 'boolean' } },
+             left for verify --clean on their own host.
+  --json     print the whole report as one JSON object instead of lines`,
+  options: { clean: { type: 'boolean' }, json: { type: 'boolean' } },
   async run(ctx) {
     await ensureStore(ctx.corpus, true); // verify --clean removes files: never in a directory that is no store
     const report = await verifyCorpus(ctx.corpus, {
       clean: ctx.values.clean === true,
+      keysDir: ctx.keys,
       onProgress: progressLines(ctx.stderr),
     });
+    if (ctx.values.json === true) {
+      writeLine(ctx.stdout, JSON.stringify(report));
+      return verifyFailed(report) ? EXIT_REFUSED : EXIT_OK;
+    }
     for (const d of report.damaged) writeLine(ctx.stdout, `damaged ${d.id}: ${d.why}`);
     for (const name of report.stray) ctx.log.warn(`stray temp file .state/tmp/${name}${report.removed.includes(name) ? ' (removed)' : ' (left by a crash; --clean removes it)'}`);
     for (const name of report.live) ctx.log.info(`temp file .state/tmp/${name} belongs to a running writer; left alone`);
     for (const f of report.foreign) ctx.log.warn(`temp file .state/tmp/${f.name} was made on host ${f.host}, which shares this corpus; left alone (run verify --clean there to remove it if its writer is gone)`);
     writeLine(ctx.stdout, `${report.checked} records checked, ${report.damaged.length} damaged, ${report.stray.length} stray temp files${report.removed.length ? ` (${report.removed.length} removed)` : ''}${report.foreign.length ? `, ${report.foreign.length} temp files of other hosts left alone` : ''}`);
-    return report.damaged.length > 0 ? EXIT_REFUSED : EXIT_OK;
+    for (const line of checkpointLines(report)) writeLine(ctx.stdout, line);
+    const state = stateLines(report);
+    for (const line of state.out) writeLine(ctx.stdout, line);
+    for (const line of state.info) ctx.log.info(line);
+    return verifyFailed(report) ? EXIT_REFUSED : EXIT_OK;
   },
 };
 

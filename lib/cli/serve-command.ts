@@ -9,6 +9,9 @@ import { UsageError, numberOption, stringOption, type Command, type CommandConte
 import { pollOption } from './poll-option.js';
 import { checkAgentName } from '../model/agent-name.js';
 import { invokedAs } from './invoked-as.js';
+import { hubKeySigner } from '../auth/hub-key.js';
+import type { ServeHttpOptions } from '../http/serve-http.js';
+import { CHECKPOINT_HELP, CHECKPOINT_OPTIONS, checkpointCadence, checkpointKeyOption } from './checkpoint-options.js';
 
 export const serveCommand: Command = {
   help: `Usage: p-e-relay serve [--stdio] [options]
@@ -70,6 +73,7 @@ Appends and waits must be signed with a key from the keys directory.
   --max-record-bytes N    the largest record accepted (default ${DEFAULT_MAX_RECORD_BYTES})
   --exit-with-parent      with --http: stop when the process that started the hub
                           goes away (\`npm start\` passes it)
+${CHECKPOINT_HELP}
 
 Environment: P_E_RELAY_LOG=debug|info|warn|error|silent sets the log level.`,
   options: {
@@ -91,6 +95,7 @@ Environment: P_E_RELAY_LOG=debug|info|warn|error|silent sets the log level.`,
     wake: { type: 'string' },
     'max-record-bytes': { type: 'string' },
     'exit-with-parent': { type: 'boolean' },
+    ...CHECKPOINT_OPTIONS,
   },
   async run(ctx) {
     if (ctx.values.http === true) {
@@ -114,10 +119,11 @@ Environment: P_E_RELAY_LOG=debug|info|warn|error|silent sets the log level.`,
         stderr: ctx.stderr,
         exitWithParent: ctx.values['exit-with-parent'] === true,
         command: invokedAs(undefined, ctx.env),
+        checkpoints: checkpointsFor(ctx),
       });
       return 0;
     }
-    for (const name of ['host', 'port', 'body-cap', 'allow-origin', 'append-rate', 'exit-with-parent']) {
+    for (const name of ['host', 'port', 'body-cap', 'allow-origin', 'append-rate', 'exit-with-parent', ...Object.keys(CHECKPOINT_OPTIONS)]) {
       if (ctx.values[name] !== undefined) throw new UsageError(`--${name} applies to the HTTP hub; add --http.`);
     }
     const { serveStdio } = await import('../mcp/transports/stdio.js');
@@ -129,6 +135,12 @@ Environment: P_E_RELAY_LOG=debug|info|warn|error|silent sets the log level.`,
     return 0;
   },
 };
+
+/** The hub's checkpoints: the cadence and the key that signs them, or undefined for none. */
+function checkpointsFor(ctx: CommandContext): ServeHttpOptions['checkpoints'] {
+  const cadence = checkpointCadence(ctx);
+  return cadence === null ? undefined : { cadence, signer: hubKeySigner(ctx.keys, checkpointKeyOption(ctx), ctx.log) };
+}
 
 /** The stdio server's agent: --agent, else P_E_RELAY_AGENT, else none (an unnamed server, as before names). */
 function agentOption(ctx: CommandContext): string | undefined {

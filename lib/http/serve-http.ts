@@ -13,6 +13,7 @@ import { listKeys } from '../auth/keys.js';
 import { RelayStore, type StoreOptions } from '../store/store.js';
 import { startHub, type HubOptions } from './server.js';
 import { armShutdown } from './shutdown.js';
+import { CheckpointSchedule, type CheckpointCadence, type CheckpointSigner } from '../store/checkpoint-writer.js';
 
 export interface ServeHttpOptions extends Omit<HubOptions, 'store' | 'log'> {
   store: StoreOptions;
@@ -24,6 +25,8 @@ export interface ServeHttpOptions extends Omit<HubOptions, 'store' | 'log'> {
   shutdownDeadlineMs?: number;
   /** How the banner names the CLI in the commands it suggests (the way it was run; lib/cli/invoked-as.ts). */
   command?: string;
+  /** Append checkpoint records at this cadence (lib/store/checkpoint-writer.ts); none when absent or read-only. */
+  checkpoints?: { cadence: CheckpointCadence; signer: CheckpointSigner };
 }
 
 export async function serveHttp(options: ServeHttpOptions): Promise<void> {
@@ -38,6 +41,7 @@ export async function serveHttp(options: ServeHttpOptions): Promise<void> {
     if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND') throw new RelayError('address_not_local', `Cannot listen on ${options.host}: it is not an address of this machine. Use --host 127.0.0.1 (the default) or an address this machine has.`);
     throw err;
   });
+  const checkpoints = options.checkpoints && !store.readOnly ? new CheckpointSchedule(store, options.checkpoints.cadence, options.checkpoints.signer, options.log).start() : null;
   // Armed before the banner: whoever reads it may signal at once, and a
   // signal with no listener yet would kill the hub with nothing closed.
   const shutdown = armShutdown({ say, deadlineMs: options.shutdownDeadlineMs });
@@ -66,6 +70,7 @@ export async function serveHttp(options: ServeHttpOptions): Promise<void> {
   say(`shutting down (${why}); a second signal stops it at once`);
   await shutdown.run([
     { name: 'the HTTP server', run: () => hub.close() },
+    { name: 'the checkpoints', run: () => checkpoints?.close() ?? Promise.resolve() },
     // Answers written before a clean stop were delivered: the agents' marks move there (SPEC §8d).
     { name: 'the agents\' marks', run: () => (store.state === 'open' ? store.agents.closeCleanly() : Promise.resolve()) },
     { name: 'the store', run: () => store.close() },

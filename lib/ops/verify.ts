@@ -13,13 +13,15 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { listRecordIds } from '../disk/record-names.js';
-import { splitRecordFile } from '../model/deposit.js';
+import { splitRecordFile, type SplitFile } from '../model/deposit.js';
 import { RelayError } from '../errors.js';
 import { idShape } from '../model/ids.js';
 import { corpusPaths } from '../disk/paths.js';
 import { judgeTemp } from '../disk/stray-temps.js';
 import { readRecordFileSync } from '../disk/record-file.js';
 import { readSettings } from '../disk/settings.js';
+import { CheckpointAudit, type CheckpointFindings } from './verify-checkpoints.js';
+import { StateAudit, type StateFindings } from './verify-state.js';
 
 export interface VerifyReport {
   checked: number;
@@ -35,6 +37,10 @@ export interface VerifyReport {
    */
   foreign: { name: string; host: string }[];
   removed: string[];
+  /** What the checkpoints among the records prove, or name as missing, altered or forked (verify-checkpoints.ts). */
+  checkpoints: CheckpointFindings;
+  /** `.state/index` and `.state/issued` against the records (verify-state.ts). */
+  state: StateFindings;
 }
 
 /** Records read between two turns of the event loop (a few tens of ms). */
@@ -42,6 +48,8 @@ const BATCH = 2_000;
 
 export interface VerifyOptions {
   clean?: boolean;
+  /** Where the hub's key is looked for to check checkpoint signatures (keys/<name>.key); without it they are not checked. */
+  keysDir?: string;
   /** Called after each batch of records read, and once at the end (done === total). */
   onProgress?: (done: number, total: number) => void;
 }
@@ -56,13 +64,21 @@ export async function verifyCorpus(corpusDir: string, options: VerifyOptions = {
     throw new RelayError('store_unavailable', `There is no corpus directory at ${paths.corpus}. Pass --corpus with the path of one.`);
   }
   const ids = numbers.sort((a, b) => a - b).map(shape.format);
-  const report: VerifyReport = { checked: 0, damaged: [], stray: [], live: [], foreign: [], removed: [] };
-  for (const id of ids) {
+  const checkpoints = new CheckpointAudit(numbers, shape, options.keysDir ?? null);
+  const state = await StateAudit.open(paths, shape);
+  const report: Omit<VerifyReport, 'checkpoints' | 'state'> = { checked: 0, damaged: [], stray: [], live: [], foreign: [], removed: [] };
+  for (const [at, id] of ids.entries()) {
+    let whole: SplitFile | null = null;
     try {
-      splitRecordFile(readRecordFileSync(paths.record(id))); // never blocks on a FIFO named like a record
+      whole = splitRecordFile(readRecordFileSync(paths.record(id))); // never blocks on a FIFO named like a record
     } catch (err) {
       const why = err instanceof RelayError ? String(err.details.why ?? err.message) : (err as Error).message;
       report.damaged.push({ id, why });
+    }
+    if (whole) {
+      state.see(numbers[at]!, whole.deposit, whole.record);
+      const checking = checkpoints.see(at, whole.deposit, whole.record);
+      if (checking) await checking;
     }
     report.checked++;
     if (report.checked % BATCH === 0 && report.checked < ids.length) {
@@ -94,5 +110,5 @@ export async function verifyCorpus(corpusDir: string, options: VerifyOptions = {
       report.removed.push(name);
     }
   }
-  return report;
+  return { ...report, checkpoints: checkpoints.finish(), state: await state.finish(numbers) };
 }

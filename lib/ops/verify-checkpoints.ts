@@ -1,0 +1,233 @@
+/**
+ * What `verify` learns from the checkpoints a copy holds (lib/model/checkpoint.ts):
+ * whether every record the hub held up to its newest checkpoint is here and
+ * byte for byte the same, and if not, exactly which is missing, which is
+ * altered, and where this copy's history forks from the hub's.
+ *
+ * Records are seen in id order, and a checkpoint only lists ids below its
+ * own, so each checkpoint is checked the moment it is read, against the
+ * digests already seen: nothing but one digest per record is kept (32
+ * bytes; 32 MB at 1M records).
+ */
+import { timingSafeEqual } from 'node:crypto';
+import { loadKey } from '../auth/keys.js';
+import type { Deposit } from '../model/deposit.js';
+import { chainOf, CHECKPOINT_DEPOSITOR, parseCheckpoint, signCheckpoint, type Checkpoint, type CheckpointEntry } from '../model/checkpoint.js';
+import type { IdShape } from '../model/ids.js';
+
+export interface CheckpointFindings {
+  /** Checkpoints of the hub read (kind checkpoint, deposited-by hub). */
+  checkpoints: number;
+  newest: string | null;
+  /** Every record up to this id is held, whole, as every checkpoint up to it says; null before the first checkpoint (or a problem in it). */
+  frontier: string | null;
+  /** The checkpoint that proves the frontier. */
+  frontierCheckpoint: string | null;
+  missing: { id: string; checkpoint: string; listed: string }[];
+  altered: { id: string; checkpoint: string; listed: string; held: string }[];
+  forks: { at: string; checkpoint: string; why: string }[];
+  /** Checkpoints that cannot be believed as written: unreadable, a chain that does not follow from their records, a bad signature. */
+  broken: { id: string; why: string }[];
+  /** Held at or below the newest checkpoint's range, and listed by none: arrived after its place was checkpointed (a fill-in), or from elsewhere. */
+  unlisted: string[];
+  /** Held records after the newest checkpoint's range: not covered by any yet. */
+  uncovered: number;
+  signatures: { checked: number; unsigned: number; unchecked: { key: string; count: number }[] };
+}
+
+const DIGEST_BYTES = 32;
+
+export class CheckpointAudit {
+  /** One digest per held record, by its position in `ids`; a damaged record's position stays unset. */
+  private readonly digests: Uint8Array;
+  private readonly whole: Uint8Array;
+  /** Positions some checkpoint lists. */
+  private readonly listed: Uint8Array;
+  /** The hub checkpoints held, by id: their chain (what a successor's previous: must name). */
+  private readonly chains = new Map<number, string>();
+  /** The checkpoint the next one should follow. */
+  private expected = { id: 0, chain: '' };
+  private problemSeen = false;
+  private newestLast = 0;
+  private readonly keys = new Map<string, Buffer | null>();
+  private readonly unchecked = new Map<string, number>();
+  private readonly findings: CheckpointFindings = {
+    checkpoints: 0,
+    newest: null,
+    frontier: null,
+    frontierCheckpoint: null,
+    missing: [],
+    altered: [],
+    forks: [],
+    broken: [],
+    unlisted: [],
+    uncovered: 0,
+    signatures: { checked: 0, unsigned: 0, unchecked: [] },
+  };
+
+  constructor(
+    /** Every held id, ascending: the order records are seen in. */
+    private readonly ids: readonly number[],
+    private readonly shape: IdShape,
+    /** Where the hub's key is looked for, to check signatures (null: signatures are not checked). */
+    private readonly keysDir: string | null,
+  ) {
+    this.digests = new Uint8Array(ids.length * DIGEST_BYTES);
+    this.whole = new Uint8Array(ids.length);
+    this.listed = new Uint8Array(ids.length);
+  }
+
+  /** The record at position `at` of `ids` is whole: note its digest, and check it if it is a checkpoint. */
+  see(at: number, deposit: Deposit, record: Buffer): Promise<void> | undefined {
+    this.whole[at] = 1;
+    Buffer.from(deposit.digest.slice(7), 'hex').copy(this.digests, at * DIGEST_BYTES);
+    if (deposit.depositedBy !== CHECKPOINT_DEPOSITOR || !looksLikeCheckpoint(record)) return;
+    const id = this.shape.format(this.ids[at]!);
+    const parsed = parseCheckpoint(record, this.shape);
+    if ('invalid' in parsed) {
+      this.problem({ broken: { id, why: `it was deposited as a checkpoint but cannot be read as one: ${parsed.invalid}` } });
+      return;
+    }
+    return this.check(this.ids[at]!, parsed); // a promise only here: the hub's key may have to be read
+  }
+
+  private async check(n: number, c: Checkpoint): Promise<void> {
+    const id = this.shape.format(n);
+    const f = this.findings;
+    let sound = this.linked(n, c);
+    const entries: CheckpointEntry[] = [];
+    for (const { n: m, short } of c.listed) {
+      const at = this.positionOf(m);
+      const listed = `sha256:${short}…`;
+      if (at === -1) {
+        if (!f.missing.some((x) => x.id === this.shape.format(m))) f.missing.push({ id: this.shape.format(m), checkpoint: id, listed });
+        sound = false;
+        continue;
+      }
+      this.listed[at] = 1;
+      if (!this.whole[at]) {
+        sound = false; // damaged: verify names it already
+        continue;
+      }
+      const held = this.digestAt(at);
+      if (held.slice(7, 7 + short.length) !== short) {
+        f.altered.push({ id: this.shape.format(m), checkpoint: id, listed, held });
+        sound = false;
+        continue;
+      }
+      entries.push({ n: m, digest: held });
+    }
+    // Only when every listed record is here and agrees on its short digest does the chain say something new.
+    if (entries.length === c.listed.length && chainOf(c.previous.chain, entries, this.shape) !== c.chain) {
+      f.broken.push({ id, why: `its chain ${c.chain} is not what the records it lists hash to: one of them differs beyond its first digits, or the checkpoint was written by hand` });
+      sound = false;
+    }
+    if (!(await this.signatureHolds(id, c))) sound = false;
+    this.chains.set(n, c.chain);
+    this.expected = { id: n, chain: c.chain };
+    f.checkpoints++;
+    f.newest = id;
+    if (c.last > this.newestLast) this.newestLast = c.last;
+    if (!sound) this.problemSeen = true;
+    if (!this.problemSeen) {
+      f.frontier = this.shape.format(c.last);
+      f.frontierCheckpoint = id;
+    }
+  }
+
+  /** Whether the checkpoint follows the one before it here; a fork is named where it is not. */
+  private linked(n: number, c: Checkpoint): boolean {
+    const id = this.shape.format(n);
+    const prev = c.previous;
+    const prevId = this.shape.format(prev.id);
+    if (prev.id === this.expected.id && (prev.id === 0 || prev.chain === this.expected.chain)) return true;
+    if (prev.id === 0) {
+      this.findings.forks.push({ at: id, checkpoint: id, why: `checkpoint ${id} says it is the first, but ${this.shape.format(this.expected.id)} is one before it: two histories of checkpoints` });
+      return false;
+    }
+    const heldChain = this.chains.get(prev.id);
+    if (heldChain === undefined) {
+      // Not held, or damaged: verify names it so already. Held whole and not a checkpoint: another history.
+      const at = this.positionOf(prev.id);
+      if (at === -1 || !this.whole[at]) return false;
+      this.findings.forks.push({ at: prevId, checkpoint: id, why: `checkpoint ${id} follows a checkpoint ${prevId}, but the ${prevId} held here is not a checkpoint of the hub: this copy and the hub that wrote ${id} hold different histories` });
+      return false;
+    }
+    if (heldChain !== prev.chain) {
+      this.findings.forks.push({ at: prevId, checkpoint: id, why: `checkpoint ${id} follows a ${prevId} whose chain is ${prev.chain}, but the ${prevId} held here has chain ${heldChain}: this copy and the hub that wrote ${id} hold different histories from ${prevId} or before` });
+      return false;
+    }
+    this.findings.forks.push({ at: prevId, checkpoint: id, why: `checkpoint ${id} follows ${prevId}, which ${this.shape.format(this.expected.id)} already follows: two checkpoints after one (a second history written onto this copy)` });
+    return false;
+  }
+
+  private async signatureHolds(id: string, c: Checkpoint): Promise<boolean> {
+    const s = this.findings.signatures;
+    if (c.signature === null) {
+      s.unsigned++;
+      return true;
+    }
+    const key = await this.keyOf(c.signature.key);
+    if (key === null) {
+      this.unchecked.set(c.signature.key, (this.unchecked.get(c.signature.key) ?? 0) + 1);
+      return true;
+    }
+    const expected = Buffer.from(signCheckpoint(key, this.shape.format(c.first), this.shape.format(c.last), c.chain), 'hex');
+    if (timingSafeEqual(expected, Buffer.from(c.signature.sig, 'hex'))) {
+      s.checked++;
+      return true;
+    }
+    this.findings.broken.push({ id, why: `its signature is not ${c.signature.key}'s key's: it was not written by a holder of keys/${c.signature.key}.key, or was edited since` });
+    return false;
+  }
+
+  private async keyOf(name: string): Promise<Buffer | null> {
+    if (this.keysDir === null) return null;
+    if (!this.keys.has(name)) {
+      const found = await loadKey(this.keysDir, name);
+      this.keys.set(name, found !== null && 'key' in found ? found.key : null);
+    }
+    return this.keys.get(name)!;
+  }
+
+  private problem(p: { broken: { id: string; why: string } }): void {
+    this.findings.broken.push(p.broken);
+    this.problemSeen = true;
+  }
+
+  /** The findings, once every record has been seen. */
+  finish(): CheckpointFindings {
+    const f = this.findings;
+    for (let at = 0; at < this.ids.length; at++) {
+      const n = this.ids[at]!;
+      if (this.chains.has(n)) continue; // a checkpoint proves itself by what its successor lists
+      if (n > this.newestLast) f.uncovered++;
+      else if (!this.listed[at] && this.whole[at]) f.unlisted.push(this.shape.format(n));
+    }
+    f.signatures.unchecked = [...this.unchecked].map(([key, count]) => ({ key, count }));
+    return f;
+  }
+
+  private digestAt(at: number): string {
+    return `sha256:${Buffer.from(this.digests.buffer, at * DIGEST_BYTES, DIGEST_BYTES).toString('hex')}`;
+  }
+
+  /** Where `n` is in the held ids, or -1. */
+  private positionOf(n: number): number {
+    let lo = 0;
+    let hi = this.ids.length - 1;
+    while (lo <= hi) {
+      const mid = (lo + hi) >> 1;
+      const m = this.ids[mid]!;
+      if (m === n) return mid;
+      if (m < n) lo = mid + 1;
+      else hi = mid - 1;
+    }
+    return -1;
+  }
+}
+
+/** A cheap look before parsing: the hub deposits other records too, in principle. */
+function looksLikeCheckpoint(record: Buffer): boolean {
+  return record.indexOf('\nkind: checkpoint\n') !== -1;
+}

@@ -1,0 +1,165 @@
+/**
+ * What `verify` says about `.state/` (docs/security.md, N9): the two files a
+ * store believes without reading every record, checked against the records.
+ *
+ * - `.state/index`, the index snapshot. A store answers from it once its
+ *   newest few records agree with it (snapshot-check.ts); here every record
+ *   it describes is compared, digest, kind, from, to and deposited-by. One
+ *   that disagrees is wrong for whoever opens the store next: remove it (one
+ *   scan rebuilds it).
+ * - `.state/issued`, the issued-id log. Every append notes its id, so an id
+ *   in the log with no record here is a record that vanished; a line far
+ *   past the records is one the store ignores (issued-log.ts) or, believed,
+ *   a high-water that ends assignment early.
+ *
+ * Both are this machine's cache, never mirrored: a mirror or a clone has
+ * neither, and nothing is said.
+ */
+import fs from 'node:fs/promises';
+import type { Deposit } from '../model/deposit.js';
+import type { IdShape } from '../model/ids.js';
+import { parseRecord } from '../model/record.js';
+import type { IndexImage } from '../model/record-index.js';
+import { readSnapshot } from '../store/index/index-snapshot.js';
+import { IssuedLog } from '../store/append/issued-log.js';
+import type { CorpusPaths } from '../disk/paths.js';
+
+export interface StateFindings {
+  /** null: there is no snapshot. */
+  index: {
+    /** Why the store would not use it at all (another format, torn, another width), or null. */
+    unusable: string | null;
+    records: number;
+    /** Records whose snapshot row says something their file does not (the first NAMED_AT_MOST). */
+    disagree: { id: string; why: string }[];
+    /** How many disagree in all. */
+    disagreeing: number;
+  } | null;
+  /** null: there is no issued log. */
+  issued: {
+    /** The highest line, as written. */
+    highest: string | null;
+    /** The high-water a store believes from it (implausible lines ignored). */
+    believed: string | null;
+    /** Lines a store ignores: far past every id before them, with no record near. */
+    ignored: string[];
+    /** Ids the log says were issued whose record is not here (vanished; the first NAMED_AT_MOST). */
+    vanished: string[];
+    /** How many vanished in all. */
+    vanishedCount: number;
+  } | null;
+}
+
+/** At most this many ids named per kind of finding; the count says the rest. */
+export const NAMED_AT_MOST = 20;
+const DIGEST_BYTES = 32;
+
+export class StateAudit {
+  private readonly disagree: { id: string; why: string }[] = [];
+  private disagreeing = 0;
+
+  private constructor(
+    private readonly paths: CorpusPaths,
+    private readonly shape: IdShape,
+    private readonly image: IndexImage | null,
+    private readonly index: StateFindings['index'],
+  ) {}
+
+  static async open(paths: CorpusPaths, shape: IdShape): Promise<StateAudit> {
+    const read = await readSnapshot(paths.snapshot, shape.width);
+    if ('snapshot' in read) return new StateAudit(paths, shape, read.snapshot.image, { unusable: null, records: read.snapshot.image.ids.length, disagree: [], disagreeing: 0 });
+    if (read.refused === 'there is none') return new StateAudit(paths, shape, null, null);
+    return new StateAudit(paths, shape, null, { unusable: read.refused, records: 0, disagree: [], disagreeing: 0 });
+  }
+
+  /** A whole record: does the snapshot describe it as its file does? */
+  see(n: number, deposit: Deposit, record: Buffer): void {
+    const image = this.image;
+    if (image === null) return;
+    const at = positionIn(image.ids, n);
+    if (at === -1) return; // not in the snapshot: the store reads it
+    const why = this.difference(image, at, deposit, record);
+    if (why === null) return;
+    this.disagreeing++;
+    if (this.disagree.length < NAMED_AT_MOST) this.disagree.push({ id: this.shape.format(n), why });
+  }
+
+  private difference(image: IndexImage, at: number, deposit: Deposit, record: Buffer): string | null {
+    const text = (k: number) => (k === 0 ? null : (image.strings[k - 1] ?? null));
+    const odd = image.odd.find(([p]) => p === at);
+    const digest = odd?.[2] ?? `sha256:${Buffer.from(image.digest.buffer, image.digest.byteOffset + at * DIGEST_BYTES, DIGEST_BYTES).toString('hex')}`;
+    if (digest !== deposit.digest) return `digest is ${deposit.digest} in the file and ${digest} in the snapshot`;
+    const label = deposit.agent === undefined ? deposit.depositedBy : `${deposit.depositedBy}\n${deposit.agent}`;
+    if (text(image.depositedBy[at]!) !== label) return `deposited-by is ${JSON.stringify(label)} in the file and ${JSON.stringify(text(image.depositedBy[at]!))} in the snapshot`;
+    let claims;
+    try {
+      claims = parseRecord(record, this.shape, Infinity);
+    } catch {
+      return null; // a record the store cannot read claims nothing; its own checks deal with it
+    }
+    for (const [name, column] of [['kind', image.kind], ['from', image.from], ['to', image.to]] as const) {
+      if (text(column[at]!) !== claims[name]) return `${name}: is ${JSON.stringify(claims[name])} in the file and ${JSON.stringify(text(column[at]!))} in the snapshot`;
+    }
+    return null;
+  }
+
+  /** The findings, once every record has been seen; `held` is every held id, ascending. */
+  async finish(held: readonly number[]): Promise<StateFindings> {
+    const index = this.index === null ? null : { ...this.index, disagree: this.disagree, disagreeing: this.disagreeing };
+    return { index, issued: await this.issued(held) };
+  }
+
+  private async issued(held: readonly number[]): Promise<StateFindings['issued']> {
+    let text: string;
+    try {
+      text = await fs.readFile(this.paths.issued, 'latin1');
+    } catch {
+      return null;
+    }
+    const ignoredLines: string[] = [];
+    const warnings = { debug() {}, info() {}, error() {}, warn: () => {} };
+    const log = new IssuedLog(this.paths.issued, this.shape, warnings);
+    const believed = await log.read();
+    await log.close();
+    let highest = 0;
+    const issued = new Set<number>();
+    for (const line of text.split('\n')) {
+      const n = this.shape.parseRecordId(line);
+      if (n === null) continue;
+      issued.add(n);
+      if (n > highest) highest = n;
+    }
+    const heldSet = new Set(held);
+    const vanished: string[] = [];
+    let vanishedCount = 0;
+    for (const n of [...issued].sort((a, b) => a - b)) {
+      if (n > believed) {
+        if (ignoredLines.length < NAMED_AT_MOST) ignoredLines.push(this.shape.format(n));
+        continue;
+      }
+      if (heldSet.has(n)) continue;
+      vanishedCount++;
+      if (vanished.length < NAMED_AT_MOST) vanished.push(this.shape.format(n));
+    }
+    return {
+      highest: highest === 0 ? null : this.shape.format(highest),
+      believed: believed === 0 ? null : this.shape.format(believed),
+      ignored: ignoredLines,
+      vanished,
+      vanishedCount,
+    };
+  }
+}
+
+function positionIn(ids: Int32Array, n: number): number {
+  let lo = 0;
+  let hi = ids.length - 1;
+  while (lo <= hi) {
+    const mid = (lo + hi) >> 1;
+    const m = ids[mid]!;
+    if (m === n) return mid;
+    if (m < n) lo = mid + 1;
+    else hi = mid - 1;
+  }
+  return -1;
+}

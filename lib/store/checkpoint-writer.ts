@@ -1,0 +1,211 @@
+/**
+ * Writing checkpoints (lib/model/checkpoint.ts): the hub appends one now and
+ * then, through the ordinary append path, so that every clone, mirror and
+ * git history carries them like any other record.
+ *
+ * One successor per checkpoint, ever: each is appended under the
+ * idempotency key `checkpoint-after-<previous id>`, scoped to deposited-by
+ * `hub`, so two hub processes on one corpus (or a hub and `p-e-relay
+ * checkpoint`) that race for the same place store one record; the loser is
+ * refused idempotency_conflict (or answered `replayed`) and stops. The
+ * chain of checkpoints therefore never forks on one corpus.
+ *
+ * Cost: a checkpoint reads no record file. Digests come from the index, the
+ * previous checkpoint is found from the end of the index by kind and read
+ * once (then remembered), so writing one costs what its own records cost,
+ * not what the corpus holds (bench/sections/checkpoints.ts).
+ */
+import { isRelayError } from '../errors.js';
+import type { Logger } from '../log.js';
+import { splitRecordFile } from '../model/deposit.js';
+import {
+  buildCheckpoint,
+  CHECKPOINT_DEPOSITOR,
+  CHECKPOINT_KIND,
+  checkpointKey,
+  GENESIS_CHAIN,
+  MAX_CHECKPOINT_RECORDS,
+  parseCheckpoint,
+  SHORT_DIGEST_HEX,
+  type ChainLink,
+  type CheckpointEntry,
+} from '../model/checkpoint.js';
+import type { RecordFilter } from '../model/filter.js';
+import type { RecordMeta } from '../model/record-index.js';
+import type { RelayStore } from './store.js';
+
+/** The hub's own key (keys/<name>.key), or null for unsigned checkpoints. */
+export type CheckpointSigner = () => Promise<{ name: string; key: Uint8Array } | null>;
+
+export const CHECKPOINT_FILTER: RecordFilter = { kind: new Set([CHECKPOINT_KIND]) };
+
+/** A hub checkpoint, as the index describes it: kind checkpoint and deposited by the hub itself. */
+export function isCheckpointMeta(meta: RecordMeta): boolean {
+  return meta.kind === CHECKPOINT_KIND && meta.depositedBy === CHECKPOINT_DEPOSITOR;
+}
+
+/** The newest hub checkpoint this store holds: its id, its chain and the last id it covers. */
+export interface LatestCheckpoint {
+  link: ChainLink;
+  last: number;
+}
+
+const NONE: LatestCheckpoint = { link: { id: 0, chain: GENESIS_CHAIN }, last: 0 };
+/** Agents' records of kind checkpoint passed over, at most, looking for the hub's newest. */
+const LOOK_BACK = 64;
+
+export class CheckpointWriter {
+  /** The newest checkpoint as last read (reading one means reading its file). */
+  private known: LatestCheckpoint = NONE;
+
+  constructor(
+    private readonly store: RelayStore,
+    private readonly signer: CheckpointSigner,
+    private readonly log: Logger,
+  ) {}
+
+  /**
+   * Appends the checkpoints the held records call for now, and answers their
+   * ids: none when nothing but checkpoints landed since the last one, several
+   * when more records are uncovered than one checkpoint lists.
+   */
+  async writeDue(): Promise<string[]> {
+    const store = this.store;
+    // Every store call first indexes what other processes appended; exists is the cheapest.
+    await store.exists(store.shape.format(0));
+    const written: string[] = [];
+    for (;;) {
+      const previous = await this.latest();
+      const entries = this.uncovered(previous.last);
+      if (entries.length === 0) return written;
+      const signer = await this.signer();
+      const bytes = buildCheckpoint({ previous: previous.link, entries, signer }, store.shape);
+      let id: string;
+      try {
+        const result = await store.append(bytes, { depositedBy: CHECKPOINT_DEPOSITOR, idempotencyKey: checkpointKey(previous.link, store.shape) });
+        if (result.replayed) return written;
+        id = result.id;
+      } catch (err) {
+        // Another process wrote the checkpoint that follows this one: it stands, and this one is not needed.
+        if (isRelayError(err) && err.code === 'idempotency_conflict') return written;
+        throw err;
+      }
+      written.push(id);
+      this.log.debug(`checkpoint ${id} covers ${store.shape.format(entries[0]!.n)}…${store.shape.format(entries[entries.length - 1]!.n)} (${entries.length} records${signer ? `, signed with ${signer.name}'s key` : ', unsigned'})`);
+      if (entries.length < this.maxEntries()) return written;
+    }
+  }
+
+  /** Held records after `last`, oldest first, at most one checkpoint's worth; none when they are all checkpoints. */
+  private uncovered(last: number): CheckpointEntry[] {
+    const entries: CheckpointEntry[] = [];
+    let news = false;
+    const max = this.maxEntries();
+    for (const { n, meta } of this.store.eachHeldAfter(last)) {
+      entries.push({ n, digest: meta.digest });
+      if (!isCheckpointMeta(meta)) news = true;
+      if (entries.length === max) break;
+    }
+    return news ? entries : [];
+  }
+
+  /** As many records as a checkpoint of this store's record limit can list (about 28 bytes each, plus the header). */
+  private maxEntries(): number {
+    const line = this.store.shape.format(1).length + 2 + SHORT_DIGEST_HEX;
+    return Math.max(1, Math.min(MAX_CHECKPOINT_RECORDS, Math.floor((this.store.maxRecordBytes - 1024) / line)));
+  }
+
+  /** The newest hub checkpoint held: found from the end of the index, read only when it is not the one known. */
+  async latest(): Promise<LatestCheckpoint> {
+    const store = this.store;
+    let seen = -1;
+    for (let count = 1; count <= LOOK_BACK; count++) {
+      const held = store.eachHeldAfter(store.markBeforeNewest(count, CHECKPOINT_FILTER), CHECKPOINT_FILTER).next();
+      if (held.done || held.value.n === seen) return NONE;
+      seen = held.value.n;
+      if (!isCheckpointMeta(held.value.meta)) continue; // an agent's record of kind checkpoint: no checkpoint
+      if (held.value.n === this.known.link.id) return this.known;
+      const id = store.shape.format(held.value.n);
+      const parsed = parseCheckpoint(splitRecordFile(await store.read(id)).record, store.shape);
+      if ('invalid' in parsed) throw new Error(`${id} was deposited as a checkpoint but cannot be read as one (${parsed.invalid}); no checkpoint can follow it until it is looked at (p-e-relay verify)`);
+      this.known = { link: { id: held.value.n, chain: parsed.chain }, last: parsed.last };
+      return this.known;
+    }
+    return NONE;
+  }
+}
+
+/** How often the hub writes checkpoints: after `every` records, or `seconds` after the first one not covered. */
+export interface CheckpointCadence {
+  every: number;
+  seconds: number;
+}
+
+export const DEFAULT_CADENCE: CheckpointCadence = { every: 1000, seconds: 300 };
+
+/**
+ * A serving process's checkpoints: counts the records it hears land and
+ * writes when `every` have, and looks every `seconds` in case fewer did (or
+ * they landed through processes it does not hear). One run at a time.
+ */
+export class CheckpointSchedule {
+  private readonly writer: CheckpointWriter;
+  private heard = 0;
+  private running: Promise<void> | null = null;
+  private again = false;
+  private timer: NodeJS.Timeout | null = null;
+  private closed = false;
+  private readonly onRecord = (meta: RecordMeta) => {
+    if (isCheckpointMeta(meta)) this.heard = 0;
+    else if (++this.heard >= this.cadence.every) this.run();
+  };
+
+  constructor(
+    private readonly store: RelayStore,
+    private readonly cadence: CheckpointCadence,
+    signer: CheckpointSigner,
+    private readonly log: Logger,
+  ) {
+    this.writer = new CheckpointWriter(store, signer, log);
+  }
+
+  /** Starts once the store's scan is done with a first look (a corpus older than checkpoints gets them now). */
+  start(): this {
+    this.store.on('record', this.onRecord);
+    this.timer = setInterval(() => this.run(), this.cadence.seconds * 1000);
+    this.timer.unref();
+    void this.store.ready.then(() => this.run(), () => {});
+    return this;
+  }
+
+  /** Writes what is due; a call while a run is under way makes it run once more after. */
+  run(): void {
+    if (this.closed) return;
+    if (this.running) {
+      this.again = true;
+      return;
+    }
+    this.heard = 0;
+    this.running = this.writer
+      .writeDue()
+      .then(
+        (ids) => ids.length > 0 && this.log.info(`wrote checkpoint${ids.length === 1 ? '' : 's'} ${ids.join(' ')}`),
+        (err: unknown) => this.closed || this.log.warn(`no checkpoint written: ${(err as Error).message}`),
+      )
+      .then(() => {
+        this.running = null;
+        if (this.again) {
+          this.again = false;
+          this.run();
+        }
+      });
+  }
+
+  /** Stops the timer and waits for a run under way (before the store closes). */
+  async close(): Promise<void> {
+    this.closed = true;
+    if (this.timer) clearInterval(this.timer);
+    this.store.off('record', this.onRecord);
+    await this.running;
+  }
+}

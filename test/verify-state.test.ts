@@ -1,0 +1,63 @@
+/**
+ * `verify` on `.state/` (lib/ops/verify-state.ts; docs/security.md N9): the
+ * index snapshot and the issued-id log checked against the records, on real
+ * corpora through the real CLI.
+ */
+import assert from 'node:assert/strict';
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { test } from 'node:test';
+import { buildRecordFile, digestOf, splitRecordFile } from '../lib/model/deposit.js';
+import { idShape } from '../lib/model/ids.js';
+import { corpusPaths } from '../lib/disk/paths.js';
+import { openStore } from '../lib/store/store.js';
+import { record, runCli, tempStore } from './helpers.js';
+
+const shape = idShape();
+const QUIET = { P_E_RELAY_LOG: 'warn' };
+
+test('verify names a record whose file no longer says what .state/index says of it, which the store would answer from', { timeout: 60_000 }, async (t) => {
+  const { corpus } = await tempStore(t);
+  for (let n = 1; n <= 600; n++) {
+    const bytes = Buffer.from(record({ kind: 'note', from: `agent-${n % 4}` }, `record ${n}`));
+    const deposit = { provenance: 'as-received' as const, depositedBy: 'mcp', depositedAt: new Date(Date.UTC(2026, 10, 1) + n * 1000).toISOString(), digest: digestOf(bytes) };
+    await fs.writeFile(path.join(corpus, shape.format(n)), buildRecordFile(deposit, bytes));
+  }
+  await (await openStore({ corpus, watch: 'none' })).close(); // a full scan of 600 records leaves a snapshot
+  const clean = await runCli(['verify', '--corpus', corpus], { env: { P_E_RELAY_LOG: 'info' } });
+  assert.equal(clean.code, 0, clean.stdout + clean.stderr);
+  assert.match(clean.stderr, /\.state\/index agrees with every record it describes \(600\)/);
+
+  // An old record rewritten in place, whole: the snapshot's spot check reads only the newest few.
+  const file = path.join(corpus, 'relay-0010');
+  const old = splitRecordFile(await fs.readFile(file));
+  const bytes = Buffer.from(record({ kind: 'question', from: 'agent-2' }, 'record 10'));
+  await fs.writeFile(file, buildRecordFile({ ...old.deposit, digest: digestOf(bytes) }, bytes));
+  const run = await runCli(['verify', '--corpus', corpus], { env: QUIET });
+  assert.equal(run.code, 1);
+  assert.match(run.stdout, new RegExp(`^state: \\.state/index disagrees with relay-0010: digest is ${digestOf(bytes)} in the file and ${old.deposit.digest} in the snapshot; remove \\.state/index`, 'm'));
+  assert.doesNotMatch(run.stdout, /disagrees with relay-00(0[1-9]|[1-9][1-9])/);
+});
+
+test('verify names the issued ids whose records are gone, and an issued-log line the store ignores', async (t) => {
+  const { corpus } = await tempStore(t);
+  const store = await openStore({ corpus, watch: 'none' });
+  for (let i = 0; i < 5; i++) await store.append(Buffer.from(record({ kind: 'note' })), { depositedBy: 'cli/test' });
+  await store.close();
+  await fs.rm(path.join(corpus, 'relay-0003'));
+  await fs.appendFile(corpusPaths(corpus).issued, 'relay-9999\n');
+  const run = await runCli(['verify', '--corpus', corpus], { env: QUIET });
+  assert.equal(run.code, 0, 'what .state/issued says is reported; the records themselves are whole');
+  assert.match(run.stdout, /^state: \.state\/issued says relay-0003 was issued, and its record is not here/m);
+  assert.match(run.stdout, /^state: \.state\/issued's line relay-9999 is ignored by the store/m);
+  assert.doesNotMatch(run.stdout, /relay-000[1245] was issued/);
+});
+
+test('a mirror has no .state/index or .state/issued of its own: verify says nothing about them', async (t) => {
+  const { corpus } = await tempStore(t);
+  const bytes = Buffer.from(record({ kind: 'note' }));
+  await fs.writeFile(path.join(corpus, 'relay-0001'), buildRecordFile({ provenance: 'as-received', depositedBy: 'mcp', depositedAt: new Date().toISOString(), digest: digestOf(bytes) }, bytes));
+  const run = await runCli(['verify', '--corpus', corpus], { env: { P_E_RELAY_LOG: 'info' } });
+  assert.equal(run.code, 0);
+  assert.doesNotMatch(run.stdout + run.stderr, /\.state\//);
+});
