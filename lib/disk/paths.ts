@@ -19,6 +19,7 @@
  *       marks/<agent>@legacy          `inbox`'s one mark per agent from before filter sets, moved aside
  *       roster/<name>, roster/.live/<host>.<boot>.<pid>   who is there (lib/store/agents/roster.ts)
  *       bells/<hash>        a doorbell per recipient (or replied-to record) someone here waits for (bells.ts)
+ *       bell-holders/<process>/<hash>   which bells each live process holds (bell-holders.ts)
  *   keys/
  *     <agent>.key           HMAC key, mode 0600
  *     .gitignore            ignores *.key

@@ -405,7 +405,7 @@ export class RelayStore extends EventEmitter<StoreEvents> implements RecordFeed 
     this.byBells = this.wantBells && !facts.shared;
     this.watcher.watchDirectory(!this.byBells);
     this.watcher.start(facts.shared);
-    for (const listener of this.interests) this.arm(listener);
+    for (const listener of this.interests) void this.arm(listener);
     const scan = await this.indexer.scan(snapshot);
     this.indexed = true;
     this.probedUpTo = this.index.highest;
@@ -742,8 +742,10 @@ export class RelayStore extends EventEmitter<StoreEvents> implements RecordFeed 
   listen(filter: RecordFilter | null): () => void {
     const listener: Listener = { keys: bellsFor(filter), release: null };
     this.interests.add(listener);
-    this.arm(listener);
-    this.hearPeers(0, LOOK_PAST);
+    // The look comes once the bells are heard from: a record landing while they were set up is found by it.
+    void this.arm(listener).then(() => {
+      if (this.interests.has(listener)) this.hearPeers(0, LOOK_PAST);
+    });
     return () => {
       if (!this.interests.delete(listener)) return;
       listener.release?.();
@@ -756,15 +758,26 @@ export class RelayStore extends EventEmitter<StoreEvents> implements RecordFeed 
     return { bells: this.bells?.watched ?? 0, directory: this.watcher.watchingDirectory };
   }
 
-  private arm(listener: Listener): void {
-    if (!this.byBells || this.lifecycle === 'closing' || this.lifecycle === 'closed') return; // the directory hears everything
+  private stopping(): boolean {
+    return this.lifecycle === 'closing' || this.lifecycle === 'closed';
+  }
+
+  private async arm(listener: Listener): Promise<void> {
+    if (!this.byBells || this.stopping()) return; // the directory hears everything
     if (listener.keys === null) return this.directoryWanted();
-    if (listener.release) return;
+    if (listener.release || listener.arming) return;
+    listener.arming = true;
+    let release: (() => void) | null = null;
     try {
-      listener.release = this.bells!.listen(listener.keys);
+      release = await this.bells!.listen(listener.keys);
     } catch (err) {
       this.log.warn(`cannot listen by bells in ${this.paths.bells} (${(err as Error).message}); watching the corpus directory instead`);
+    } finally {
+      listener.arming = false;
     }
+    // It ended, or the store began closing, while its bells were set up.
+    if (!this.interests.has(listener) || this.stopping()) return release?.();
+    listener.release = release;
     if (listener.release) return;
     // No bells for it (past this process's watches, or they failed): the directory hears it.
     listener.keys = null;
@@ -939,6 +952,8 @@ export class RelayStore extends EventEmitter<StoreEvents> implements RecordFeed 
 interface Listener {
   keys: BellKey[] | null;
   release: (() => void) | null;
+  /** Its bells are being set up (Bells.listen has not resolved). */
+  arming?: boolean;
 }
 
 const DIRECTORY_LINGER_MS = 10_000;

@@ -6,13 +6,14 @@
  * Real files and real inotify watches in a temp dir.
  */
 import assert from 'node:assert/strict';
-import { existsSync, readdirSync, statSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { existsSync, readdirSync, statSync, utimesSync } from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
 import type { CallToolResult } from '@modelcontextprotocol/client';
 import { Bells, bellFile } from '../../lib/store/hear/bells.js';
 import { silentLogger } from '../../lib/log.js';
-import { errorCode, stdioClient, tempDir, tempStore, textOf } from '../support/helpers.js';
+import { BIN, errorCode, killed, stdioClient, tempDir, tempStore, textOf } from '../support/helpers.js';
 import { eventually } from '../support/poll.js';
 
 const names = (prefix: string, n: number) => Array.from({ length: n }, (_, i) => `${prefix}-${i}`);
@@ -34,14 +35,15 @@ test('past its cap a process lets lingering bells go first, then refuses bells (
   const dir = path.join(await tempDir(t), 'bells');
   const bells = new Bells(dir, silentLogger, () => {}, { maxWatched: 4, lingerMs: 60_000 });
   t.after(() => bells.close());
-  const first = bells.listen(names('a', 3));
+  const first = await bells.listen(names('a', 3));
   assert.ok(first);
-  assert.equal(bells.listen(names('b', 3)), null, 'three more would be six watches, and the first three are in use');
+  assert.equal(await bells.listen(names('b', 3)), null, 'three more would be six watches, and the first three are in use');
   assert.equal(bells.watched, 3);
   first();
-  const second = bells.listen(names('b', 3));
+  const second = await bells.listen(names('b', 3));
   assert.ok(second, 'the lingering bells were let go to make room');
   assert.equal(bells.watched, 4, 'one of the first three still lingers; never more than the cap');
+  await bells.tidied();
   assert.equal(bellsIn(dir), 4, 'the bells let go, made here and never rung, left no file');
   second();
 });
@@ -52,7 +54,7 @@ test('a bell made here and never rung leaves no file once let go; one that was r
   const bells = new Bells(dir, silentLogger, () => rings++, { lingerMs: 20 });
   t.after(() => bells.close());
   const rungFile = bellFile(dir, 'to:rung');
-  const release = bells.listen(['to:idle', 'to:rung']);
+  const release = await bells.listen(['to:idle', 'to:rung']);
   assert.ok(release);
   const madeAt = statSync(rungFile).mtimeMs;
   await eventually(() => Date.now() > madeAt + 2, 'a clock tick past the bell\'s making', { everyMs: 1 });
@@ -60,5 +62,43 @@ test('a bell made here and never rung leaves no file once let go; one that was r
   await eventually(() => rings > 0, 'the ring heard');
   release();
   await eventually(() => bells.watched === 0, 'both bells let go after their linger');
+  await bells.tidied();
   assert.deepEqual([existsSync(bellFile(dir, 'to:idle')), existsSync(rungFile)], [false, true]);
+});
+
+test('the bells of a process killed with SIGKILL are swept by the next process to listen; a live process\'s bells, shared ones too, stay', async (t) => {
+  const { corpus } = await tempStore(t);
+  const bellsDir = path.join(corpus, '.state', 'bells');
+  const holdersDir = path.join(corpus, '.state', 'bell-holders');
+  const waiter = (names: string[], env: Record<string, string> = {}) => {
+    const child = spawn(process.execPath, [BIN, 'wait', '--corpus', corpus, '--timeout', '90000', ...names.flatMap((n) => ['--to', n])], { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, ...env } });
+    let stderr = '';
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+    t.after(() => {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+      return killed(child);
+    });
+    return { child, stderr: () => stderr };
+  };
+  const markersOf = (pid: number) => {
+    const holder = (existsSync(holdersDir) ? readdirSync(holdersDir) : []).find((name) => name.split('.')[2] === String(pid));
+    return holder === undefined ? [] : readdirSync(path.join(holdersDir, holder));
+  };
+  const doomed = waiter(['doomed', 'shared']);
+  const live = waiter(['live', 'shared']);
+  await eventually(() => markersOf(doomed.child.pid!).length === 2 && markersOf(live.child.pid!).length === 2, 'both waiters to hold their two bells');
+  await eventually(() => bellsIn(bellsDir) === 3, 'three bell files');
+  // Rung last an hour ago, past the sweep's grace, as a crash long before would leave them (this rings them once more).
+  const longAgo = new Date(Date.now() - 3600_000);
+  for (const name of readdirSync(bellsDir)) utimesSync(path.join(bellsDir, name), longAgo, longAgo);
+  doomed.child.kill('SIGKILL');
+  await killed(doomed.child);
+  assert.ok(existsSync(bellFile(bellsDir, 'to:doomed')), 'SIGKILL left its bell');
+
+  const next = waiter(['next'], { P_E_RELAY_LOG: 'info' });
+  await eventually(() => /doorbells: removed/.test(next.stderr()), 'the next process to sweep', { timeoutMs: 20_000 });
+  assert.match(next.stderr(), /removed 1 bell file\(s\) nobody holds and the holders of 1 process\(es\) that are gone/);
+  assert.deepEqual(['to:doomed', 'to:shared', 'to:live'].map((key) => existsSync(bellFile(bellsDir, key))), [false, true, true]);
+  assert.deepEqual(markersOf(doomed.child.pid!), [], 'its holder directory is gone');
+  assert.equal(markersOf(live.child.pid!).length, 2);
 });
