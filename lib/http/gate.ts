@@ -2,10 +2,10 @@
  * The HTTP hub's budget, shared by every route: the per-agent append rate
  * (one budget across /mcp and REST), the wait and stream slots, and the
  * signals that end an agent's held sockets when its key is revoked or the
- * hub closes. One HttpGate per hub. Every route that runs a guarded call
- * opens its request's Door here (`open`: the credential checked, the
- * client's going away wired to the door), and the Door (lib/doors/door.ts)
- * decides; nothing else spends this budget.
+ * hub closes. One HttpGate per hub. Every request's Door is opened here,
+ * once, as its route's row says (`open`, called by intake.ts: the
+ * credential checked, the client's going away wired to the door), and the
+ * Door (lib/doors/door.ts) decides; nothing else spends this budget.
  */
 import { setMaxListeners } from 'node:events';
 import type { IncomingMessage, ServerResponse } from 'node:http';

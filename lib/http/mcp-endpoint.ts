@@ -1,10 +1,12 @@
 /**
  * POST /mcp: stateless Streamable HTTP (SPEC §9, §13), both protocol eras.
  *
- * Per request: read the raw body against the cap, verify any credential,
- * JSON.parse, then route by era with the SDK's own predicate
- * (`isLegacyRequest`: a request carrying the 2026-07-28 `_meta` envelope,
- * or a modern MCP-Protocol-Version header, is modern):
+ * The hub has read the raw body against the cap, decoded it strictly
+ * (body.ts) and checked any credential, as this route's row says
+ * (routes.ts, with `mcpIntake` below); here the message is routed by era
+ * with the SDK's own predicate (`isLegacyRequest`: a request carrying the
+ * 2026-07-28 `_meta` envelope, or a modern MCP-Protocol-Version header, is
+ * modern):
  *
  * - 2026-07-28: the SDK's `createMcpHandler` with legacy rejected, which
  *   enforces the header rules (MCP-Protocol-Version, Mcp-Method, Mcp-Name:
@@ -22,174 +24,83 @@
  * no session to stream from or delete, in either era.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { createMcpHandler, isLegacyRequest, WebStandardStreamableHTTPServerTransport, type McpHttpHandler, type McpRequestContext, type McpServer } from '@modelcontextprotocol/server';
-import { asRelayError, type RelayError } from '../errors.js';
-import type { Door, DoorRef } from '../doors/door.js';
-import { createMcpServer } from '../mcp/server.js';
+import { isLegacyRequest, WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/server';
 import { toolNamed } from '../mcp/tools/index.js';
-import type { RelayStore } from '../store/store.js';
-import { JSONRPC_PARSE_ERROR, parseJsonRpcBody, readBody } from './body.js';
-import type { HubContext } from './context.js';
+import { JSONRPC_PARSE_ERROR } from './body.js';
+import type { Decoded, DecodedRequest, HubRequest } from './context.js';
+import { READ_INTAKE, type Intake } from './intake.js';
+import type { DoorCarrier } from './mcp-server-pool.js';
 import { sendJson } from './respond.js';
-
-interface Lease {
-  server: McpServer;
-  door: DoorRef;
-}
-
-/** How the door of one modern request reaches the server the SDK builds for it. */
-interface DoorCarrier {
-  door: Door;
-}
-
-export class McpServerPool {
-  private readonly idle: Lease[] = [];
-  private readonly idleModern: Lease[] = [];
-  private modernHandlers: { auto: McpHttpHandler; sse: McpHttpHandler } | null = null;
-  private readonly calls = new Map<string, ServerResponse>();
-
-  constructor(
-    private readonly store: RelayStore,
-    /** The hub's body cap, which its tool text states (a record sent through this door meets it first). */
-    private readonly requestCap?: number,
-    private readonly keepIdle = 32,
-  ) {}
-
-  /** A server for one request of this era: the SDK marks a server with the era it serves, so each era keeps its own. */
-  acquire(era: 'legacy' | 'modern' = 'legacy'): Lease {
-    const pooled = (era === 'legacy' ? this.idle : this.idleModern).pop();
-    if (pooled) return pooled;
-    // Between requests a pooled server belongs to nobody: no door, and a call that somehow reached it is refused.
-    const door: DoorRef = { current: null };
-    return { server: createMcpServer(this.store, door, this.requestCap), door };
-  }
-
-  release(lease: Lease, era: 'legacy' | 'modern' = 'legacy'): void {
-    lease.door.current = null;
-    const idle = era === 'legacy' ? this.idle : this.idleModern;
-    if (idle.length < this.keepIdle) idle.push(lease);
-  }
-
-  /** The 2026-07-28 handlers: one answering JSON unless a notification comes first, one streaming from the start. */
-  modern(): { auto: McpHttpHandler; sse: McpHttpHandler } {
-    // The SDK asks for a server per request and closes it when the exchange
-    // ends; building one costs more than the call it serves, so the factory
-    // lends pooled ones and takes each back when it closes.
-    const factory = (ctx: McpRequestContext) => {
-      const lease = this.acquire('modern');
-      lease.door.current = (ctx.authInfo?.extra as DoorCarrier | undefined)?.door ?? null;
-      const sdkOnClose = lease.server.server.onclose;
-      lease.server.server.onclose = () => {
-        sdkOnClose?.();
-        lease.server.server.onclose = sdkOnClose;
-        this.release(lease, 'modern');
-      };
-      return lease.server;
-    };
-    return (this.modernHandlers ??= {
-      auto: createMcpHandler(factory, { legacy: 'reject', responseMode: 'auto' }),
-      sse: createMcpHandler(factory, { legacy: 'reject', responseMode: 'sse' }),
-    });
-  }
-
-  /**
-   * 2025-era cancels: a client cancels by POSTing notifications/cancelled,
-   * which reaches a fresh server instance, not the one holding the call (and
-   * the v2 client leaves the call's own stream open). So the hub keeps its
-   * signed calls in flight by agent and JSON-RPC id, and a cancel signed by
-   * the same agent ends that call as if its client had gone. Unsigned calls
-   * hold nothing worth cancelling (waits must be signed); a 2026-07-28
-   * client cancels by closing the stream.
-   */
-  inFlight(agent: string | null, message: unknown, res: ServerResponse): void {
-    const m = message as Message | null;
-    if (agent === null || m?.method !== 'tools/call' || m.id === undefined) return;
-    const key = JSON.stringify([agent, m.id]);
-    this.calls.set(key, res);
-    res.once('close', () => {
-      if (this.calls.get(key) === res) this.calls.delete(key);
-    });
-  }
-
-  /** Whether this message is a cancel, which it then carries out (or drops: nothing of this agent's by that id is running). */
-  cancelled(agent: string | null, message: unknown): boolean {
-    const m = message as { method?: string; id?: unknown; params?: { requestId?: unknown } } | null;
-    if (m?.method !== 'notifications/cancelled' || m.id !== undefined) return false;
-    // Closing the call's response is what its client leaving would do: the door ends the wait and gives its slot back.
-    if (agent !== null) this.calls.get(JSON.stringify([agent, m.params?.requestId]))?.destroy();
-    return true;
-  }
-
-  async close(): Promise<void> {
-    const handlers = this.modernHandlers;
-    this.modernHandlers = null;
-    await Promise.all([handlers?.auto.close(), handlers?.sse.close()]);
-  }
-}
 
 function jsonRpcError(res: ServerResponse, status: number, code: number, message: string, headers: Record<string, string> = {}, data?: { code: string }): void {
   sendJson(res, status, { jsonrpc: '2.0', error: { code, message, ...(data ? { data } : {}) }, id: null }, headers);
 }
 
 /**
- * Whether a verified signature on this message is spent in the one-time
- * guard: only a call that buys something (an append, a wait's slot, the
- * end of a call) does. A signed ping or read is checked (a wrong credential
- * is still a 401) but not spent, so it cannot fill the guard. A 2025-era
+ * How a message is taken in: its tool's door facts. A verified signature is
+ * spent only by a call that buys something (an append, a wait's slot, the
+ * end of a call); a signed ping or read is checked (a wrong credential is
+ * still a 401) but not spent, so it cannot fill the guard. A 2025-era
  * cancel is spent: sent again, it would end the agent's next call that
- * reuses the JSON-RPC id.
+ * reuses the JSON-RPC id. A body that could not be decoded is taken in as a
+ * read: its credential is still checked before the refusal is answered.
  */
-function spendsSignature(message: unknown): boolean {
-  const m = message as Message | null;
-  if (typeof m !== 'object' || m === null) return false;
-  if (m.method === 'notifications/cancelled') return true;
-  return m.method === 'tools/call' && toolNamed(m.params?.name)?.door.signed === true;
+export function mcpIntake(decoded: Decoded): Intake {
+  if (!('message' in decoded)) return READ_INTAKE;
+  const m = decoded.message as Message | null;
+  if (typeof m !== 'object' || m === null) return READ_INTAKE;
+  if (m.method === 'notifications/cancelled') return { ...READ_INTAKE, spendsSignature: true };
+  const tool = m.method === 'tools/call' ? toolNamed(m.params?.name) : undefined;
+  return tool ? { facts: tool.door, spendsSignature: tool.door.signed } : READ_INTAKE;
 }
 
-/** Whether this message is an append_relay call (refused read_only on a mirror whatever its credential). */
-function isAppend(message: unknown): boolean {
-  const m = message as Message | null;
-  return typeof m === 'object' && m !== null && m.method === 'tools/call' && m.params?.name === 'append_relay';
+/** GET, DELETE and the rest: there is no session to stream from or delete, in either era. */
+export function mcpMethodNotAllowed({ req, res, ctx }: HubRequest): void {
+  ctx.metrics.refused('method_not_allowed');
+  req.resume();
+  jsonRpcError(res, 405, -32000, `Method not allowed: /mcp is stateless Streamable HTTP and answers POST only (there is no session to stream from or to delete).`, { Allow: 'POST' });
 }
 
-export async function handleMcp(req: IncomingMessage, res: ServerResponse, url: URL, ctx: HubContext, pool: McpServerPool): Promise<void> {
-  if (req.method !== 'POST') {
-    // A credential sent along is still checked (a wrong one is a 401), never spent.
-    if (req.headers.authorization !== undefined) await ctx.gate.open(req, res, url, await readBody(req, ctx.bodyCap), 'mcp', { spend: false });
-    ctx.metrics.refused('method_not_allowed');
-    req.resume();
-    return jsonRpcError(res, 405, -32000, `Method not allowed: /mcp is stateless Streamable HTTP and answers POST only (there is no session to stream from or to delete).`, { Allow: 'POST' });
-  }
-  const body = await readBody(req, ctx.bodyCap);
-  // Decoded strictly before any SDK sees it (not UTF-8, not JSON, a batch);
-  // a wrong credential is still answered first, and only a call that buys
-  // something spends its signature.
-  let message: unknown;
-  let refusal: RelayError | null = null;
-  try {
-    message = parseJsonRpcBody(body);
-  } catch (err) {
-    refusal = asRelayError(err);
-  }
-  const door = await ctx.gate.open(req, res, url, body, 'mcp', { spend: refusal === null && spendsSignature(message), appends: refusal === null && isAppend(message) });
-  if (refusal !== null) {
+/** POST /mcp: its body decoded strictly before any SDK sees it (not UTF-8, not JSON, a batch), and its credential checked, by the hub. */
+export async function handleMcp(request: DecodedRequest): Promise<void> {
+  const { res, ctx, decoded } = request;
+  if ('refusal' in decoded) {
+    const { refusal } = decoded;
     ctx.metrics.refused(refusal.code);
     return jsonRpcError(res, 400, Number(refusal.details.jsonRpcCode ?? JSONRPC_PARSE_ERROR), refusal.message, {}, { code: refusal.code });
   }
-
   const gone = new AbortController();
   res.once('close', () => gone.abort());
-  const request = webRequest(req, url, body, gone.signal);
-  const stream = wantsProgressStream(message, req.headers.accept);
-  const agent = signedAgent(req);
+  const call: McpCall = {
+    request: webRequest(request.req, request.url, request.body, gone.signal),
+    message: decoded.message,
+    stream: wantsProgressStream(decoded.message, request.req.headers.accept),
+    agent: signedAgent(request.req),
+  };
+  if (await isLegacyRequest(call.request, call.message)) return answerLegacy(request, call);
+  return answerModern(request, call);
+}
 
-  if (!(await isLegacyRequest(request, message))) {
-    const handlers = pool.modern();
-    const handler = stream ? handlers.sse : handlers.auto;
-    const response = await handler.fetch(request, { parsedBody: message, authInfo: { token: '', clientId: agent ?? 'anonymous', scopes: [], extra: { door } satisfies DoorCarrier } });
-    return sendResponse(response, res);
-  }
+interface McpCall {
+  /** The request as the SDK's web-standard entries take it. */
+  request: Request;
+  message: unknown;
+  /** Answered as an event stream: a call that streams progress, asking for it. */
+  stream: boolean;
+  agent: string | null;
+}
 
+/** 2026-07-28: the SDK's handler, which builds (here: borrows) a server per request and reaches it the request's door. */
+async function answerModern({ res, ctx, door }: HubRequest, { request, message, stream, agent }: McpCall): Promise<void> {
+  const handlers = ctx.mcpServers.modern();
+  const handler = stream ? handlers.sse : handlers.auto;
+  const response = await handler.fetch(request, { parsedBody: message, authInfo: { token: '', clientId: agent ?? 'anonymous', scopes: [], extra: { door } satisfies DoorCarrier } });
+  return sendResponse(response, res);
+}
+
+/** 2025-era: a pooled server on a fresh stateless transport; a signed cancel ends the call it names. */
+async function answerLegacy({ res, ctx, door }: HubRequest, { request, message, stream, agent }: McpCall): Promise<void> {
+  const pool = ctx.mcpServers;
   if (pool.cancelled(agent, message)) {
     res.writeHead(202).end();
     return;

@@ -23,28 +23,21 @@
  * progress for a whole keep-alive interval with bytes pending, is dropped;
  * the client reopens with a fresh signature and ?after= its last id.
  */
-import type { IncomingMessage, ServerResponse } from 'node:http';
-import { RelayError } from '../errors.js';
+import type { ServerResponse } from 'node:http';
 import type { RecordFilter } from '../model/filter.js';
 import type { RecordMeta } from '../model/record-index.js';
 import type { Subscription } from '../store/follow/subscription.js';
 import { appeared } from '../store/hear/waiters.js';
-import type { Admission, Grant } from '../doors/door.js';
+import type { Grant } from '../doors/door.js';
 import { filterFromQuery } from './filter-query.js';
-import { readBody } from './body.js';
-import type { HubContext } from './context.js';
+import type { HubContext, HubRequest } from './context.js';
 
 /** Catch-up events are written in chunks of about this many bytes (~50 events: a socket's highWaterMark). */
 const CATCH_UP_WRITE = 16 * 1024;
 
-/** A stream holds a connection open: signed, and a stream slot while it lasts. */
-const EVENT_STREAM: Admission = { signed: true, spends: 'stream' };
-
-export async function handleEvents(req: IncomingMessage, res: ServerResponse, url: URL, ctx: HubContext): Promise<void> {
-  if (req.method !== 'GET') throw new RelayError('method_not_allowed', '/events answers GET only: it is an event stream.', { allow: 'GET' });
-  const body = await readBody(req, ctx.bodyCap);
-  const door = await ctx.gate.open(req, res, url, body, 'http', { allowQuery: true });
-  const grant = door.authorize(EVENT_STREAM);
+/** GET /events, taken in signed (by header or query parameters) and spending a stream slot, as its row says (routes.ts). */
+export async function handleEvents({ req, res, url, ctx, door, facts }: HubRequest): Promise<void> {
+  const grant = door.authorize(facts);
   let mark: number | null;
   let filter: RecordFilter | null;
   try {

@@ -22,8 +22,8 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { extname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { RelayError } from '../errors.js';
-import type { Logger } from '../log.js';
-import { sendError, type Refusals } from './respond.js';
+import type { HubRequest } from './context.js';
+import { sendError } from './respond.js';
 
 /** Content types by extension. Only files of these kinds in lib/web/ are served. */
 const TYPES: Record<string, string> = {
@@ -93,29 +93,26 @@ function assets(): Promise<Map<string, Asset>> {
   return loading;
 }
 
-/** The asset a path names (index.html for /), or null when the path is not the web view's. */
-function assetName(pathname: string): string | null {
+/** The asset a path of the web view's route (`/`, `/assets/NAME`) names; '' for none. */
+function assetName(pathname: string): string {
   if (pathname === '/') return 'index.html';
-  if (!pathname.startsWith('/assets/')) return null;
   const name = pathname.slice('/assets/'.length);
   return name === 'index.html' ? '' : name;
 }
 
 /**
- * Answers `GET|HEAD /` and `/assets/*`. Returns false, having written
- * nothing, when the request is for another route, so a router can try this
- * first or last. Refusals go out as every route's do (respond.ts: counted,
- * the cause of an internal one logged), with the page's security headers.
+ * Answers `GET|HEAD /` and `/assets/*`. Refusals go out as every route's do
+ * (respond.ts: counted, the cause of an internal one logged), with the
+ * page's security headers.
  */
-export function handleWeb(req: IncomingMessage, res: ServerResponse, log: Logger, metrics: Refusals): boolean {
-  const pathname = new URL(req.url ?? '/', 'http://localhost').pathname;
+export function handleWeb({ req, res, url, ctx }: HubRequest): void {
+  const { pathname } = url;
   const name = assetName(pathname);
-  if (name === null) return false;
-  const refuse = (err: unknown) => sendError(res, err, log, metrics, SECURITY_HEADERS);
+  const refuse = (err: unknown) => sendError(res, err, ctx.log, ctx.metrics, SECURITY_HEADERS);
   if (req.method !== 'GET' && req.method !== 'HEAD') {
     req.resume(); // a body we will not read must not hold the connection
     refuse(new RelayError('method_not_allowed', `${pathname} is the web view; it answers GET and HEAD only.`, { allow: 'GET, HEAD' }));
-    return true;
+    return;
   }
   assets().then(
     (all) => {
@@ -124,11 +121,10 @@ export function handleWeb(req: IncomingMessage, res: ServerResponse, log: Logger
       refuse(new RelayError('not_found', `There is no web asset at ${pathname}. Open / for the web view.`));
     },
     (err: unknown) => {
-      if (!(err instanceof RelayError)) log.error(`the web view's files could not be read: ${(err as Error)?.stack ?? String(err)}`);
+      if (!(err instanceof RelayError)) ctx.log.error(`the web view's files could not be read: ${(err as Error)?.stack ?? String(err)}`);
       refuse(err instanceof RelayError ? err : new RelayError('internal', 'The web view\'s files could not be read; the server log has the cause.'));
     },
   );
-  return true;
 }
 
 function send(req: IncomingMessage, res: ServerResponse, asset: Asset): void {
