@@ -4,9 +4,9 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import type { Route } from '../lib/http/routes.js';
-import { ROUTES } from '../lib/http/routes.js';
-import { sign, startTestHub } from './http-helpers.js';
+import type { Route } from '../../lib/http/routes.js';
+import { ROUTES } from '../../lib/http/routes.js';
+import { sign, startTestHub } from '../support/http-helpers.js';
 
 test('a signed read of a path under a REST route that names nothing is checked once and refused no_route', async (t) => {
   const h = await startTestHub(t);
