@@ -7,11 +7,11 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { test } from 'node:test';
-import { buildRecordFile, digestOf, splitRecordFile } from '../lib/model/deposit.js';
-import { idShape } from '../lib/model/ids.js';
-import { corpusPaths } from '../lib/disk/paths.js';
-import { openStore } from '../lib/store/store.js';
-import { record, runCli, tempStore } from './helpers.js';
+import { buildRecordFile, digestOf, splitRecordFile } from '../../lib/model/deposit.js';
+import { idShape } from '../../lib/model/ids.js';
+import { corpusPaths } from '../../lib/disk/paths.js';
+import { openStore } from '../../lib/store/store.js';
+import { record, runCli, tempStore } from '../support/helpers.js';
 
 const shape = idShape();
 const QUIET = { P_E_RELAY_LOG: 'warn' };
