@@ -3,7 +3,7 @@
  * on one cursor, answer under "<you>/answer/<question id>"), run as written
  * by agents in their own serve processes on one corpus over real stdio (each
  * asks under append_relay's "<you>/q/<n>" key). The
- * text itself is held by test/mcp/tool-descriptions.test.ts; this is what it
+ * text itself is held by test/mcp/tool-descriptions.process.test.ts; this is what it
  * promises: no deadlock when two agents ask each other, and a question
  * answered again after a restart stores nothing.
  */

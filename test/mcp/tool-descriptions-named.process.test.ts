@@ -3,7 +3,7 @@
  * because the relay keeps its place, keys what it sends and checks its
  * from:, so the loop is said once, in the server's instructions, naming the
  * agent, and each tool says only what it does. Measured as the unnamed one
- * is (test/mcp/tool-descriptions.test.ts): a real stdio server's tools/list.
+ * is (test/mcp/tool-descriptions.process.test.ts): a real stdio server's tools/list.
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
