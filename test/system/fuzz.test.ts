@@ -112,17 +112,28 @@ function mutate(g: Gen, value: unknown, depth = 0): unknown {
   return out;
 }
 
-/** Waits must not block the loop: any wait_for_relay that would wait gets a short timeout. */
-function shortenWaits(message: unknown): void {
+/**
+ * Waits must not block the loop: any wait_for_relay that would wait gets a
+ * short timeout; true when one did. Unknown argument keys are dropped by the
+ * tool's schema, so a call whose `timeout_ms` or `arguments` key was spliced
+ * into another name waits the default 30 s: that is why this runs on the
+ * final text too, not only on the message before it is bent.
+ */
+function shortenWaits(g: Gen, message: unknown): boolean {
+  let shortened = false;
   for (const m of Array.isArray(message) ? message : [message]) {
     const params = (m as { params?: { name?: unknown; arguments?: unknown } } | null)?.params;
     if (params && typeof params === 'object' && params.name === 'wait_for_relay') {
       if (params.arguments === undefined || params.arguments === null) params.arguments = {};
-      if (typeof params.arguments === 'object') (params.arguments as Record<string, unknown>).timeout_ms = g0.int(50);
+      const args = params.arguments as Record<string, unknown>;
+      if (typeof args === 'object' && !(typeof args.timeout_ms === 'number' && args.timeout_ms < 50)) {
+        args.timeout_ms = g.int(50);
+        shortened = true;
+      }
     }
   }
+  return shortened;
 }
-const g0 = new Gen(mulberry32(SEED ^ 0x5eed));
 
 /** A body for /mcp or a line for stdio: a mutated message, a batch, or text that is hardly JSON at all. */
 function jsonRpcInput(g: Gen, id: number): string {
@@ -131,14 +142,30 @@ function jsonRpcInput(g: Gen, id: number): string {
   if (form < 4) message = mutate(g, message);
   if (form === 4) message = [seedMessage(g, id), mutate(g, seedMessage(g, id + 0.5))];
   if (form === 5) message = g.json();
-  shortenWaits(message);
+  shortenWaits(g, message);
   let text = JSON.stringify(message) ?? 'null';
   if (form === 6) text = text.slice(0, g.int(text.length)); // cut short
   if (form === 7) {
     const at = g.int(text.length + 1);
     text = text.slice(0, at) + g.text(4) + text.slice(at); // characters spliced in
+    const bent = parsedOrNull(text);
+    if (bent !== null && shortenWaits(g, bent)) {
+      text = JSON.stringify(bent);
+      unhiddenWaits++;
+    }
   }
   return text;
+}
+
+/** Spliced inputs that were waits of the default 30 s, shortened (the diagnostic counts them). */
+let unhiddenWaits = 0;
+
+function parsedOrNull(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return null;
+  }
 }
 
 /** Every record byte string an input could have carried (as append_relay bytes), by digest. */
@@ -180,10 +207,17 @@ function assertRefusal(status: number, body: unknown, where: string): void {
   assert.ok(typeof e.message === 'string' && e.message.length > 10, `${where}: a sentence`);
 }
 
+/**
+ * How long one answer may take before the loop calls it a hang. Every input
+ * is bounded (waits ≤ 50 ms, records ≤ 71 KB), so an answer this late is a
+ * hang, not a busy machine: the whole loop takes ~10 s at load 14–17 on 2 cores.
+ */
+const HANG_MS = 60_000;
+
 function post(port: number, path: string, body: Buffer, headers: Record<string, string>): Promise<{ status: number; type: string; text: string }> {
   return new Promise((resolve, reject) => {
-    const req = http.request({ host: '127.0.0.1', port, method: 'POST', path, agent: false, headers: { ...headers, 'Content-Length': body.length }, timeout: 15_000 });
-    req.on('timeout', () => req.destroy(new Error(`no answer in 15 s to ${path}: ${body.toString().slice(0, 200)}`)));
+    const req = http.request({ host: '127.0.0.1', port, method: 'POST', path, agent: false, headers: { ...headers, 'Content-Length': body.length }, timeout: HANG_MS });
+    req.on('timeout', () => req.destroy(new Error(`no answer in ${HANG_MS / 1000} s to ${path}: ${body.toString().slice(0, 200)}`)));
     req.on('response', (res) => {
       let text = '';
       res.setEncoding('utf8');
@@ -213,21 +247,33 @@ test(`fuzz: ${INPUTS} random and mutated inputs to each of POST /mcp, POST /rela
   const count = (what: string) => statuses.set(what, (statuses.get(what) ?? 0) + 1);
   let signatureSecond = 0;
 
-  // POST /mcp and POST /relays: four requests in flight at a time.
-  const httpInputs = Array.from({ length: INPUTS * 2 }, (_, i) => async () => {
+  // Every input is drawn before any is sent, so a seed replays the same inputs however the answers interleave.
+  const httpCases = Array.from({ length: INPUTS * 2 }, (_, i) => {
     const toMcp = i % 2 === 0;
     const text = toMcp ? jsonRpcInput(g, i) : g.record();
-    const body = Buffer.from(text, 'utf8');
-    if (toMcp) recordsIn(text, sentRecords);
-    else sentRecords.add(digestOf(body));
     const headers: Record<string, string> = {};
-    // Mostly signed over the exact bytes sent (a fresh second now and then, so no two collide), sometimes not at all.
-    if (g.chance(0.85)) headers.Authorization = authorizationFor('fuzzer', key, 'POST', body, Date.now() - (signatureSecond++ % 50) * 1000);
+    const signed = g.chance(0.85); // mostly signed over the exact bytes sent, sometimes not at all
     if (toMcp) {
       headers['Content-Type'] = g.chance(0.9) ? 'application/json' : g.pick(['text/plain', 'application/json; charset=latin1', '']);
       headers.Accept = g.chance(0.9) ? 'application/json, text/event-stream' : g.pick(['application/json', '*/*', 'text/event-stream']);
     } else if (g.chance(0.5)) headers.Accept = 'application/json';
     const query = !toMcp && g.chance(0.2) ? `?id=${[...Buffer.from(String(g.json()))].map((b) => `%${b.toString(16).padStart(2, '0')}`).join('')}` : '';
+    return { toMcp, text, signed, headers, query };
+  });
+  const stdioLines = Array.from({ length: Math.ceil(INPUTS / 10) }, (_, b) =>
+    Array.from({ length: 10 }, (_, k) => {
+      const picked = g.chance(0.1) ? g.pick(['', '   ', 'not json', '{"jsonrpc":"2.0"', '[]', '{}', 'null', '"\\ud800"', JSON.stringify({ jsonrpc: '2.0', id: null, method: 'ping' })]) : jsonRpcInput(g, 1_000_000 + b * 10 + k);
+      return picked.replace(/\n/g, ' '); // one input, one line
+    }),
+  );
+
+  // POST /mcp and POST /relays: four requests in flight at a time.
+  const httpInputs = httpCases.map(({ toMcp, text, signed, headers, query }, i) => async () => {
+    const body = Buffer.from(text, 'utf8');
+    if (toMcp) recordsIn(text, sentRecords);
+    else sentRecords.add(digestOf(body));
+    // Signed as it is sent (a fresh second now and then, so no two collide).
+    if (signed) headers.Authorization = authorizationFor('fuzzer', key, 'POST', body, Date.now() - (signatureSecond++ % 50) * 1000);
     const answer = await post(hub.port, toMcp ? '/mcp' : `/relays${query}`, body, headers);
     const where = `${toMcp ? 'POST /mcp' : 'POST /relays'} #${i} (${answer.status}) ${text.slice(0, 120)} → ${answer.text.slice(0, 200)}`;
     count(`${toMcp ? 'mcp' : 'relays'} ${answer.status}`);
@@ -244,15 +290,12 @@ test(`fuzz: ${INPUTS} random and mutated inputs to each of POST /mcp, POST /rela
   });
 
   // stdio: lines in batches of ten, then a ping that must be answered.
-  const stdioBatches = Array.from({ length: Math.ceil(INPUTS / 10) }, (_, b) => async () => {
-    for (let k = 0; k < 10; k++) {
-      const i = b * 10 + k;
-      const picked = g.chance(0.1) ? g.pick(['', '   ', 'not json', '{"jsonrpc":"2.0"', '[]', '{}', 'null', '"\\ud800"', JSON.stringify({ jsonrpc: '2.0', id: null, method: 'ping' })]) : jsonRpcInput(g, 1_000_000 + i);
-      const line = picked.replace(/\n/g, ' '); // one input, one line
+  const stdioBatches = stdioLines.map((lines) => async () => {
+    for (const line of lines) {
       recordsIn(line, sentRecords);
       stdio.sendLine(line);
     }
-    const pong = await stdio.request('ping', undefined, 15_000);
+    const pong = await stdio.request('ping', undefined, HANG_MS);
     assert.deepEqual(pong.result, {}, 'the stdio server still answers');
   });
 
@@ -274,7 +317,7 @@ test(`fuzz: ${INPUTS} random and mutated inputs to each of POST /mcp, POST /rela
     const split = splitRecordFile(await readFile(path.join(corpus, id)));
     assert.ok(sentRecords.has(split.deposit.digest), `${id} holds bytes that no append sent`);
   }
-  t.diagnostic(`inputs: ${INPUTS * 2} over HTTP, ${INPUTS} over stdio; records stored: ${ids.length}, all whole and as sent; damaged 0; answers: ${[...statuses].sort().map(([k, v]) => `${k}×${v}`).join(', ')}`);
+  t.diagnostic(`inputs: ${INPUTS * 2} over HTTP, ${INPUTS} over stdio; records stored: ${ids.length}, all whole and as sent; damaged 0; spliced waits shortened: ${unhiddenWaits}; answers: ${[...statuses].sort().map(([k, v]) => `${k}×${v}`).join(', ')}`);
 });
 
 test('stdio: a record as large as the server is configured to take, in its longest JSON form, is read; a longer line ends the session with a log line, not silently', { timeout: 60_000 }, async (t) => {
