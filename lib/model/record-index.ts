@@ -53,6 +53,12 @@ const WHOLE = 1;
 const AUTHORED = 2;
 /** The first named id is the parent. */
 const HAS_PARENT = 4;
+/**
+ * Held, its claims as a header read found them, its file not checked yet
+ * (no digest, no deposit): `addUnverified`. Such a row decides what its
+ * claims cannot match; whatever they might match is checked first (`verify`).
+ */
+const UNVERIFIED = 8;
 const DIGEST_BYTES = 32;
 const CANONICAL_DIGEST = /^sha256:[0-9a-f]{64}$/;
 
@@ -80,6 +86,13 @@ export interface IndexImage {
   /** Records whose deposited-at or digest text is kept as text: [position, depositedAt or null, digest or null]. */
   odd: [number, string | null, string | null][];
 }
+
+/**
+ * Checks the file of unverified record `n` when a query needs its verified
+ * row: answers by calling `verified` (whole, or damaged) or `remove` (gone)
+ * on the index, synchronously.
+ */
+export type Verifier = (n: number) => void;
 
 export class RecordIndex {
   private strings: StringTable;
@@ -124,6 +137,10 @@ export class RecordIndex {
    * once each, however many records carry them.
    */
   private readonly recipientsOfTo = new Map<number, readonly string[]>();
+  /** Unverified rows held now, and the chains of the ids their claims name (apart: an unchecked claim makes no id KNOWN_MISSING). */
+  private unverified = 0;
+  private readonly firstUnverifiedNaming = new ChainHeads();
+  private verify: Verifier | null = null;
 
   /** `format` writes an id of the store's width (RecordMeta carries ids as text). */
   constructor(
@@ -152,6 +169,7 @@ export class RecordIndex {
   }
 
   get(n: number): IndexEntry | undefined {
+    this.settle(n);
     const at = this.position(n);
     if (at >= this.count || this.ids[at] !== n) return undefined;
     return this.entryOf(n, this.slotAt[at]!);
@@ -161,18 +179,22 @@ export class RecordIndex {
   add(n: number, deposit: Deposit | null, claims: RecordClaims | null, _format?: (n: number) => string): boolean {
     const at = this.position(n);
     if (at < this.count && this.ids[at] === n) return false;
-    const whole = deposit !== null && claims !== null;
-    const named = whole ? distinctNamed(claims) : [];
+    const named = deposit !== null && claims !== null ? distinctNamed(claims) : [];
     const slot = this.newSlot(named.length);
     this.insertAt(at, n, slot);
     if (n > this.highWater) {
       this.highWater = n;
       this.coverHeads();
     }
-    let flags = whole ? WHOLE : 0;
-    if (whole) {
-      if (deposit.provenance === 'authored') flags |= AUTHORED;
-      if (claims.parent !== null) flags |= HAS_PARENT;
+    this.fill(slot, n, deposit, claims, named);
+    return true;
+  }
+
+  /** Writes a checked record's row (nulls: damaged, claiming nothing) into a fresh slot. */
+  private fill(slot: number, n: number, deposit: Deposit | null, claims: RecordClaims | null, named: number[]): void {
+    let flags = 0;
+    if (deposit !== null && claims !== null) {
+      flags = WHOLE | (deposit.provenance === 'authored' ? AUTHORED : 0) | (claims.parent !== null ? HAS_PARENT : 0);
       this.kind[slot] = this.strings.intern(claims.kind);
       this.from[slot] = this.strings.intern(claims.from);
       this.to[slot] = this.strings.intern(claims.to);
@@ -182,9 +204,66 @@ export class RecordIndex {
     this.flags[slot] = flags;
     this.missing.delete(n);
     const start = this.namedStart[slot]!;
-    for (let i = 0; i < named.length; i++) this.link(start + i, named[i]!, n);
+    for (let i = 0; i < named.length; i++) this.link(start + i, named[i]!, n, this.firstNaming);
     this.noteIssued(n);
+  }
+
+  /**
+   * Holds record `n` as a header read found it, unchecked: what its
+   * `claims` cannot match is decided from them, and anything else about it
+   * (its deposit, a match, the ids it makes KNOWN_MISSING) waits for the
+   * verifier. Returns false when it was already held.
+   */
+  addUnverified(n: number, claims: RecordClaims): boolean {
+    if (!this.verify) throw new Error('an unverified record needs a verifier (setVerifier)');
+    const at = this.position(n);
+    if (at < this.count && this.ids[at] === n) return false;
+    const named = distinctNamed(claims);
+    const slot = this.newSlot(named.length);
+    this.insertAt(at, n, slot);
+    if (n > this.highWater) {
+      this.highWater = n;
+      this.coverHeads();
+    }
+    this.flags[slot] = UNVERIFIED | (claims.parent !== null ? HAS_PARENT : 0);
+    this.kind[slot] = this.strings.intern(claims.kind);
+    this.from[slot] = this.strings.intern(claims.from);
+    this.to[slot] = this.strings.intern(claims.to);
+    this.missing.delete(n);
+    const start = this.namedStart[slot]!;
+    for (let i = 0; i < named.length; i++) this.link(start + i, named[i]!, n, this.firstUnverifiedNaming);
+    this.unverified++;
     return true;
+  }
+
+  /** Who checks an unverified record's file (the corpus indexer); needed before addUnverified. */
+  setVerifier(verify: Verifier): void {
+    this.verify = verify;
+  }
+
+  isUnverified(n: number): boolean {
+    const at = this.position(n);
+    return at < this.count && this.ids[at] === n && (this.flags[this.slotAt[at]!]! & UNVERIFIED) !== 0;
+  }
+
+  /** Unverified rows held now. */
+  get unverifiedCount(): number {
+    return this.unverified;
+  }
+
+  /**
+   * The verifier's answer for unverified record `n`: its deposit and claims
+   * as its file says now, or nulls when the file is damaged (held, claiming
+   * nothing, as `add` holds one). The row keeps its place in id order.
+   */
+  verified(n: number, deposit: Deposit | null, claims: RecordClaims | null): void {
+    const at = this.position(n);
+    if (at >= this.count || this.ids[at] !== n || !(this.flags[this.slotAt[at]!]! & UNVERIFIED)) return;
+    this.dropSlot(this.slotAt[at]!);
+    const named = deposit !== null && claims !== null ? distinctNamed(claims) : [];
+    const slot = this.newSlot(named.length);
+    this.slotAt[at] = slot;
+    this.fill(slot, n, deposit, claims, named);
   }
 
   /** Drops a record whose file is gone. The high-water mark stays: ids are never reused. */
@@ -195,21 +274,30 @@ export class RecordIndex {
     this.ids.copyWithin(at, at + 1, this.count);
     this.slotAt.copyWithin(at, at + 1, this.count);
     this.count--;
-    const start = this.namedStart[slot]!;
-    for (let i = 0; i < this.namedCount[slot]!; i++) this.unlink(start + i);
-    this.namedCount[slot] = 0;
-    this.oddText.delete(slot);
+    this.dropSlot(slot);
     if (this.firstNaming.has(n)) this.missing.add(n);
     return true;
+  }
+
+  /** Unlinks a slot's named ids and forgets its texts (its row is removed or replaced). */
+  private dropSlot(slot: number): void {
+    const heads = this.flags[slot]! & UNVERIFIED ? this.firstUnverifiedNaming : this.firstNaming;
+    if (this.flags[slot]! & UNVERIFIED) this.unverified--;
+    const start = this.namedStart[slot]!;
+    for (let i = 0; i < this.namedCount[slot]!; i++) this.unlink(start + i, heads);
+    this.namedCount[slot] = 0;
+    this.flags[slot] = 0;
+    this.oddText.delete(slot);
   }
 
   state(n: number | null): IdState {
     if (n === null) return 'UNKNOWN';
     if (this.has(n)) return 'PRESENT';
-    return this.missing.has(n) ? 'KNOWN_MISSING' : 'UNKNOWN';
+    return this.isKnownMissing(n) ? 'KNOWN_MISSING' : 'UNKNOWN';
   }
 
   isKnownMissing(n: number): boolean {
+    this.settleNaming(n);
     return this.missing.has(n);
   }
 
@@ -220,6 +308,7 @@ export class RecordIndex {
 
   /** KNOWN_MISSING ids greater than `after`, ascending. */
   knownMissingAfter(after: number): number[] {
+    this.settleWhere((slot) => this.namedCount[slot]! > 0);
     const out: number[] = [];
     for (const m of this.missing) if (m > after) out.push(m);
     return out.sort((a, b) => a - b);
@@ -227,12 +316,14 @@ export class RecordIndex {
 
   /** Whether some KNOWN_MISSING id is `n` or above (a list after `n` still has missing ids to show). */
   missingFrom(n: number): boolean {
+    this.settleWhere((slot) => this.namedCount[slot]! > 0);
     for (const m of this.missing) if (m >= n) return true;
     return false;
   }
 
   /** Held records naming `n` in parent:/ref:, ascending. */
   repliesTo(n: number): number[] {
+    this.settleNaming(n);
     const out: number[] = [];
     for (let e = this.firstNaming.get(n); e !== -1; e = this.nextNaming[e]!) out.push(this.namer[e]!);
     return out.sort((a, b) => a - b);
@@ -249,15 +340,21 @@ export class RecordIndex {
    * only the empty filter.
    */
   matches(n: number, filter: RecordFilter | null): boolean {
-    const at = this.position(n);
-    if (at >= this.count || this.ids[at] !== n) return false;
-    return !filter || this.matchesAt(at, filter);
+    if (!this.has(n)) return false;
+    if (!filter) return true;
+    if (!this.matchesAt(this.position(n), filter)) return false; // what it claims cannot match, checked or not
+    this.settle(n); // an unverified record's header says it may: its file decides
+    return this.has(n) && this.matchesAt(this.position(n), filter);
   }
 
-  /** Whether the held record at position `at` matches `filter`. */
+  /**
+   * Whether the held record at position `at` matches `filter`; an
+   * unverified one by what its header claimed, which is the answer only
+   * where that says no (a damaged file claims nothing, so matches less).
+   */
   private matchesAt(at: number, filter: RecordFilter): boolean {
     const slot = this.slotAt[at]!;
-    if (!(this.flags[slot]! & WHOLE)) return false;
+    if (!(this.flags[slot]! & (WHOLE | UNVERIFIED))) return false;
     const start = this.namedStart[slot]!;
     return matches(filter, {
       kind: this.strings.at(this.kind[slot]!),
@@ -281,7 +378,14 @@ export class RecordIndex {
       for (const m of this.repliesTo(filter.repliesTo)) if (m > after && out.length < limit && this.matches(m, filter)) out.push(m);
       return out;
     }
-    for (let at = start; at < this.count && out.length < limit; at++) if (this.matchesAt(at, filter)) out.push(this.ids[at]!);
+    for (let at = start; at < this.count && out.length < limit; at++) {
+      if (!this.matchesAt(at, filter)) continue;
+      if (this.flags[this.slotAt[at]!]! & UNVERIFIED) {
+        at = this.settledAt(this.ids[at]!) - 1; // its header says it may match: its file decides, and it is looked at again
+        continue;
+      }
+      out.push(this.ids[at]!);
+    }
     return out;
   }
 
@@ -293,8 +397,55 @@ export class RecordIndex {
   markBeforeNewest(count: number, filter: RecordFilter | null): number {
     if (count <= 0) return this.highestHeld();
     let found = 0;
-    for (let at = this.count - 1; at >= 0; at--) if ((!filter || this.matchesAt(at, filter)) && ++found === count) return this.ids[at]! - 1;
+    for (let at = this.count - 1; at >= 0; at--) {
+      if (filter && !this.matchesAt(at, filter)) continue;
+      if (filter && this.flags[this.slotAt[at]!]! & UNVERIFIED) {
+        const n = this.ids[at]!;
+        const p = this.settledAt(n);
+        at = p < this.count && this.ids[p] === n ? p + 1 : p; // looked at again, or (gone) on to the one below
+        continue;
+      }
+      if (++found === count) return this.ids[at]! - 1;
+    }
     return 0;
+  }
+
+  // ---- unverified rows: checked when a query needs them ---------------------
+
+  /** Verifies record `n` if it is unverified (the verifier may find it damaged, or gone). */
+  private settle(n: number): void {
+    if (this.unverified === 0 || !this.isUnverified(n)) return;
+    this.verify!(n);
+    if (this.isUnverified(n)) this.verified(n, null, null); // a verifier that could not tell: held, claiming nothing, as a damaged file
+  }
+
+  /** Verifies record `n` if unverified; where it is now (or, gone, where it was: the position of the next id). */
+  private settledAt(n: number): number {
+    this.settle(n);
+    return this.position(n);
+  }
+
+  /** Verifies every unverified record whose header names `n` in parent:/ref:. */
+  private settleNaming(n: number): void {
+    if (this.unverified === 0) return;
+    const namers: number[] = [];
+    for (let e = this.firstUnverifiedNaming.get(n); e !== -1; e = this.nextNaming[e]!) namers.push(this.namer[e]!);
+    for (const m of namers) this.settle(m);
+  }
+
+  /**
+   * Verifies the unverified records whose slot `wanted` picks. Taken first,
+   * then verified: a verifier that finds a file gone removes its row, which
+   * moves the positions after it.
+   */
+  private settleWhere(wanted: (slot: number) => boolean): void {
+    if (this.unverified === 0) return;
+    const picked: number[] = [];
+    for (let at = 0; at < this.count; at++) {
+      const slot = this.slotAt[at]!;
+      if (this.flags[slot]! & UNVERIFIED && wanted(slot)) picked.push(this.ids[at]!);
+    }
+    for (const n of picked) this.settle(n);
   }
 
   private recipients(to: number): readonly string[] {
@@ -419,7 +570,9 @@ export class RecordIndex {
 
   /** Chain heads are kept in a typed array up to about the highest id (where nearly every named id is); bounded by the count, so one stray huge id costs nothing. */
   private coverHeads(): void {
-    this.firstNaming.cover(Math.min(this.highWater + 1, 2 * this.count + 65_536));
+    const n = Math.min(this.highWater + 1, 2 * this.count + 65_536);
+    this.firstNaming.cover(n);
+    if (this.unverified > 0 || this.verify) this.firstUnverifiedNaming.cover(n);
   }
 
   /** First position whose id is >= n. */
@@ -493,19 +646,19 @@ export class RecordIndex {
     else this.oddText.delete(slot);
   }
 
-  /** Entry `e` says: record `by` names `m`. */
-  private link(e: number, m: number, by: number): void {
+  /** Entry `e` says: record `by` names `m` (in the verified chains, `firstNaming`, or the unverified ones). */
+  private link(e: number, m: number, by: number, heads: ChainHeads): void {
     this.named[e] = m;
     this.namer[e] = by;
-    this.nextNaming[e] = this.firstNaming.get(m);
-    this.firstNaming.set(m, e);
-    if (!this.has(m)) this.missing.add(m);
+    this.nextNaming[e] = heads.get(m);
+    heads.set(m, e);
+    if (heads === this.firstNaming && !this.has(m)) this.missing.add(m);
   }
 
-  private unlink(e: number): void {
+  private unlink(e: number, heads: ChainHeads): void {
     const m = this.named[e]!;
     let previous = -1;
-    let at = this.firstNaming.get(m);
+    let at = heads.get(m);
     while (at !== -1 && at !== e) {
       previous = at;
       at = this.nextNaming[at]!;
@@ -513,10 +666,10 @@ export class RecordIndex {
     if (at === -1) return;
     const next = this.nextNaming[e]!;
     if (previous !== -1) this.nextNaming[previous] = next;
-    else if (next !== -1) this.firstNaming.set(m, next);
+    else if (next !== -1) heads.set(m, next);
     else {
-      this.firstNaming.delete(m);
-      this.missing.delete(m); // named by nothing held any more
+      heads.delete(m);
+      if (heads === this.firstNaming) this.missing.delete(m); // named by nothing held any more
     }
   }
 

@@ -27,7 +27,7 @@ import { DEFAULT_MAX_RECORD_BYTES, parseRecord, type RecordClaims } from '../mod
 import { NotARecordFile, readRecordFile, recordSizeOf } from '../disk/record-file.js';
 import { DEFAULT_CONCURRENT_READS, ReadGate } from './read-gate.js';
 import { RecordIndex, type IdState, type RecordMeta } from '../model/record-index.js';
-import type { RecordFilter } from '../model/filter.js';
+import { matches, parseRecipients, type RecordFilter } from '../model/filter.js';
 import { inlineBytes } from './follow/inline-bytes.js';
 import { readSettings } from '../disk/settings.js';
 import { SnapshotKeeper } from './index/snapshot-keeper.js';
@@ -69,6 +69,13 @@ export interface StoreOptions {
   bells?: boolean;
   /** A named channel's append whose to: names someone not on the roster is refused unknown_recipient (SPEC §8d). */
   strictRecipients?: boolean;
+  /**
+   * Hold a record another writer added unverified, from a header read,
+   * until a call needs it checked (default true; corpus-indexer.ts). False
+   * checks every record when it is first seen: the eager index, kept for
+   * the differential test and the bench's comparison.
+   */
+  lazyIndex?: boolean;
   /** How long another host's idempotency claim may stand still before it is presumed dead (tests shorten it). */
   claimStaleMs?: number;
   /** How long to wait for another process's first index snapshot, and when its lock is stale (snapshot-build.ts; tests shorten them). */
@@ -228,6 +235,7 @@ export class RelayStore extends EventEmitter<StoreEvents> implements RecordFeed 
         this.emit('removed', id);
       },
       onSettled: () => this.releaseHeld(),
+      wanted: (options.lazyIndex ?? true) ? (claims) => this.someListenerWants(claims) : undefined,
     });
     this.snapshots = new SnapshotKeeper(this.index, shape, () => this.sharedFs, this.keys, this.paths, () => this.issued.highest, this.log);
     this.watcher = new CorpusWatcher({
@@ -318,6 +326,11 @@ export class RelayStore extends EventEmitter<StoreEvents> implements RecordFeed 
 
   get size(): number {
     return this.index.size;
+  }
+
+  /** Records held unverified now, from a first look (a lazy index: corpus-indexer.ts); the tests and the bench read it. */
+  get unverified(): number {
+    return this.index.unverifiedCount;
   }
 
   /** The highest id held now (0 for none): where a new agent mark's broadcasts begin. */
@@ -740,7 +753,7 @@ export class RelayStore extends EventEmitter<StoreEvents> implements RecordFeed 
    * Then looks at once for anything peers added (hearPeers).
    */
   listen(filter: RecordFilter | null): () => void {
-    const listener: Listener = { keys: bellsFor(filter), release: null };
+    const listener: Listener = { filter, keys: bellsFor(filter), release: null };
     this.interests.add(listener);
     // The look comes once the bells are heard from: a record landing while they were set up is found by it.
     void this.arm(listener).then(() => {
@@ -799,6 +812,14 @@ export class RelayStore extends EventEmitter<StoreEvents> implements RecordFeed 
       if (!this.wantsEveryRecord()) this.watcher.watchDirectory(false);
     }, DIRECTORY_LINGER_MS);
     this.directoryLinger.unref();
+  }
+
+  /** Whether a record claiming this may be for some listener here now (a lazy index checks and announces it at once). */
+  private someListenerWants(claims: RecordClaims): boolean {
+    if (this.interests.size === 0) return false;
+    const record = { kind: claims.kind, from: claims.from, recipients: parseRecipients(claims.to), named: claims.named };
+    for (const listener of this.interests) if (matches(listener.filter, record)) return true;
+    return false;
   }
 
   /** Some listener here has no bells to cover it (unfiltered, or filtered on from/kind only). */
@@ -950,6 +971,7 @@ export class RelayStore extends EventEmitter<StoreEvents> implements RecordFeed 
 
 /** A subscription's interest: the bells that cover its filter (null: every record), and how to stop listening to them. */
 interface Listener {
+  filter: RecordFilter | null;
   keys: BellKey[] | null;
   release: (() => void) | null;
   /** Its bells are being set up (Bells.listen has not resolved). */

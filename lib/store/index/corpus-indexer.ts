@@ -8,6 +8,17 @@
  * seen later may still be being written in place (git pull does that), so a
  * failing digest is retried briefly before the file is called damaged, and a
  * damaged file is looked at again on every reconcile.
+ *
+ * Lazily (the default, `wanted` given), a record another writer added after
+ * the scan gets a cheaper first look (record-peek.ts: one page read, its
+ * digest, its header lines) and is held unverified (record-index.ts) unless
+ * a listener here may want it; its deposit as the index keeps it, and the
+ * ids it makes KNOWN_MISSING, wait until a call needs them (a listing,
+ * list_replies, exists on an id it names, a filter its header matches):
+ * `verifyHeld` reads it whole then. Nothing is announced for it: nobody
+ * here had a use for it when it landed. Without `wanted` every record is
+ * indexed whole at first sight (the eager index, which the differential
+ * test and the bench compare with).
  */
 import { readFileSync } from 'node:fs';
 import fs from 'node:fs/promises';
@@ -20,6 +31,7 @@ import type { CorpusPaths } from '../../disk/paths.js';
 import { parseRecord, type RecordClaims } from '../../model/record.js';
 import { listRecordIds, recordIdsIn } from '../../disk/record-names.js';
 import { readRecordFileSync } from '../../disk/record-file.js';
+import { RecordPeeker, type Peek } from './record-peek.js';
 import type { RecordIndex, RecordMeta } from '../../model/record-index.js';
 
 /** How long a newly seen file may stay half-written before it is called damaged. */
@@ -45,6 +57,12 @@ export interface CorpusIndexerOptions {
   onRemoved(id: string): void;
   /** A file stopped being retried (indexed, gone, or called damaged): what a cursor may pass has moved. */
   onSettled?(): void;
+  /**
+   * Lazy indexing: whether some listener here may want a record claiming
+   * this (it is then checked and announced at once); any other record from
+   * another writer is held unverified until a call needs it. Absent: eager.
+   */
+  wanted?(claims: RecordClaims): boolean;
 }
 
 export class CorpusIndexer {
@@ -64,9 +82,13 @@ export class CorpusIndexer {
   private closed = false;
   /** Settle delays pending, so close can end them at once. */
   private readonly pauses = new Set<{ timer: NodeJS.Timeout; resolve: () => void }>();
+  /** The lazy index's cheaper first look at a peer's record (null: eager). */
+  private readonly peeker: RecordPeeker | null;
 
   constructor(private readonly options: CorpusIndexerOptions) {
     ({ index: this.index, shape: this.shape, paths: this.paths, log: this.log } = options);
+    if (options.wanted) this.index.setVerifier((n) => this.verifyHeld(n));
+    this.peeker = options.wanted ? new RecordPeeker(options.shape) : null;
   }
 
   /**
@@ -257,6 +279,15 @@ export class CorpusIndexer {
   private lookOnce(n: number, source: Source): { error: unknown } | null {
     if ((this.index.has(n) && !this.damaged.has(n)) || this.closed) return null;
     const id = this.shape.format(n);
+    if (this.peeker && source === 'seen' && !this.damaged.has(n)) {
+      let peek: Peek | null;
+      try {
+        peek = this.peeker.look(this.paths.record(id));
+      } catch {
+        return null; // ENOENT: nothing there (yet)
+      }
+      if (peek && !this.options.wanted!(peek.claims)) return this.holdUnverified(n, peek);
+    }
     let file: Buffer;
     try {
       // Synchronously: a record is small (1 MiB at most) and almost always in
@@ -294,11 +325,45 @@ export class CorpusIndexer {
       lastError = look.error;
     }
     if (this.closed || lastError === null) return;
-    const id = this.shape.format(n);
-    const why = isRelayError(lastError) && lastError.details.why !== undefined ? String(lastError.details.why) : (lastError as Error).message;
-    if (!this.damaged.has(n)) this.log.warn(`${id} is damaged and is held but not served: ${why}`);
+    this.holdDamaged(n, lastError);
+  }
+
+  /** Holds `n` damaged: held but not served, claiming nothing, looked at again on every reconcile. */
+  private holdDamaged(n: number, error: unknown): void {
+    const why = isRelayError(error) && error.details.why !== undefined ? String(error.details.why) : (error as Error).message;
+    if (!this.damaged.has(n)) this.log.warn(`${this.shape.format(n)} is damaged and is held but not served: ${why}`);
     this.damaged.add(n);
-    this.index.add(n, null, null);
+    if (this.index.isUnverified(n)) this.index.verified(n, null, null);
+    else this.index.add(n, null, null);
+  }
+
+  /** Holds a peer's record as its first look found it; its idempotency key is noted now (the key map must miss no record). */
+  private holdUnverified(n: number, { deposit, claims }: Peek): null {
+    if (this.index.addUnverified(n, claims) && deposit.idempotencyKey !== undefined) this.options.keys?.note(idempotencyScope(deposit.depositedBy, deposit.idempotencyKey, deposit.agent), n);
+    return null;
+  }
+
+  /**
+   * The index needs unverified record `n` checked (record-index.ts calls
+   * this): read whole, digest and all, as at first sight in the eager
+   * index. Not announced: it landed before whoever asks now, and every
+   * listener there was then had no use for it. Synchronous, as the first
+   * look is; a file gone since is dropped, a damaged one held damaged.
+   */
+  private verifyHeld(n: number): void {
+    let file: Buffer;
+    try {
+      file = readRecordFileSync(this.paths.record(this.shape.format(n)), this.options.maxRecordBytes);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return this.dropVanished(n);
+      return this.holdDamaged(n, err);
+    }
+    try {
+      const { deposit, record } = splitRecordFile(file);
+      this.index.verified(n, deposit, claimsOf(record, this.shape));
+    } catch (err) {
+      this.holdDamaged(n, err);
+    }
   }
 }
 

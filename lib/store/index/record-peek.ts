@@ -1,0 +1,79 @@
+/**
+ * A first look at a peer's record that costs less than indexing it: one
+ * page read (open, pread, close: no fstat, no read to the end), the digest
+ * checked as at any first sight, and its claims read from its header lines.
+ *
+ * A lazy index (corpus-indexer.ts) holds a record it looked at this way
+ * unverified (record-index.ts) until a call needs more of it: its deposit
+ * as the index keeps it, a filter its header matches, the ids it makes
+ * KNOWN_MISSING. That is exact because a later check can only take claims
+ * away (a damaged file, or a record whose body does not parse, claims
+ * nothing), so what its header cannot match, the checked record cannot
+ * match either. A file that does not fit the page, or is not a whole
+ * record, goes the full way, with its retries.
+ */
+import { closeSync, constants, openSync, readSync } from 'node:fs';
+import { splitRecordFile, type Deposit } from '../../model/deposit.js';
+import type { IdShape } from '../../model/ids.js';
+import { parseRecord, type RecordClaims } from '../../model/record.js';
+
+/** What a first look read: as the full read would have it, except claims from the header lines only. */
+export interface Peek {
+  deposit: Deposit;
+  claims: RecordClaims;
+}
+
+/** The page read: a swarm's records (a few hundred bytes) fit it with their deposit headers. */
+const PAGE = 4096;
+// Never a symlink followed or a FIFO blocked on (record-file.ts says why); what is not a regular file errs or fills the page.
+const FLAGS = constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW;
+
+export class RecordPeeker {
+  /** One buffer for every look: a look is synchronous, and its result keeps no view of it. */
+  private readonly page = Buffer.allocUnsafe(PAGE);
+
+  constructor(private readonly shape: IdShape) {}
+
+  /**
+   * The first look at `file`: null when it should be read the full way (it
+   * does not fit the page, is not whole, or could not be read); throws
+   * ENOENT when there is no such file, as the full read does.
+   */
+  look(file: string): Peek | null {
+    let length: number;
+    try {
+      const fd = openSync(file, FLAGS);
+      try {
+        length = readSync(fd, this.page, 0, PAGE, 0);
+      } finally {
+        closeSync(fd);
+      }
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw err;
+      return null;
+    }
+    if (length === PAGE) return null;
+    try {
+      const { deposit, record } = splitRecordFile(this.page.subarray(0, length));
+      return { deposit, claims: headerClaims(record, this.shape) };
+    } catch {
+      return null;
+    }
+  }
+}
+
+/**
+ * parseRecord of the lines up to the first empty one, which are all it reads
+ * claims from; the body is not decoded. Where the whole record would be
+ * refused (a NUL in its body), the check finds it claiming nothing.
+ */
+function headerClaims(record: Buffer, shape: IdShape): RecordClaims {
+  const lf = record.indexOf('\n\n');
+  const crlf = record.indexOf('\n\r\n');
+  const blank = lf === -1 ? crlf : crlf === -1 ? lf : Math.min(lf, crlf);
+  try {
+    return parseRecord(blank === -1 ? record : record.subarray(0, blank + 1), shape, Infinity);
+  } catch {
+    return { kind: null, from: null, to: null, parent: null, named: [] };
+  }
+}
