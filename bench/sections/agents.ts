@@ -18,14 +18,14 @@
  *                           mark file written and fsynced), against a durable append beside it
  *
  * Every process is a real `p-e-relay serve` on one fresh corpus, driven by
- * the SDK's client (the push by the raw JSON-RPC client of scripts/raw-stdio.ts).
+ * the SDK's client (the push by the raw JSON-RPC client of test/support/raw-stdio.ts).
  */
 import path from 'node:path';
 import type { BenchContext, Section } from '../lib/context.js';
 import { emptyCorpus } from '../lib/corpus.js';
 import { relayServer, type StdioPeer } from '../lib/procs.js';
 import { nowMs, sleep } from '../lib/stats.js';
-import { rawSession } from '../../scripts/raw-stdio.js';
+import { rawSession } from '../../test/support/raw-stdio.js';
 import { WINDOW_MS } from '../../lib/mcp/channel/channel-push.js';
 import { openStore } from '../../lib/store/store.js';
 

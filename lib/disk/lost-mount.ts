@@ -26,8 +26,8 @@ import { strayTemps } from './stray-temps.js';
  * errno codes that mean the connection under the mount was lost, whatever
  * the filesystem: FUSE's ENOTCONN once its daemon is gone, NFS's ESTALE.
  * (sshfs with `-o reconnect` answers EIO when its ssh is killed, measured in
- * scripts/multi-host.ts; GlusterFS with quorum kept answered nothing at all
- * when a storage host went, scripts/gluster-bed.ts.)
+ * test/system/beds/multi-host.ts; GlusterFS with quorum kept answered nothing at all
+ * when a storage host went, test/system/beds/gluster.ts.)
  */
 const LOST_ALWAYS = LOST_CONNECTION;
 /**

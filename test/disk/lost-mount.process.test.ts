@@ -8,7 +8,7 @@
  * processes.
  *
  * The real thing (the ssh connection under an sshfs mount killed while
- * writers append) is in scripts/multi-host.ts (and GlusterFS in scripts/gluster-bed.ts), behind P_E_RELAY_MULTIHOST=1.
+ * writers append) is in test/system/beds/multi-host.ts (and GlusterFS in test/system/beds/gluster.ts), behind P_E_RELAY_MULTIHOST=1.
  */
 import assert from 'node:assert/strict';
 import { readdir, readFile, writeFile } from 'node:fs/promises';

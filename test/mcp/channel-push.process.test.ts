@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { test, type TestContext } from 'node:test';
 import type { Client } from '@modelcontextprotocol/client';
 import { record, stdioClient, tempStore } from '../support/helpers.js';
-import { initializeResult, rawSession as spawnRaw, type Notification } from '../../scripts/raw-stdio.js';
+import { initializeResult, rawSession as spawnRaw, type Notification } from '../support/raw-stdio.js';
 
 const CHANNEL = 'notifications/claude/channel';
 

@@ -4,7 +4,7 @@
  * built here with the machine's cc) into real server processes on a local
  * corpus; temp files named by another host; a stale listing.
  *
- * The real thing (two hosts on one sshfs mount) is scripts/multi-host.ts,
+ * The real thing (two hosts on one sshfs mount) is test/system/beds/multi-host.ts,
  * behind P_E_RELAY_MULTIHOST=1.
  */
 import assert from 'node:assert/strict';

@@ -6,8 +6,8 @@
  * question two more reads, and twenty processes on two cores pay more for
  * every call than two do.
  *
- *   node --import tsx scripts/swarm-by-size.ts [sizes] [questions in all]
- *   node --import tsx scripts/swarm-by-size.ts 2,4,10,20 400      the default
+ *   node --import tsx bench/swarm-by-size.ts [sizes] [questions in all]
+ *   node --import tsx bench/swarm-by-size.ts 2,4,10,20 400      the default
  *
  * Servers are the built launcher (bin/p-e-relay, its shebang's node flags
  * applying), as the bench spawns them: run `npm run build` first. One line
@@ -17,10 +17,10 @@
  * allows (agents × CPU per question / cores, Little's law) beside the mean.
  */
 import os from 'node:os';
-import { emptyCorpus } from '../bench/lib/corpus.js';
-import { cpuSecondsOf, relayServer } from '../bench/lib/procs.js';
-import { nowMs, percentiles } from '../bench/lib/stats.js';
-import { runSwarm } from '../bench/lib/swarm.js';
+import { emptyCorpus } from './lib/corpus.js';
+import { cpuSecondsOf, relayServer } from './lib/procs.js';
+import { nowMs, percentiles } from './lib/stats.js';
+import { runSwarm } from './lib/swarm.js';
 
 const sizes = (process.argv[2] ?? '2,4,10,20').split(',').map(Number);
 const questions = Number(process.argv[3] ?? 400);

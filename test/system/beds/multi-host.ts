@@ -19,7 +19,6 @@
  *
  * The same file is the worker each host runs (`… multi-host.ts worker KIND …`).
  */
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, rmSync } from 'node:fs';
 import fs from 'node:fs/promises';
@@ -27,12 +26,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
+import { BIN, bed, fmt, installPackages, namespacesAllowed, onPath, pct, printFigures, run, runBed, sleep, untilOk, type Spawned } from './bed.js';
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const BIN = path.join(ROOT, 'bin', 'p-e-relay');
 const SELF = fileURLToPath(import.meta.url);
-const run = promisify(execFile);
 
 const WRITERS = Number(process.env.MH_WRITERS ?? 8);
 const PER_WRITER = Number(process.env.MH_PER_WRITER ?? 40);
@@ -50,14 +46,14 @@ if (process.argv[2] === 'worker') {
 }
 
 async function worker(kind: string, args: string[]): Promise<void> {
-  const { RelayStore } = await import('../lib/store/store.js');
+  const { RelayStore } = await import('../../../lib/store/store.js');
   const say = (o: object) => process.stdout.write(`${JSON.stringify(o)}\n`);
   const record = (from: string, body: string) => Buffer.from(`@p-e/x0\nkind: load\nfrom: ${from}\n\n${body}\n`);
   if (kind === 'append' || kind === 'append-keyed') {
     // One writer, as a server process is: a store with its watcher, appending one record after another.
     // append-keyed sends each under its own idempotency key and retries store_unreachable, as the CLI and the bridge do.
     const [corpus, lane, count] = [args[0]!, args[1]!, Number(args[2])];
-    const { retryingLostMount } = await import('../lib/disk/lost-mount.js');
+    const { retryingLostMount } = await import('../../../lib/disk/lost-mount.js');
     const log = quietLog();
     let retries = 0;
     const retryLog = { ...log, info: (m: string) => (retries++, say({ lane, retry: m })) };
@@ -111,7 +107,7 @@ async function worker(kind: string, args: string[]): Promise<void> {
     await store.close();
   } else if (kind === 'sse') {
     // A signed GET /events on a hub, printing when each event arrived.
-    const { authorizationFor } = await import('../lib/auth/sign.js');
+    const { authorizationFor } = await import('../../../lib/auth/sign.js');
     const [url, keyHex, count, timeoutMs] = [args[0]!, args[1]!, Number(args[2]), Number(args[3])];
     const controller = new AbortController();
     const timer = setTimeout(() => controller.abort(), timeoutMs);
@@ -151,83 +147,14 @@ function quietLog() {
 const tag = `pemh${process.pid % 10000}`;
 const NS = { srv: `${tag}-srv`, a: `${tag}-a`, b: `${tag}-b` };
 const IP = { srv: '10.231.0.1', a: '10.231.0.2', b: '10.231.0.3' };
-const children = new Set<ChildProcess>();
+const thisBed = bed(DEADLINE_MS);
+const { check, children, sh, start } = thisBed;
 const mounts: string[] = [];
 let work = '';
-const problems: string[] = [];
-const started = Date.now();
-
-function check(ok: boolean, what: string): void {
-  console.log(`${ok ? 'ok  ' : 'FAIL'} ${what}`);
-  if (!ok) problems.push(what);
-}
-
-function left(): number {
-  return DEADLINE_MS - (Date.now() - started);
-}
-
-async function sh(cmd: string, args: string[], timeoutMs = 60_000): Promise<string> {
-  const { stdout } = await run(cmd, args, { timeout: Math.min(timeoutMs, left()), maxBuffer: 64 << 20 });
-  return stdout;
-}
 
 /** argv that runs `argv` in host `ns`'s network namespace, with its own hostname. */
 function inHost(host: keyof typeof NS, argv: string[]): string[] {
   return ['nsenter', `--net=/run/netns/${NS[host]}`, 'unshare', '--uts', '--', 'sh', '-c', `hostname host-${host} && exec "$@"`, 'sh', ...argv];
-}
-
-interface Spawned {
-  child: ChildProcess;
-  lines: string[];
-  stderr: () => string;
-  exited: Promise<number | null>;
-  nextLine(match: (line: string) => boolean, timeoutMs: number): Promise<string>;
-}
-
-function start(argv: string[], timeoutMs: number): Spawned {
-  const child = spawn(argv[0]!, argv.slice(1), { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, P_E_RELAY_LOG: 'warn' } });
-  children.add(child);
-  const lines: string[] = [];
-  const waiters: (() => void)[] = [];
-  let err = '';
-  let partial = '';
-  child.stdout!.setEncoding('utf8').on('data', (d: string) => {
-    partial += d;
-    let cut: number;
-    while ((cut = partial.indexOf('\n')) >= 0) {
-      lines.push(partial.slice(0, cut));
-      partial = partial.slice(cut + 1);
-    }
-    for (const w of waiters.splice(0)) w();
-  });
-  child.stderr!.setEncoding('utf8').on('data', (d: string) => (err += d));
-  const killer = setTimeout(() => child.kill('SIGKILL'), Math.min(timeoutMs, left()));
-  const exited = new Promise<number | null>((resolve) =>
-    child.on('close', (code) => {
-      clearTimeout(killer);
-      children.delete(child);
-      for (const w of waiters.splice(0)) w();
-      resolve(code);
-    }),
-  );
-  return {
-    child,
-    lines,
-    stderr: () => err,
-    exited,
-    async nextLine(match, ms) {
-      const end = Date.now() + ms;
-      for (;;) {
-        const found = lines.find(match);
-        if (found !== undefined) return found;
-        if (child.exitCode !== null || Date.now() > end) throw new Error(`no line from ${argv.join(' ')} (stderr: ${err.slice(-800)})`);
-        await new Promise<void>((resolve) => {
-          waiters.push(resolve);
-          setTimeout(resolve, 200);
-        });
-      }
-    },
-  };
 }
 
 function workerArgv(host: keyof typeof NS, kind: string, args: (string | number)[]): string[] {
@@ -239,45 +166,18 @@ function cliArgv(host: keyof typeof NS | null, args: string[]): string[] {
   return host === null ? argv : inHost(host, argv);
 }
 
-function sleep(ms: number): Promise<void> {
-  return new Promise((r) => setTimeout(r, ms));
-}
-
-function pct(values: number[], p: number): number {
-  if (values.length === 0) return NaN;
-  const sorted = [...values].sort((x, y) => x - y);
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
-}
-
-const fmt = (ms: number) => (Number.isFinite(ms) ? `${Math.round(ms)} ms` : 'n/a');
-
 async function why(): Promise<string | null> {
   if (process.platform !== 'linux') return 'not Linux';
   if (process.getuid?.() !== 0) return 'needs root (network namespaces, mounts)';
   if (!existsSync('/dev/fuse')) return 'no /dev/fuse: FUSE (sshfs) is not available here';
-  const missing = ['sshd', 'ssh', 'sshfs', 'rsync', 'nsenter', 'unshare', 'ip', 'fusermount3'].filter((c) => !whichSync(c));
+  const missing = ['sshd', 'ssh', 'sshfs', 'rsync', 'nsenter', 'unshare', 'ip', 'fusermount3'].filter((c) => !onPath(c));
   const packages = new Set<string>();
   for (const c of missing) packages.add({ sshd: 'openssh-server', ssh: 'openssh-client', sshfs: 'sshfs', rsync: 'rsync', nsenter: 'util-linux', unshare: 'util-linux', ip: 'iproute2', fusermount3: 'fuse3' }[c]!);
   if (packages.size > 0) {
-    console.log(`installing ${[...packages].join(' ')} from Debian's packages`);
-    try {
-      await run('apt-get', ['update', '-qq'], { timeout: 300_000 });
-      await run('apt-get', ['install', '-y', '-qq', ...packages], { timeout: 600_000, env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } });
-    } catch (err) {
-      return `could not install ${[...packages].join(' ')}: ${(err as Error).message.split('\n')[0]}`;
-    }
+    const failed = await installPackages([...packages]);
+    if (failed) return failed;
   }
-  try {
-    await sh('ip', ['netns', 'add', `${tag}-probe`]);
-    await sh('ip', ['netns', 'del', `${tag}-probe`]);
-  } catch (err) {
-    return `network namespaces are not allowed here (${(err as Error).message.split('\n')[0]})`;
-  }
-  return null;
-}
-
-function whichSync(cmd: string): boolean {
-  return (process.env.PATH ?? '/usr/sbin:/usr/bin:/sbin:/bin').split(':').concat(['/usr/sbin', '/sbin']).some((dir) => existsSync(path.join(dir, cmd)));
+  return namespacesAllowed(thisBed, tag);
 }
 
 async function setUp(): Promise<{ sshOpts: string[]; keyHex: string; keys: string }> {
@@ -313,7 +213,7 @@ async function setUp(): Promise<{ sshOpts: string[]; keyHex: string; keys: strin
   await fs.mkdir(path.join(work, 'srv'));
   for (const host of ['a', 'b'] as const) await mount(host, path.join(work, `mnt-${host}`), ['dir_cache=no'], sshOpts);
   const keys = path.join(work, 'keys');
-  const { addKey, readKey } = await import('../lib/auth/keys.js');
+  const { addKey, readKey } = await import('../../../lib/auth/keys.js');
   await fs.mkdir(keys);
   await addKey(keys, 'watcher');
   const keyHex = (await readKey(keys, 'watcher'))!.toString('hex');
@@ -393,19 +293,6 @@ async function droppingMountRun(sshOpts: string[], viaB: (name: string) => strin
   figures[`${what}, keyed appends retried on store_unreachable`] = `lost ${keyed.lost}, duplicated ${keyed.duplicated}, refused ${keyed.refused}, ${keyed.retries} retries (errno seen: ${[...new Set(keyed.errnos)].join(', ') || 'none'}), of ${keyed.appended.length}`;
 }
 
-async function untilOk(fn: () => Promise<unknown>, what: string, timeoutMs: number): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      await fn();
-      return;
-    } catch (err) {
-      if (Date.now() > end) throw new Error(`${what} did not come up: ${(err as Error).message}`);
-      await sleep(200);
-    }
-  }
-}
-
 async function tearDown(): Promise<void> {
   for (const at of mounts) await run('fusermount3', ['-u', '-z', at]).catch(() => {});
   for (const child of children) child.kill('SIGKILL');
@@ -462,7 +349,7 @@ async function writersRun(label: string, name: string, lanes: { host: 'a' | 'b' 
   const retries = procs.flatMap((p) => p.lines.filter((l) => l.includes('"retries"')).map((l) => (JSON.parse(l) as { retries: number }).retries)).reduce((x, y) => x + y, 0);
   codes.forEach((code, k) => check(code === 0, `${label}: writer ${k} exited 0${code === 0 ? '' : ` (${code}; ${procs[k]!.stderr().slice(-400)})`}`));
   // The serving side: what is on the file server's own disk.
-  const { splitRecordFile } = await import('../lib/model/deposit.js');
+  const { splitRecordFile } = await import('../../../lib/model/deposit.js');
   const names = (await fs.readdir(served)).filter((n) => /^relay-\d+$/.test(n)).sort();
   const byBody = new Map<string, string[]>();
   for (const n of names) {
@@ -493,11 +380,6 @@ async function writersRun(label: string, name: string, lanes: { host: 'a' | 'b' 
 }
 
 async function main(): Promise<void> {
-  const skip = await why();
-  if (skip) {
-    console.log(`SKIP: ${skip}`);
-    return;
-  }
   const { sshOpts, keyHex, keys } = await setUp();
   const viaMount = (host: 'a' | 'b') => (name: string) => path.join(work, `mnt-${host}`, name);
   const local = (name: string) => path.join(work, 'srv', name);
@@ -598,7 +480,7 @@ async function main(): Promise<void> {
       start(cliArgv('a', ['mirror', '--every', '1000', ...rsh('a'), `root@${IP.srv}:${primary}`, '--corpus', m1]), 300_000),
       start(cliArgv('b', ['mirror', '--every', '1000', ...rsh('b'), `root@${IP.a}:${m1}`, '--corpus', m2]), 300_000),
     ];
-    const { RelayStore } = await import('../lib/store/store.js');
+    const { RelayStore } = await import('../../../lib/store/store.js');
     const writer = await RelayStore.prepare({ corpus: primary, watch: 'none' });
     const acked = new Map<string, number>();
     for (let i = 0; i < MIRROR_APPENDS; i++) {
@@ -631,27 +513,4 @@ async function main(): Promise<void> {
   printFigures(figures, load());
 }
 
-function printFigures(figures: Record<string, string>, load: string): void {
-  figures['machine'] = `${os.cpus().length} cores, load average ${load} at the end`;
-  console.log('\nfigures:');
-  for (const [k, v] of Object.entries(figures)) console.log(`  ${k}: ${v}`);
-}
-
-if (process.argv[2] !== 'worker') {
-  const onSignal = () => void tearDown().finally(() => process.exit(130));
-  process.once('SIGINT', onSignal);
-  process.once('SIGTERM', onSignal);
-  try {
-    await main();
-  } catch (err) {
-    problems.push((err as Error).message);
-    console.log(`FAIL ${(err as Error).stack}`);
-  } finally {
-    await tearDown();
-  }
-  if (problems.length > 0) {
-    console.log(`\n${problems.length} check(s) failed`);
-    process.exit(1);
-  }
-  console.log('\nall checks passed');
-}
+if (process.argv[2] !== 'worker') await runBed(thisBed, { skipReason: why, main, tearDown });

@@ -8,29 +8,24 @@
  * and the namespace), then s2 comes back and the volume heals. A waiter on b
  * is woken by a pinger on a throughout.
  *
- *   sudo P_E_RELAY_MULTIHOST=1 node --import tsx scripts/gluster-bed.ts
+ *   sudo npm run test:gluster
  *
  * Needs root, `ip netns`, /dev/fuse, and Debian's glusterfs-server and
  * glusterfs-client (installed with apt-get when missing). Prints
  * "SKIP: <reason>" and exits 0 where they are not there. Every loop is
  * bounded; everything is torn down at the end.
  */
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, rmSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
+import { BIN, bed, fmt, installPackages, namespacesAllowed, pct, printFigures, run, runBed, sleep, untilOk, type Spawned } from './bed.js';
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const BIN = path.join(ROOT, 'bin', 'p-e-relay');
 /** The multi-host bed's workers (append-keyed, waiter, pinger) are reused as they are. */
-const WORKER = path.join(ROOT, 'scripts', 'multi-host.ts');
-const run = promisify(execFile);
+const WORKER = fileURLToPath(new URL('./multi-host.ts', import.meta.url));
 const PER_WRITER = Number(process.env.GB_PER_WRITER ?? 150);
 const DEADLINE_MS = 15 * 60_000;
-const started = Date.now();
 const tag = `pegl${process.pid % 1000}`;
 const HOSTS = ['s1', 's2', 's3', 'a', 'b'] as const;
 type Host = (typeof HOSTS)[number] | 'sw';
@@ -48,87 +43,32 @@ const VOLUME_OPTIONS: [string, string][] = [
   ['network.ping-timeout', '5'],
 ];
 const MOUNT_OPTIONS = 'entry-timeout=0,attribute-timeout=0,negative-timeout=0';
-const children = new Set<ChildProcess>();
-const problems: string[] = [];
+const thisBed = bed(DEADLINE_MS);
+const { check, children, sh, start } = thisBed;
 const figures: Record<string, string> = {};
 let work = '';
 const glusterd = new Map<string, number>();
 
 const ns = (h: Host) => `${tag}-${h}`;
-const left = () => DEADLINE_MS - (Date.now() - started);
-const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
-
-function check(ok: boolean, what: string): void {
-  console.log(`${ok ? 'ok  ' : 'FAIL'} ${what}`);
-  if (!ok) problems.push(what);
-}
-
-async function sh(cmd: string, args: string[], timeoutMs = 60_000): Promise<string> {
-  return (await run(cmd, args, { timeout: Math.min(timeoutMs, left()), maxBuffer: 64 << 20 })).stdout;
-}
 
 /** The gluster CLI inside a storage host's own mount and network namespaces. */
 function gluster(host: string, args: string[], timeoutMs = 60_000): Promise<string> {
   return sh('nsenter', ['-t', String(glusterd.get(host)), '-m', '-n', 'gluster', '--mode=script', ...args], timeoutMs);
 }
 
-interface Spawned {
-  child: ChildProcess;
-  lines: string[];
-  exited: Promise<number | null>;
-}
-
-function start(argv: string[], timeoutMs: number): Spawned {
-  const child = spawn(argv[0]!, argv.slice(1), { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, P_E_RELAY_LOG: 'warn' } });
-  children.add(child);
-  const lines: string[] = [];
-  let partial = '';
-  child.stdout!.setEncoding('utf8').on('data', (d: string) => {
-    partial += d;
-    for (let cut; (cut = partial.indexOf('\n')) >= 0; partial = partial.slice(cut + 1)) lines.push(partial.slice(0, cut));
-  });
-  child.stderr!.resume();
-  const killer = setTimeout(() => child.kill('SIGKILL'), Math.min(timeoutMs, left()));
-  const exited = new Promise<number | null>((resolve) =>
-    child.on('close', (code) => {
-      clearTimeout(killer);
-      children.delete(child);
-      resolve(code);
-    }),
-  );
-  return { child, lines, exited };
-}
-
 function worker(host: 'a' | 'b', kind: string, args: (string | number)[], timeoutMs: number): Spawned {
   return start(['nsenter', `--net=/run/netns/${ns(host)}`, 'unshare', '--uts', '--', 'sh', '-c', `hostname host-${host} && exec "$@"`, 'sh', process.execPath, '--import', 'tsx', WORKER, 'worker', kind, ...args.map(String)], timeoutMs);
 }
-
-function pct(values: number[], p: number): number {
-  const sorted = [...values].sort((x, y) => x - y);
-  return sorted.length === 0 ? NaN : sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
-}
-const fmt = (ms: number) => (Number.isFinite(ms) ? `${Math.round(ms)} ms` : 'n/a');
 
 async function why(): Promise<string | null> {
   if (process.platform !== 'linux') return 'not Linux';
   if (process.getuid?.() !== 0) return 'needs root (network namespaces, mounts, glusterd)';
   if (!existsSync('/dev/fuse')) return 'no /dev/fuse: the GlusterFS client is FUSE';
   if (!existsSync('/usr/sbin/glusterd') || !existsSync('/sbin/mount.glusterfs')) {
-    console.log("installing glusterfs-server glusterfs-client from Debian's packages");
-    try {
-      await run('apt-get', ['update', '-qq'], { timeout: 300_000 });
-      await run('apt-get', ['install', '-y', '-qq', 'glusterfs-server', 'glusterfs-client'], { timeout: 600_000, env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } });
-    } catch (err) {
-      return `could not install glusterfs-server glusterfs-client: ${(err as Error).message.split('\n')[0]}`;
-    }
+    const failed = await installPackages(['glusterfs-server', 'glusterfs-client']);
+    if (failed) return failed;
   }
-  try {
-    await sh('ip', ['netns', 'add', `${tag}-probe`]);
-    await sh('ip', ['netns', 'del', `${tag}-probe`]);
-  } catch (err) {
-    return `network namespaces are not allowed here (${(err as Error).message.split('\n')[0]})`;
-  }
-  return null;
+  return namespacesAllowed(thisBed, tag);
 }
 
 /** One host's namespace and its cable to the switch. */
@@ -150,18 +90,6 @@ async function startGlusterd(h: string): Promise<void> {
   const g = start(['nsenter', `--net=/run/netns/${ns(h as Host)}`, 'unshare', '--mount', '--propagation', 'private', 'sh', '-c', script], DEADLINE_MS);
   glusterd.set(h, g.child.pid!);
   await untilOk(() => gluster(h, ['peer', 'status'], 5_000), `glusterd on ${h}`, 30_000);
-}
-
-async function untilOk<T>(fn: () => Promise<T>, what: string, timeoutMs: number): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      return await fn();
-    } catch (err) {
-      if (Date.now() > end) throw new Error(`${what} did not come up: ${(err as Error).message}`);
-      await sleep(300);
-    }
-  }
 }
 
 async function setUp(): Promise<void> {
@@ -232,11 +160,6 @@ interface Appended {
 }
 
 async function main(): Promise<void> {
-  const skip = await why();
-  if (skip) {
-    console.log(`SKIP: ${skip}`);
-    return;
-  }
   await setUp();
   const viaA = path.join(work, 'mnt-a', 'corpus');
   const viaB = path.join(work, 'mnt-b', 'corpus');
@@ -292,7 +215,7 @@ async function main(): Promise<void> {
   const retries = writers.flatMap((w) => w.lines.filter((l) => l.includes('"retry"')));
   const acked = appended.filter((a) => a.id);
   const refused = appended.filter((a) => !a.id);
-  const { splitRecordFile } = await import('../lib/model/deposit.js');
+  const { splitRecordFile } = await import('../../../lib/model/deposit.js');
   const sides: [string, string][] = [
     ['mount on a', viaA],
     ['mount on b', viaB],
@@ -338,24 +261,7 @@ async function main(): Promise<void> {
   check(pings.length > 0 && wakes.length === pings.length, `the waiter on b was woken by every ping from a (${wakes.length} of ${pings.length})`);
   figures['cross-host wake (append on a → wait answered on b, --poll 250), through the fault'] = `p50 ${fmt(pct(wakes, 50))}, p90 ${fmt(pct(wakes, 90))}, max ${fmt(Math.max(...wakes))}, missed ${pings.length - wakes.length} of ${pings.length}`;
   waiter.child.kill('SIGTERM');
-  figures['machine'] = `${os.cpus().length} cores, load average ${os.loadavg()[0]!.toFixed(1)} at the end`;
-  console.log('\nfigures:');
-  for (const [k, v] of Object.entries(figures)) console.log(`  ${k}: ${v}`);
+  printFigures(figures);
 }
 
-const onSignal = () => void tearDown().finally(() => process.exit(130));
-process.once('SIGINT', onSignal);
-process.once('SIGTERM', onSignal);
-try {
-  await main();
-} catch (err) {
-  problems.push((err as Error).message);
-  console.log(`FAIL ${(err as Error).stack}`);
-} finally {
-  await tearDown();
-}
-if (problems.length > 0) {
-  console.log(`\n${problems.length} check(s) failed`);
-  process.exit(1);
-}
-console.log('\nall checks passed');
+await runBed(thisBed, { skipReason: why, main, tearDown });

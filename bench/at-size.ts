@@ -5,10 +5,10 @@
  * the cached corpus stays as generated, for others to read.
  *
  *   npm run build
- *   node --import tsx scripts/at-size.ts tools  [--size 1000000]
- *   node --import tsx scripts/at-size.ts web    [--size 1000000]
- *   node --import tsx scripts/at-size.ts mirror [--size 1000000]
- *   node --import tsx scripts/at-size.ts doors  [--size 1000000]
+ *   node --import tsx bench/at-size.ts tools  [--size 1000000]
+ *   node --import tsx bench/at-size.ts web    [--size 1000000]
+ *   node --import tsx bench/at-size.ts mirror [--size 1000000]
+ *   node --import tsx bench/at-size.ts doors  [--size 1000000]
  *
  * `doors` is a catch-up from the very start through each door that follows
  * the store: GET /events read at full speed and by a reader that stops for
@@ -29,9 +29,9 @@ import http from 'node:http';
 import { chromium } from 'playwright-core';
 import { authorizationFor } from '../lib/auth/sign.js';
 import type { CallToolResult } from '@modelcontextprotocol/client';
-import { cachedCorpus, copyCorpus, ensureSnapshot, type Corpus } from '../bench/lib/corpus.js';
-import { BENCH_OUT, BIN } from '../bench/lib/paths.js';
-import { cpuMsOf, footprint, relayServer } from '../bench/lib/procs.js';
+import { cachedCorpus, copyCorpus, ensureSnapshot, type Corpus } from './lib/corpus.js';
+import { BENCH_OUT, BIN } from './lib/paths.js';
+import { cpuMsOf, footprint, relayServer } from './lib/procs.js';
 
 const { values, positionals } = parseArgs({ allowPositionals: true, options: { size: { type: 'string', default: '1000000' } } });
 const size = Number(values.size);
