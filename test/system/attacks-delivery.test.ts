@@ -16,7 +16,8 @@ import { clientNetwork } from '../../lib/http/connection-slots.js';
 import { createLogger } from '../../lib/log.js';
 import { corpusPaths } from '../../lib/disk/paths.js';
 import { openStore } from '../../lib/store/store.js';
-import { record, runCli, tempStore } from '../support/helpers.js';
+import type { CallToolResult } from '@modelcontextprotocol/client';
+import { record, runCli, stdioClient, tempStore, textOf } from '../support/helpers.js';
 import { hubProcess, LONG, scale } from '../support/reliability-helpers.js';
 import { httpClient } from '../support/http-helpers.js';
 import { connectionHog } from '../support/connection-hog.js';
@@ -124,6 +125,52 @@ test('N3: a record whose to: names 65 recipients is refused too_many_recipients,
   assert.match(cli.stderr, /65 recipients; at most 64/);
 });
 
+// The key an answerer's recipe gives it: known to every peer before the answer is written (N6, N7).
+const CLAIMED_KEY = 'ana/answer/relay-0001';
+
+// ---- N4 (medium): answers deposited before their question -------------------------------------------
+
+test('N4: 30 answers citing ids that do not exist yet leave the 10 broadcasts that later take those ids unanswered', { timeout: 120_000 }, async (t) => {
+  const { corpus, keys } = await tempStore(t);
+  for (const name of ['mallory', 'ana']) await addKey(keys, name);
+  const hub = await hubProcess(t, corpus, keys, { tuned: { limits: { appendsPerSecond: 1000, appendBurst: 1000 } }, env: { P_E_RELAY_LOG: 'warn' } });
+  const [mallory, ana] = [await httpClient(t, hub.url, { agent: 'mallory', key: (await readKey(keys, 'mallory'))! }), await httpClient(t, hub.url, { agent: 'ana', key: (await readKey(keys, 'ana'))! })];
+  const append = async (client: typeof ana, headers: Record<string, string>) => {
+    const result = (await client.callTool({ name: 'append_relay', arguments: { bytes: record(headers, 'text') } })) as CallToolResult;
+    assert.notEqual(result.isError, true, textOf(result));
+    return (result.structuredContent as { id: string }).id;
+  };
+  // relay-0001 … relay-0030 are the answers, to relay-0031 … relay-0060: the next ids the broadcasts take are among them.
+  for (let i = 0; i < 30; i++) await append(mallory, { kind: 'answer', from: 'mallory', to: 'all', parent: `relay-${String(31 + i).padStart(4, '0')}` });
+  const broadcasts: string[] = [];
+  for (let i = 0; i < 10; i++) broadcasts.push(await append(ana, { kind: 'question', from: 'ana', to: 'all' }));
+  assert.deepEqual(broadcasts, Array.from({ length: 10 }, (_, i) => `relay-${String(31 + i).padStart(4, '0')}`), 'the broadcasts took the cited ids');
+  const wait = (await ana.callTool({ name: 'wait_for_relay', arguments: { after: 'relay-0030', to: ['all'], timeout_ms: 0 } })) as CallToolResult;
+  const answered = (wait.structuredContent as { appeared: { id: string; answers?: number }[] }).appeared.filter((item) => (item.answers ?? 0) > 0);
+  t.diagnostic(`broadcasts arriving answered: ${answered.length}/10`);
+  assert.deepEqual(answered, []);
+});
+
+// ---- N6 (low): one stdio scope for every agent's keys --------------------------------------------------
+
+test('N6: over stdio a key another named agent used first is not taken from the agent named in it; that agent\'s repeat answers its own record', { timeout: 60_000 }, async (t) => {
+  const { corpus } = await tempStore(t);
+  const [ana, bob] = [(await stdioClient(t, corpus, ['--agent', 'ana'])).client, (await stdioClient(t, corpus, ['--agent', 'bob'])).client];
+  const question = await runCli(['append', '--corpus', corpus], { input: record({ kind: 'question', to: 'ana' }, 'which route?') });
+  assert.equal(question.stdout.trim(), 'relay-0001', question.stderr);
+  const append = async (client: typeof ana, from: string, text: string) => {
+    const result = (await client.callTool({ name: 'append_relay', arguments: { bytes: record({ kind: 'answer', from, parent: 'relay-0001' }, text), idempotency_key: CLAIMED_KEY } })) as CallToolResult;
+    assert.notEqual(result.isError, true, textOf(result));
+    return result.structuredContent as { id: string; replayed?: true };
+  };
+  const squatted = await append(bob, 'bob', 'bob got here first');
+  const own = await append(ana, 'ana', 'the north route');
+  assert.equal(own.replayed, undefined, `ana's answer is stored, not answered with bob's ${squatted.id}`);
+  assert.notEqual(own.id, squatted.id);
+  const repeat = await append(ana, 'ana', 'the north route');
+  assert.deepEqual([repeat.id, repeat.replayed], [own.id, true], 'her repeat answers her own record');
+});
+
 // ---- N7 (low): an Idempotency-Key claimed first by another agent -----------------------------------
 
 interface KeyedAnswer {
@@ -131,9 +178,6 @@ interface KeyedAnswer {
   depositedBy: string;
   replayed: boolean;
 }
-
-// The key an answerer's recipe gives it: known to every peer before the answer is written.
-const CLAIMED_KEY = 'ana/answer/relay-0001';
 
 /** An agent's appends under CLAIMED_KEY, signed with its key, through one door of the hub. */
 type KeyedDoor = (url: string, agent: string, key: Buffer, t: TestContext) => Promise<(body: string) => Promise<KeyedAnswer>>;
