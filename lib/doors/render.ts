@@ -6,6 +6,7 @@
 import type { IdState } from '../model/record-index.js';
 import type { AppendResult, ListResult, RepliesResult } from '../store/store.js';
 import type { AppearedRecord, WaitResult } from '../store/hear/waiters.js';
+import type { Behind } from '../store/checkpoint-frontier.js';
 import { drawBoundary, fenceRule, fenced } from '../model/fence.js';
 
 export function existsText(id: string, state: IdState): string {
@@ -45,17 +46,28 @@ export function appearedLine(record: AppearedRecord): string {
   return `${record.id}${claims(record)} deposited-by ${record.depositedBy}, ${record.provenance}${answers}`;
 }
 
-/** A wait's text; `cursor: false` for a named agent's, whose place the relay keeps (it never passes a cursor back). */
-export function waitText(result: WaitResult & { cursor: string }, { cursor: withCursor = true } = {}): string {
+/**
+ * A wait's text; `cursor: false` for a named agent's, whose place the relay
+ * keeps (it never passes a cursor back). `behind`: on a read-only replica,
+ * records its newest checkpoint lists that have not arrived, so that an
+ * empty answer is not taken for "nothing new" (lib/store/checkpoint-frontier.ts).
+ */
+export function waitText(result: WaitResult & { cursor: string }, { cursor: withCursor = true, behind = null as Behind | null } = {}): string {
   const cursor = withCursor ? [`cursor: ${result.cursor} (pass it as after next time)`] : [];
   if (result.appeared.length === 0) {
     const what = result.timedOut ? `nothing appeared in ${result.waitedMs} ms (timed out)` : `the wait ended after ${result.waitedMs} ms with nothing new`;
-    return [what, ...cursor].join('\n');
+    return [behind ? `${what} here, but this replica is behind: ${behindText(behind)}` : what, ...cursor].join('\n');
   }
   const bytes = result.appeared.flatMap((r) => (r.bytes === undefined ? [] : [r.bytes]));
   const boundary = bytes.length ? drawBoundary(bytes) : '';
   const head = `${result.appeared.length} appeared after ${result.waitedMs} ms:${boundary ? ' ' + fenceRule(boundary) : ''}`;
   return [head, ...result.appeared.flatMap((r) => itemLines(r, boundary)), ...cursor].join('\n');
+}
+
+/** `checkpoint relay-0021 lists 2 records not here yet (relay-0015 relay-0017); they come with the next sync from the primary` */
+export function behindText(b: Behind): string {
+  const more = b.count > b.ids.length ? ` and ${b.count - b.ids.length} more` : '';
+  return `checkpoint ${b.checkpoint} lists ${b.count} record${b.count === 1 ? '' : 's'} not here yet (${b.ids.join(' ')}${more}); they come with the next sync from the primary`;
 }
 
 /** An item's line, then, with include_bytes, its bytes fenced (fence.ts), or why they are not here. */

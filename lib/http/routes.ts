@@ -17,7 +17,7 @@
  *   HEAD /relays/ID             the state in P-E-Relay-State, no body
  *   GET  /relays/ID/replies     list_replies
  *   GET  /agents                the roster (JSON): who is there, last seen, waiting now
- *   GET  /healthz, GET /metrics
+ *   GET  /checkpoints, GET /healthz, GET /metrics
  */
 import { RelayError } from '../errors.js';
 import type { Admission, Channel } from '../doors/door.js';
@@ -28,6 +28,7 @@ import { READ_INTAKE, spending, type Entry } from './intake.js';
 import { handleMcp, mcpIntake, mcpMethodNotAllowed } from './mcp-endpoint.js';
 import { appendRecord, health, listRelays, listReplies, metrics, methodNotAllowed, readRecord, recordState, roster } from './rest.js';
 import { handleEvents } from './sse.js';
+import { checkpointFrontier } from './checkpoints-route.js';
 import { handleWeb } from './web-view.js';
 
 export interface Route {
@@ -81,6 +82,7 @@ export const ROUTES = {
   record: { shown: '/relays/ID', path: /^\/relays\/([^/]+)$/, channel: 'http', methods: { GET: read(readRecord), HEAD: read(recordState) }, otherMethods: REST_READS_ONLY },
   replies: { shown: '/relays/ID/replies', path: /^\/relays\/([^/]+)\/replies$/, channel: 'http', methods: { GET: read(listReplies), HEAD: read(listReplies) }, otherMethods: REST_READS_ONLY },
   agents: { shown: '/agents', path: /^\/agents$/, channel: 'http', methods: { GET: read(roster), HEAD: read(roster) }, otherMethods: REST_READS_ONLY },
+  checkpoints: { shown: '/checkpoints', path: /^\/checkpoints$/, channel: 'http', methods: { GET: read(checkpointFrontier), HEAD: read(checkpointFrontier) }, otherMethods: REST_READS_ONLY },
   healthz: { shown: '/healthz', path: /^\/healthz$/, channel: 'http', methods: { GET: read(health), HEAD: read(health) }, otherMethods: REST_READS_ONLY },
   metrics: { shown: '/metrics', path: /^\/metrics$/, channel: 'http', methods: { GET: read(metrics), HEAD: read(metrics) }, otherMethods: REST_READS_ONLY },
 } as const satisfies Record<string, Route>;

@@ -62,6 +62,11 @@ export async function listReplies(id) {
   return (await get(`/relays/${encodeURIComponent(id)}/replies`, { headers: JSON_ACCEPT })).json();
 }
 
+/** GET /checkpoints → { newest, verified, verifiedBy, behind, problem }: the verified frontier. */
+export async function checkpointFrontier() {
+  return (await get('/checkpoints', { headers: JSON_ACCEPT })).json();
+}
+
 /** GET /agents → [{ name, lastSeen, waiting, how }]: the roster (SPEC §8d). */
 export async function listAgents() {
   return (await (await get('/agents', { headers: JSON_ACCEPT })).json()).agents;

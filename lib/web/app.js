@@ -13,6 +13,7 @@ import { isRecordId, learnIdWidth, readFile } from './record.js';
 import { keyRefusalText } from './refusal.js';
 import { showRecord } from './record-view.js';
 import { rosterSoon, startRoster } from './roster.js';
+import { frontierSoon, startFrontier } from './frontier.js';
 import { sha256Hex } from './sha256.js';
 
 const PAGE = 100;
@@ -76,7 +77,10 @@ function applyList(list, { full = false } = {}) {
     missing.add(id);
   }
   const fresh = list.present.filter((id) => !present.has(id));
-  if (fresh.length && highest !== null) rosterSoon();
+  if (fresh.length && highest !== null) {
+    rosterSoon();
+    frontierSoon();
+  }
   for (const id of list.present) noteHeld(id);
   for (const id of fresh.sort().reverse()) {
     if (floor !== null && id < floor) continue; // below the window: "show older" will reach it
@@ -229,6 +233,7 @@ wireKeyForm({
 });
 byId('older').addEventListener('click', showOlder);
 startRoster();
+startFrontier();
 window.addEventListener('hashchange', route);
 setStatus('connecting', 'Loading the list…');
 // The record view waits for the list: it teaches the page the store's id width.

@@ -1,0 +1,141 @@
+/**
+ * What a serving process can say about its checkpoints from its index,
+ * without reading every record (`verify` does that, and checks signatures):
+ *
+ * - `behindNewest`: the records the newest checkpoint held here lists that
+ *   are not held here. On a read-only replica that is "behind": the primary
+ *   had them when it wrote the checkpoint, and the next sync brings them.
+ *   A wait that found nothing says so instead of "nothing new".
+ * - `CheckpointFrontier`: the verified frontier (the web view shows it):
+ *   every checkpoint from the first, in order, follows the one before, and
+ *   every record it lists is held with that digest and hashes to its chain.
+ *   The index's digests are the files' own (checked when each was indexed).
+ *   Walked once, then only the checkpoints that landed since.
+ */
+import { splitRecordFile } from '../model/deposit.js';
+import { chainOf, GENESIS_CHAIN, parseCheckpoint, type Checkpoint, type CheckpointEntry } from '../model/checkpoint.js';
+import { CHECKPOINT_FILTER, isCheckpointMeta } from './checkpoint-writer.js';
+import type { RelayStore } from './store.js';
+
+/** How many not-held ids a "behind" names; the count says the rest. */
+const NAMED_AT_MOST = 10;
+
+export interface Behind {
+  checkpoint: string;
+  /** How many records the checkpoint lists that are not held here, and the first few of them. */
+  count: number;
+  ids: string[];
+}
+
+/** The newest hub checkpoint held (an agent's `kind: checkpoint` passed over), parsed; null when there is none. */
+export async function newestCheckpoint(store: RelayStore): Promise<{ n: number; checkpoint: Checkpoint } | null> {
+  let seen = -1;
+  for (let count = 1; count <= 64; count++) {
+    const held = store.eachHeldAfter(store.markBeforeNewest(count, CHECKPOINT_FILTER), CHECKPOINT_FILTER).next();
+    if (held.done || held.value.n === seen) return null;
+    seen = held.value.n;
+    if (!isCheckpointMeta(held.value.meta)) continue;
+    const checkpoint = await readCheckpoint(store, held.value.n);
+    return checkpoint && { n: held.value.n, checkpoint };
+  }
+  return null;
+}
+
+const parsed = new WeakMap<RelayStore, { n: number; checkpoint: Checkpoint | null }>();
+
+/** One checkpoint's fields from its file (the last one read is kept: waits ask for the newest again and again). */
+async function readCheckpoint(store: RelayStore, n: number): Promise<Checkpoint | null> {
+  const kept = parsed.get(store);
+  if (kept?.n === n) return kept.checkpoint;
+  const fields = parseCheckpoint(splitRecordFile(await store.read(store.shape.format(n))).record, store.shape);
+  const checkpoint = 'invalid' in fields ? null : fields;
+  parsed.set(store, { n, checkpoint });
+  return checkpoint;
+}
+
+/** The records the newest checkpoint held here lists and this store does not hold; null when it holds them all (or has no checkpoint). */
+export async function behindNewest(store: RelayStore): Promise<Behind | null> {
+  const newest = await newestCheckpoint(store).catch(() => null);
+  if (newest === null) return null;
+  const ids: string[] = [];
+  let count = 0;
+  for (const { n } of newest.checkpoint.listed) {
+    if (store.matches(n, null)) continue;
+    count++;
+    if (ids.length < NAMED_AT_MOST) ids.push(store.shape.format(n));
+  }
+  return count === 0 ? null : { checkpoint: store.shape.format(newest.n), count, ids };
+}
+
+export interface Frontier {
+  /** The newest hub checkpoint held, or null. */
+  newest: string | null;
+  /** Every record up to here is held as the checkpoints up to `verifiedBy` list it; null before the first. */
+  verified: string | null;
+  verifiedBy: string | null;
+  /** The newest checkpoint lists records not held here yet (a replica behind its primary). */
+  behind: Behind | null;
+  /** The first checkpoint that does not hold, and why: the frontier stops before it. */
+  problem: { checkpoint: string; why: string } | null;
+}
+
+export class CheckpointFrontier {
+  /** The last checkpoint that held, and the last id it covers. */
+  private link = { id: 0, chain: GENESIS_CHAIN };
+  private verifiedLast = 0;
+  private problem: Frontier['problem'] = null;
+  private walking: Promise<void> | null = null;
+
+  constructor(private readonly store: RelayStore) {}
+
+  async now(): Promise<Frontier> {
+    await (this.walking ??= this.walk().finally(() => (this.walking = null)));
+    const store = this.store;
+    const newest = await newestCheckpoint(store).catch(() => null);
+    return {
+      newest: newest ? store.shape.format(newest.n) : null,
+      verified: this.link.id === 0 ? null : store.shape.format(this.verifiedLast),
+      verifiedBy: this.link.id === 0 ? null : store.shape.format(this.link.id),
+      behind: await behindNewest(store),
+      problem: this.problem,
+    };
+  }
+
+  /** Checks the checkpoints after the last that held, in id order, until one does not (or lists a record not held yet). */
+  private async walk(): Promise<void> {
+    const store = this.store;
+    await store.exists(store.shape.format(0)); // every store call first indexes what other processes appended
+    if (this.problem) return;
+    for (const { n, meta } of store.heldAfter(this.link.id, CHECKPOINT_FILTER)) {
+      if (!isCheckpointMeta(meta)) continue;
+      const c = await readCheckpoint(store, n);
+      const id = store.shape.format(n);
+      if (c === null) return void (this.problem = { checkpoint: id, why: 'it cannot be read as a checkpoint' });
+      if (c.previous.id !== this.link.id || (c.previous.id !== 0 && c.previous.chain !== this.link.chain)) {
+        return void (this.problem = { checkpoint: id, why: `it follows ${store.shape.format(c.previous.id)} with another chain than the one held here: a fork` });
+      }
+      const entries = this.heldEntries(c);
+      if (entries === 'missing') return; // behind: looked at again next time
+      if (typeof entries === 'string') return void (this.problem = { checkpoint: id, why: entries });
+      if (chainOf(c.previous.chain, entries, store.shape) !== c.chain) return void (this.problem = { checkpoint: id, why: 'its records do not hash to its chain' });
+      this.link = { id: n, chain: c.chain };
+      this.verifiedLast = c.last;
+    }
+  }
+
+  /** The checkpoint's records with the digests held, 'missing' when one is not held yet, or why one differs. */
+  private heldEntries(c: Checkpoint): CheckpointEntry[] | 'missing' | string {
+    const store = this.store;
+    const entries: CheckpointEntry[] = [];
+    const held = store.eachHeldAfter(c.first - 1);
+    let next = held.next();
+    for (const { n, short } of c.listed) {
+      while (!next.done && next.value.n < n) next = held.next();
+      if (next.done || next.value.n !== n) return 'missing';
+      const digest = next.value.meta.digest;
+      if (digest.slice(7, 7 + short.length) !== short) return `${store.shape.format(n)} is held with another digest than it lists`;
+      entries.push({ n, digest });
+    }
+    return entries;
+  }
+}
