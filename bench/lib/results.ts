@@ -82,7 +82,7 @@ export function goalText(goal: Goal): string {
   return `${goal.op.replace('>=', '≥').replace('<=', '≤')} ${target}`;
 }
 
-/** The whole run as Markdown: one table per section, for docs/PERFORMANCE.md. */
+/** The whole run as Markdown: one table per section, for docs/performance-tables.md. */
 export function markdownTables(summaries: FigureSummary[]): string {
   const out: string[] = [];
   // Scaling figures get their own table (a column per corpus size), from scaling.ts.

@@ -80,7 +80,7 @@ export const startSection: Section = {
       await startOnce(corpus, size, width); // and for this corpus's files
       const v = { bare: [] as number[], bareRss: [] as number[], list: [] as number[], exists: [] as number[], rss: [] as number[], cold: [] as number[], coldRss: [] as number[] };
       // A first start after rm -rf .state reads every record: minutes at 1M,
-      // so not there (docs/PERFORMANCE.md gives the in-process figure).
+      // so not there (docs/performance-tables.md gives the in-process figure).
       const coldReps = size >= 1_000_000 ? 0 : reps;
       for (let r = 0; r < reps; r++) {
         const bare = await bareStart(bundle);

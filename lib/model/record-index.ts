@@ -11,7 +11,7 @@
  * grows: no object per record. Each record has a slot, and a slot is a row
  * of typed-array columns (ids as numbers, names as numbers into one
  * StringTable, the digest as 32 bytes). RecordMeta objects are made only when
- * asked for. `docs/PERFORMANCE.md` has the bytes per record, measured.
+ * asked for. `docs/performance-tables.md` has the bytes per record, measured.
  */
 import type { Deposit, Provenance } from './deposit.js';
 import { matches, parseRecipients, type RecordFilter } from './filter.js';

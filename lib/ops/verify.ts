@@ -7,8 +7,8 @@
  * trips of an async open/stat/read/close (through libuv's thread pool) cost
  * twenty times the syscalls and the hash together. Measured on the 1M corpus
  * from the page cache: ~0.28 CPU-ms a record async, ~0.015 sync
- * (docs/PERFORMANCE.md). The turns between batches let progress reach stderr
- * and a ^C land.
+ * (docs/performance-tables.md). The turns between batches let progress
+ * reach stderr and a ^C land.
  */
 import fs from 'node:fs/promises';
 import path from 'node:path';

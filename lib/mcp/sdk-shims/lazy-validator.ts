@@ -6,7 +6,7 @@
  * module bodies run in every process that loads the SDK, whether or not it
  * ever validates a JSON Schema. Measured on this project's machines, a bare
  * SDK stdio server spends ~30 ms of CPU and 1.7 MB of memory on it before
- * its first answer (docs/PERFORMANCE.md, "Start"), and a swarm runs twenty.
+ * its first answer (docs/performance-tables.md, "Start"), and a swarm runs twenty.
  * Our stdio server never uses it (its tools take zod schemas, and it never
  * elicits); the bridge's client does, to check results against a tool's
  * outputSchema. scripts/build.mjs therefore points the SDK's `_shims`
