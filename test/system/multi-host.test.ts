@@ -30,3 +30,5 @@ async function bed(t: TestContext, script: string): Promise<void> {
 test('the corpus on a GlusterFS replica volume, 2 × 4 writers, a storage host lost and healed (test/system/beds/gluster.ts)', { timeout: 20 * 60_000, skip: ENABLED ? false : 'set P_E_RELAY_MULTIHOST=1 (root, ip netns, /dev/fuse; glusterfs-server and -client installed from Debian if missing) to run it; `npm run test:gluster` prints its figures' }, (t) => bed(t, 'gluster.ts'));
 
 test('two writer hosts on one sshfs corpus, a cross-host waiter and a mirror chain (test/system/beds/multi-host.ts)', { timeout: 25 * 60_000, skip: ENABLED ? false : 'set P_E_RELAY_MULTIHOST=1 (root, ip netns, /dev/fuse; sshd and sshfs installed from Debian if missing) to run it; `npm run test:multi-host` prints its figures' }, (t) => bed(t, 'multi-host.ts'));
+
+test('a local read replica on another host forwarding appends to the primary, its waiter woken from a third host, the primary down 30 s (test/system/beds/replica.ts)', { timeout: 15 * 60_000, skip: ENABLED ? false : 'set P_E_RELAY_MULTIHOST=1 (root, ip netns, rsync) to run it; `npm run test:replica-bed` prints its figures' }, (t) => bed(t, 'replica.ts'));
