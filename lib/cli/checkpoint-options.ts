@@ -27,7 +27,7 @@ export function checkpointCadence(ctx: CommandContext): CheckpointCadence | null
   const every = numberOption(ctx, 'checkpoint-every') ?? DEFAULT_CADENCE.every;
   const seconds = numberOption(ctx, 'checkpoint-seconds') ?? DEFAULT_CADENCE.seconds;
   if (seconds === 0) throw new UsageError('--checkpoint-seconds must be at least 1; --checkpoint-every 0 turns checkpoints off.');
-  if (ctx.values['read-only'] === true) {
+  if (ctx.values['read-only'] === true || ctx.values.forward === true) { // a replica (--forward) is a read-only mirror too
     if (numberOption(ctx, 'checkpoint-every')) throw new UsageError('--checkpoint-every applies to a server that appends; a --read-only one holds the primary\'s checkpoints.');
     return null;
   }

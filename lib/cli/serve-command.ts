@@ -53,12 +53,13 @@ Appends and waits must be signed with a key from the keys directory.
   --primary URL           with --read-only: where appends should go instead
   --forward               a replica: a read-only mirror (kept filled by \`mirror
                           --every\`) that sends each append to the hub at --primary
-                          URL, signed as --agent with its key in --keys (the
-                          primary's key, copied), and answers once the primary
-                          stored it and it reached this mirror (up to 10 s); reads
-                          and waits answer here. With the primary unreachable,
-                          appends are refused hub_unreachable, never queued
-                          (stdio, needs --agent; docs/scaling.md)
+                          URL, signed as the agent (stdio: --agent, which it needs;
+                          --http: the one that signed it here) with its key in
+                          --keys (the primary's key, copied), and answers once the
+                          primary stored it and it reached this mirror (up to
+                          10 s); reads and waits answer here. With the primary
+                          unreachable, appends are refused hub_unreachable, never
+                          queued (docs/scaling.md)
   --poll MS               find new records by listing the corpus every MS
                           milliseconds instead of kernel events (NFS, sshfs
                           and other filesystems other hosts write to; there
@@ -100,7 +101,6 @@ Environment: P_E_RELAY_LOG=debug|info|warn|error|silent sets the log level.`,
   async run(ctx) {
     if (ctx.values.http === true) {
       if (ctx.values.stdio === true) throw new UsageError('--stdio and --http are two different servers; pick one.');
-      if (ctx.values.forward !== undefined) throw new UsageError('--forward serves a replica over stdio (one server per agent, each signing as its --agent); over --http, serve the mirror --read-only and let agents append to the primary.');
       if (ctx.values.agent !== undefined) throw new UsageError('--agent names a stdio server\'s agent; over --http each request is named by the agent that signs it.');
       if (ctx.values.channel !== undefined) throw new UsageError('--channel pushes into a stdio session; the HTTP hub has no channel to push into.');
       const { serveHttp } = await import('../http/serve-http.js');
@@ -120,6 +120,8 @@ Environment: P_E_RELAY_LOG=debug|info|warn|error|silent sets the log level.`,
         exitWithParent: ctx.values['exit-with-parent'] === true,
         command: invokedAs(undefined, ctx.env),
         checkpoints: checkpointsFor(ctx),
+        // Each append is signed for the primary as the agent that signed it here.
+        forward: await forwardOption(ctx),
       });
       return 0;
     }
@@ -130,8 +132,9 @@ Environment: P_E_RELAY_LOG=debug|info|warn|error|silent sets the log level.`,
     const agent = agentOption(ctx);
     const channel = ctx.values.channel === true || ctx.env.P_E_RELAY_CHANNEL === '1';
     if (channel && agent === undefined) throw new UsageError('--channel pushes to a named agent; add --agent NAME.');
-    const forward = await forwardOption(ctx, agent);
-    await serveStdio({ ...storeOptions(ctx), log: ctx.log, agent, channel, forward });
+    const primary = await forwardOption(ctx);
+    if (primary && agent === undefined) throw new UsageError('--forward over stdio signs each append as the agent this server serves, with its key: add --agent NAME (or set P_E_RELAY_AGENT), and put NAME.key in --keys.');
+    await serveStdio({ ...storeOptions(ctx), log: ctx.log, agent, channel, forward: primary && { primary, keys: ctx.keys } });
     return 0;
   },
 };
@@ -155,16 +158,15 @@ function agentOption(ctx: CommandContext): string | undefined {
   }
 }
 
-/** A replica's primary and keys (serve --forward), or undefined for any other server. */
-async function forwardOption(ctx: CommandContext, agent: string | undefined): Promise<{ primary: HubUrl; keys: string } | undefined> {
+/** A replica's primary (serve --forward), or undefined for any other server. */
+async function forwardOption(ctx: CommandContext): Promise<HubUrl | undefined> {
   if (ctx.values.forward !== true) return undefined;
   const url = stringOption(ctx, 'primary');
   if (url === undefined) throw new UsageError('--forward sends appends to the primary: add --primary URL, the hub as `serve --http` prints it (e.g. --primary http://hub.example:7077).');
   const { parseHubUrl } = await import('../bridge/hub-url.js');
   const primary = parseHubUrl(url);
   if (primary === null) throw new UsageError(`--primary "${url}" is not an http:// or https:// URL; with --forward give the primary hub's address, e.g. http://hub.example:7077.`);
-  if (agent === undefined) throw new UsageError('--forward signs each append as the agent this server serves, with its key: add --agent NAME (or set P_E_RELAY_AGENT), and put NAME.key in --keys.');
-  return { primary, keys: ctx.keys };
+  return primary;
 }
 
 function wakeOption(ctx: CommandContext): 'bells' | 'directory' {

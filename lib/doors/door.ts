@@ -106,8 +106,8 @@ export class Door {
       return { depositedBy, agent, release() {}, stored };
     }
     const hold = spends === null ? null : budget.spend(agent, spends, closed);
-    const cap = this.options.maxRecordBytes === undefined ? {} : { maxRecordBytes: this.options.maxRecordBytes };
-    return hold ? { depositedBy, agent, release: hold.release, signal: hold.signal, stored, ...cap } : { depositedBy, agent, release() {}, stored, ...cap };
+    const limits = { ...(this.options.maxRecordBytes === undefined ? {} : { maxRecordBytes: this.options.maxRecordBytes }), ...(forward ? { append: forward } : {}) };
+    return hold ? { depositedBy, agent, release: hold.release, signal: hold.signal, stored, ...limits } : { depositedBy, agent, release() {}, stored, ...limits };
   }
 
   /** Runs one call through the door: authorizes it, runs `body` with the grant, and gives back what it held. */

@@ -11,7 +11,7 @@ import { setMaxListeners } from 'node:events';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { RelayError } from '../errors.js';
 import type { Verifier } from '../auth/verify.js';
-import { Door, type Channel, type Budget, type Hold, type Spend } from '../doors/door.js';
+import { Door, type Appender, type Channel, type Budget, type Hold, type Spend } from '../doors/door.js';
 import { authenticate } from './authenticate.js';
 import { heldForAgent } from './connection-slots.js';
 import { RateLimiter, Slots, type Limits } from './limits.js';
@@ -34,6 +34,8 @@ export class HttpGate implements Budget {
     private readonly readOnly: RelayError | null = null,
     /** The largest record an append over HTTP may carry (body.ts). */
     private readonly recordCap?: number,
+    /** A replica's: where every append goes instead of the store (lib/replica/), signed as its agent. */
+    private readonly forwardAppends?: Appender,
   ) {
     // Every held wait and stream listens on the hub's signal (and its agent's):
     // hundreds of listeners are the design, not a leak.
@@ -99,7 +101,7 @@ export class HttpGate implements Budget {
     if (agent !== null) heldForAgent(req.socket);
     const gone = new AbortController();
     res.once('close', () => gone.abort());
-    return new Door({ channel, agent, closed: gone.signal, budget: this, maxRecordBytes: this.recordCap });
+    return new Door({ channel, agent, closed: gone.signal, budget: this, maxRecordBytes: this.recordCap, forwardAppends: this.forwardAppends });
   }
 
   spend(agent: string, spends: Spend, closed: AbortSignal): Hold | null {

@@ -43,7 +43,8 @@ export async function appendRecord({ req, res, url, ctx, body, door, facts }: Hu
   const idempotencyKey = Array.isArray(sent) ? sent.join(', ') : sent;
   const result = await door.run(facts, async (grant) => {
     if (grant.agent !== null) await ctx.store.agents.seen(grant.agent, 'signed');
-    const result = await ctx.store.append(body, { id, depositedBy: grant.depositedBy, idempotencyKey, agent: grant.agent ?? undefined });
+    const append = grant.append ?? ((bytes, options) => ctx.store.append(bytes, options)); // a replica's goes to its primary
+    const result = await append(body, { id, depositedBy: grant.depositedBy, idempotencyKey, agent: grant.agent ?? undefined });
     if (!result.replayed) grant.stored();
     return result;
   });

@@ -22,6 +22,8 @@ import { Listener, type ListenerOptions } from './listener.js';
 import { McpServerPool } from './mcp-server-pool.js';
 import { HubMetrics } from './metrics.js';
 import { rebindingGuard } from './rebinding.js';
+import type { HubUrl } from '../bridge/hub-url.js';
+import { primaryAppender } from '../replica/primary-appender.js';
 
 export { DEFAULT_HOST, DEFAULT_PORT };
 export { DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_CONNECTIONS_PER_ADDRESS } from './listener.js';
@@ -44,6 +46,8 @@ export interface HubOptions extends ListenerOptions {
   sseKeepAliveMs?: number;
   sseMaxBufferedBytes?: number;
   log?: Logger;
+  /** A replica (serve --http --forward): every append goes to this primary, signed as its agent with the key in `keys` (lib/replica/). */
+  forward?: HubUrl;
 }
 
 export interface Hub {
@@ -81,7 +85,7 @@ interface Parts {
   keys: KeyRing;
   /** Starts the signature guard's upkeep and opens the store (the hub says it is ready once the scan is done). */
   start(): void;
-  /** Ends every wait and stream and the guard's upkeep, and closes the keys' watcher. */
+  /** Ends every wait and stream and the guard's upkeep, and closes the keys' watcher and a replica's connections to its primary. */
   stop(): Promise<void>;
 }
 
@@ -94,7 +98,9 @@ async function openParts(options: HubOptions, log: Logger): Promise<Parts> {
   const guard = new ReplayGuard(store.paths.replay, { log, perAgentPerMinute: limits.signaturesPerMinute, holdsRecords });
   const metrics = new HubMetrics();
   const recordCap = options.recordCap ?? DEFAULT_RECORD_CAP;
-  const gate = new HttpGate(limits, { keys, guard }, metrics, store.readOnly ? readOnlyRefusal(store.primary) : null, recordCap);
+  // A replica's appends go to its primary; any other read-only hub refuses them.
+  const replica = options.forward ? primaryAppender({ primary: options.forward, keys: options.keys, store, log }) : null;
+  const gate = new HttpGate(limits, { keys, guard }, metrics, store.readOnly && !replica ? readOnlyRefusal(store.primary) : null, recordCap, replica?.append);
   keys.on('revoked', (agent) => gate.revoke(agent));
   // Every agent given a key is on the roster (SPEC §8d), so an append to one that has not called yet is not "unknown".
   for (const agent of await keys.agents()) await store.agents.roster.seen(agent, 'key');
@@ -121,10 +127,11 @@ async function openParts(options: HubOptions, log: Logger): Promise<Parts> {
         (err) => log.error(`cannot open the corpus: ${(err as Error).message}`),
       );
     },
-    stop() {
+    async stop() {
       gate.close();
       guard.stop();
-      return keys.close();
+      await replica?.close();
+      await keys.close();
     },
   };
 }

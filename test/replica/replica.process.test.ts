@@ -14,6 +14,7 @@ import { test, type TestContext } from 'node:test';
 import type { Client } from '@modelcontextprotocol/client';
 import { BIN, errorCode, killed, record, runCli, stdioClient, tempDir, textOf } from '../support/helpers.js';
 import { hubStore } from '../support/bridge-helpers.js';
+import { httpClient, sign } from '../support/http-helpers.js';
 import { spawnHub, type HubProcess } from '../support/hub-process.js';
 import { needs } from '../support/needs.js';
 
@@ -30,10 +31,12 @@ interface Bed {
   restart(): Promise<HubProcess>;
 }
 
-/** A primary hub with a key for alice, a mirror of it kept filled every 100 ms, and alice's stdio server on that mirror. */
-async function replicaBed(t: TestContext): Promise<Bed> {
+/** A primary hub with a key for alice, and a mirror of it kept filled every 100 ms, with alice's key copied there. */
+async function primaryAndMirror(t: TestContext) {
   const primary = await hubStore(t, { agents: ['alice'] });
-  let hub = await spawnHub({ ...primary, cleanup: t });
+  // No checkpoint records: the tests count the primary's records exactly.
+  const args = ['--checkpoint-every', '0'];
+  let hub = await spawnHub({ ...primary, args, cleanup: t });
   const dir = await tempDir(t, 'pe-replica-');
   const replica = path.join(dir, 'corpus');
   const keys = path.join(dir, 'keys');
@@ -46,9 +49,15 @@ async function replicaBed(t: TestContext): Promise<Bed> {
     follower.kill('SIGTERM');
     await killed(follower);
   });
-  const { client, stderr } = await stdioClient(t, replica, ['--forward', '--primary', hub.url, '--agent', 'alice', '--keys', keys]);
-  const restart = async () => (hub = await spawnHub({ ...primary, port: hub.port, cleanup: t }));
-  return { primary, get hub() { return hub; }, replica, client, stderr, restart };
+  const restart = async () => (hub = await spawnHub({ ...primary, args, port: hub.port, cleanup: t }));
+  return { primary, get hub() { return hub; }, replica, keys, restart };
+}
+
+/** primaryAndMirror, and alice's stdio server on the mirror. */
+async function replicaBed(t: TestContext): Promise<Bed> {
+  const bed = await primaryAndMirror(t);
+  const { client, stderr } = await stdioClient(t, bed.replica, ['--forward', '--primary', bed.hub.url, '--agent', 'alice', '--keys', bed.keys]);
+  return Object.assign(bed, { client, stderr });
 }
 
 function append(client: Client, bytes: string) {
@@ -56,7 +65,7 @@ function append(client: Client, bytes: string) {
 }
 
 /** The primary's record files, by name. */
-async function primaryRecords(bed: Bed): Promise<string[]> {
+async function primaryRecords(bed: { primary: { corpus: string } }): Promise<string[]> {
   return (await readdir(bed.primary.corpus)).filter((name) => /^relay-\d{4}$/.test(name)).sort();
 }
 
@@ -113,6 +122,28 @@ test('with the primary down, reads and waits answer from the replica, an append 
   const retried = await bed.client.callTool({ name: 'append_relay', arguments: { bytes, idempotency_key: details.idempotencyKey } });
   assert.deepEqual([(retried.structuredContent as { id: string }).id, (retried.structuredContent as { replayed?: boolean }).replayed], ['relay-0002', true]);
   assert.deepEqual(await primaryRecords(bed), ['relay-0001', 'relay-0002']);
+});
+
+test('over HTTP a replica forwards each signed append as its signer, over /mcp and REST alike, and answers its reads and waits', RSYNC, async (t) => {
+  const bed = await primaryAndMirror(t);
+  const replicaHub = await spawnHub({ corpus: bed.replica, keys: bed.keys, args: ['--forward', '--primary', bed.hub.url], until: 'scanned', cleanup: t });
+  assert.match(replicaHub.stderr(), /replica: .*primary at http:/);
+  const key = await readFile(path.join(bed.keys, 'alice.key'));
+  const client = await httpClient(t, replicaHub.url, { agent: 'alice', key: Buffer.from(key.toString('utf8').trim()) });
+  const waiting = client.callTool({ name: 'wait_for_relay', arguments: { after: 'relay-0000', timeout_ms: 30_000 } });
+  const viaMcp = await client.callTool({ name: 'append_relay', arguments: { bytes: record({ from: 'alice' }, 'over /mcp') } });
+  assert.equal(viaMcp.isError, undefined, textOf(viaMcp));
+  assert.equal((viaMcp.structuredContent as { id: string }).id, 'relay-0001');
+  assert.deepEqual(((await waiting).structuredContent as { appeared: { id: string }[] }).appeared.map((r) => r.id), ['relay-0001']);
+  const body = record({ from: 'alice' }, 'over REST');
+  const viaRest = await fetch(`${replicaHub.url}/relays`, { method: 'POST', body, headers: { Accept: 'application/json', Authorization: sign('alice', Buffer.from(key.toString('utf8').trim()), 'POST', body) } });
+  assert.equal(viaRest.status, 201, await viaRest.clone().text());
+  assert.equal(((await viaRest.json()) as { id: string }).id, 'relay-0002');
+  assert.deepEqual(await primaryRecords(bed), ['relay-0001', 'relay-0002']);
+  for (const id of ['relay-0001', 'relay-0002']) {
+    assert.match(await readFile(path.join(bed.primary.corpus, id), 'utf8'), /^provenance: as-received\ndeposited-by: mcp\/alice\n/, 'the primary verified alice\'s signature, put on by the replica');
+  }
+  assert.equal(await (await fetch(`${replicaHub.url}/relays/relay-0002`)).text(), await readFile(path.join(bed.primary.corpus, 'relay-0002'), 'utf8'));
 });
 
 test('serve --forward refuses, as bad usage, a replica with no agent to sign as or no primary URL to send to', async (t) => {
