@@ -29,6 +29,7 @@ import { scalingMarkdown, scalingSvg } from './lib/scaling.js';
 import { agentsSection } from './sections/agents.js';
 import { appendSection } from './sections/append.js';
 import { callsSection } from './sections/calls.js';
+import { checkpointsSection } from './sections/checkpoints.js';
 import { deliverySection } from './sections/delivery.js';
 import { httpSection } from './sections/http.js';
 import { onceSection } from './sections/once.js';
@@ -37,7 +38,7 @@ import { readsSection } from './sections/reads.js';
 import { startSection } from './sections/start.js';
 import { wakeSection } from './sections/wake.js';
 
-const SECTIONS: Section[] = [appendSection, wakeSection, deliverySection, agentsSection, callsSection, startSection, readsSection, peerSection, httpSection, onceSection];
+const SECTIONS: Section[] = [appendSection, wakeSection, deliverySection, agentsSection, callsSection, startSection, readsSection, peerSection, httpSection, onceSection, checkpointsSection];
 
 const { values } = parseArgs({
   options: {

@@ -18,6 +18,8 @@ import { CheckpointSchedule, CheckpointWriter } from '../../lib/store/checkpoint
 import { openStore, type RelayStore } from '../../lib/store/store.js';
 import { silentLogger } from '../../lib/log.js';
 import { record, runCli, tempStore } from '../support/helpers.js';
+import { keyFile, sign } from '../support/http-helpers.js';
+import { spawnHub } from '../support/hub-process.js';
 import { needs } from '../support/needs.js';
 
 const shape = idShape();
@@ -101,6 +103,27 @@ test('a hub writes a checkpoint after every N records it hears (serve --checkpoi
   for (const body of ['a', 'b', 'c']) await append(store, body);
   assert.equal(await written, 'relay-0004');
   assert.deepEqual((await checkpointAt(corpus, 'relay-0004')).listed.map((e) => e.n), [1, 2, 3]);
+});
+
+test('serve --http writes a checkpoint after every N records it stores, signed with keys/hub.key', async (t) => {
+  const { corpus, keys } = await tempStore(t);
+  await addKey(keys, 'hub');
+  await addKey(keys, 'scout-7');
+  const key = Buffer.from((await fs.readFile(keyFile(keys, 'scout-7'), 'utf8')).trim());
+  const hub = await spawnHub({ corpus, keys, args: ['--checkpoint-every', '2'], until: 'scanned', cleanup: t });
+  const watcher = await openStore({ corpus });
+  t.after(() => watcher.close());
+  const landed = watcher.wait({ after: 'relay-0000', filter: { kind: new Set(['checkpoint']) }, timeoutMs: 20_000 });
+  for (const body of ['a', 'b']) {
+    const bytes = record({ kind: 'note', from: 'scout-7' }, body);
+    const response = await fetch(`${hub.url}/relays`, { method: 'POST', body: bytes, headers: { authorization: sign('scout-7', key, 'POST', bytes) } });
+    assert.equal(response.status, 201, await response.text());
+  }
+  assert.deepEqual((await landed).appeared.map((a) => [a.id, a.from, a.depositedBy]), [['relay-0003', 'hub', 'hub']]);
+  await hub.stop();
+  assert.equal((await checkpointAt(corpus, 'relay-0003')).signature?.key, 'hub');
+  const run = await verify(corpus, ['--keys', keys]);
+  assert.match(run.stdout, /^complete and identical up to relay-0002 \(checkpoint relay-0003; 1 checkpoint, 1 signature checked\)$/m);
 });
 
 test('verify on the primary: complete and identical up to the newest checkpoint, and how many records lie after it', async (t) => {
