@@ -11,7 +11,8 @@ import path from 'node:path';
 import { test } from 'node:test';
 import { openStore } from '../../lib/store/store.js';
 import type { CallToolResult } from '@modelcontextprotocol/client';
-import { record, runCli, stdioClient, tempStore } from '../support/helpers.js';
+import { BIN, record, runCli, runProcess, stdioClient, tempStore } from '../support/helpers.js';
+import { needs, toolPath } from '../support/needs.js';
 
 async function seed(corpus: string, records: string[]): Promise<string[]> {
   const store = await openStore({ corpus, watch: 'none' });
@@ -109,4 +110,21 @@ test('the inbox and a named server\'s waits share the agent\'s mark: what one de
   assert.deepEqual((await wait()).appeared.map((a) => a.id), [q2]);
   await bob.callTool({ name: 'list_relays', arguments: {} }); // the proof
   assert.deepEqual(idsOf((await inbox(corpus, '--to', 'all', '--to', 'bob')).stdout), [], 'the loop had it: the hook does not print it');
+});
+
+test('a new mark is fsynced into its directory, and a new agent\'s directory into .state/marks/; a mark replaced is not synced again', needs('strace'), async (t) => {
+  const { corpus, dir } = await tempStore(t);
+  await seed(corpus, [record({ kind: 'note', from: 'planner', to: 'scout-7' })]);
+  // Every fsync of the inbox run and of its threads, with the path of what was synced.
+  const syncedBy = async (trace: string) => {
+    const run = await runProcess([toolPath('strace')!, '-f', '-y', '-e', 'trace=fsync', '-o', trace, process.execPath, BIN, 'inbox', '--corpus', corpus, '--to', 'scout-7', '--format', 'json']);
+    assert.equal(run.code, 0, run.stderr);
+    return [...(await readFile(trace, 'utf8')).matchAll(/fsync\(\d+<([^>]*)>\) = 0/g)].map((m) => path.relative(corpus, m[1]!));
+  };
+  const first = await syncedBy(path.join(dir, 'first.trace'));
+  assert.ok(first.includes(path.join('.state', 'marks')), `the agent's new directory: ${first.join(', ')}`);
+  assert.ok(first.includes(path.join('.state', 'marks', 'scout-7')), `the new mark: ${first.join(', ')}`);
+  await seed(corpus, [record({ kind: 'note', from: 'planner', to: 'scout-7' }, 'again')]);
+  const again = await syncedBy(path.join(dir, 'again.trace'));
+  assert.deepEqual(again.filter((file) => !file.endsWith('.tmp')), [], 'the mark moved: its bytes synced, no directory');
 });

@@ -25,6 +25,12 @@ const TOOLS = {
   rsync: { names: ['rsync'], install: 'apt-get install -y rsync' },
   chromium: { names: ['chromium', 'chromium-browser'], install: 'apt-get install -y chromium' },
   cc: { names: ['cc', 'gcc'], install: 'apt-get install -y gcc libc6-dev' },
+  strace: {
+    names: ['strace'],
+    // A container without ptrace has strace on PATH but cannot trace.
+    works: (file, env) => spawnSync(file, ['-o', '/dev/null', 'true'], { env, stdio: 'ignore' }).status === 0,
+    install: 'apt-get install -y strace',
+  },
   'python3-venv': {
     names: ['python3'],
     // Debian's python3 lacks venv's ensurepip until python3-venv is installed.

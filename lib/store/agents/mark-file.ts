@@ -94,9 +94,14 @@ export function formatMark(mark: Mark, shape: IdShape, filterText?: string): str
  * name, created exclusively (O_EXCL also refuses to open through a symlink
  * planted there), fsynced, then renamed over the mark. rename() replaces
  * whatever the path held (a symlink is replaced, not followed), so a reader
- * sees the old mark or the new one.
+ * sees the old mark or the new one. A mark that was not there before is a
+ * new entry in its directory, which is fsynced too: after a power cut a new
+ * mark that vanished would start the set over from the store's head, and the
+ * broadcasts delivered before would count as never sent to it. (Replacing an
+ * existing mark is not synced: losing that rename delivers again, not less.)
  */
 export async function writeMarkFile(file: string, text: string): Promise<void> {
+  const isNew = await fs.lstat(file).then(() => false, () => true);
   const temp = path.join(path.dirname(file), `.${path.basename(file)}.${randomBytes(12).toString('hex')}.tmp`);
   const handle = await fs.open(temp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600);
   try {
@@ -114,5 +119,19 @@ export async function writeMarkFile(file: string, text: string): Promise<void> {
     await fs.unlink(temp).catch(() => {});
     if ((err as NodeJS.ErrnoException).code === 'EISDIR') throw badMark(file, 'it is a directory');
     throw err;
+  }
+  if (isNew) await syncDirectory(path.dirname(file));
+}
+
+/** fsyncs a directory that gained an entry; where directories cannot be synced (some network filesystems), nothing more can be done. */
+export async function syncDirectory(dir: string): Promise<void> {
+  const handle = await fs.open(dir, constants.O_RDONLY | constants.O_DIRECTORY);
+  try {
+    await handle.sync();
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code !== 'EINVAL' && code !== 'ENOTSUP' && code !== 'EPERM') throw err;
+  } finally {
+    await handle.close();
   }
 }

@@ -25,7 +25,7 @@ import type { Logger } from '../../log.js';
 import type { RecordFilter } from '../../model/filter.js';
 import type { IdShape } from '../../model/ids.js';
 import { filterKey, filterText } from './filter-key.js';
-import { badMark, formatMark, MAX_DELIVERED, readMarkFile, writeMarkFile, type Mark } from './mark-file.js';
+import { badMark, formatMark, MAX_DELIVERED, readMarkFile, syncDirectory, writeMarkFile, type Mark } from './mark-file.js';
 
 const LEGACY = '@legacy';
 /** Receipts look through at most this many agents' marks. */
@@ -150,7 +150,11 @@ export class AgentMarks {
       });
       this.log.info(`moved the mark ${dir} aside to ${agent}${LEGACY}: marks are kept per filter set now, and it seeds the new ones`);
     } else if (stat && !stat.isDirectory()) throw badMark(dir, 'it is not a directory (a FIFO, a device or a socket)');
-    await fs.mkdir(dir, { recursive: true, mode: 0o700 });
+    // A new agent's directory is a new entry in .state/marks/: synced, as its first mark will be (mark-file.ts).
+    if (!stat?.isDirectory()) {
+      await fs.mkdir(dir, { recursive: true, mode: 0o700 });
+      await syncDirectory(this.dir);
+    }
     this.ready.add(agent);
   }
 }
