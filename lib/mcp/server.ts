@@ -97,7 +97,7 @@ function registerTools(server: McpServer, facts: ToolFacts, serving: Serving | n
         inputSchema: withoutDialect(countingRefusals(z.object(input), () => serving?.door.current?.refused('invalid_arguments'))),
         ...(output ? { outputSchema: withoutDialect(z.object(output)) } : {}),
         // No annotations.title: the tool's own title says it, and MCP shows that one first.
-        annotations: { ...tool.hints },
+        annotations: { ...(typeof tool.hints === 'function' ? tool.hints(facts) : tool.hints) },
       },
       (args: Record<string, unknown>, ctx: ServerContext) => call(tool, args, ctx, serving, facts.agent),
     );

@@ -59,3 +59,9 @@ test('append_relay names the refusals that change the next step; the rest say wh
   assert.match(text, /Its from: is scout-7 or absent \(another name: from_mismatch\)/);
   for (const code of ['bad_record', 'too_large', 'from_mismatch', 'rate_limited', 'disk_full', 'store_unavailable', 'read_only']) assert.match(text, new RegExp(`\\b${code}\\b`), code);
 });
+
+test('wait_for_relay\'s hints are true to a named wait, which moves the agent\'s mark: not read-only, not idempotent, not destructive; unnamed it stays read-only', async () => {
+  const hintsOf = async (listing: typeof named) => (await listing).tools.find((tool) => tool.name === 'wait_for_relay')!.annotations;
+  assert.deepEqual(await hintsOf(named), { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false });
+  assert.deepEqual(await hintsOf(unnamed), { readOnlyHint: true, idempotentHint: true, openWorldHint: false });
+});

@@ -15,7 +15,11 @@ import type { Admission, Grant } from '../../doors/door.js';
 export interface ToolFacts {
   readonly shape: IdShape;
   readonly maxRecordBytes: number;
-  /** The HTTP door's record cap (--record-cap), which a record sent through it meets before the store's limit; absent over stdio. */
+  /**
+   * The HTTP door's record cap (--record-cap), which a record sent through it
+   * meets before the store's limit; absent over stdio. Present exactly where
+   * every call is signed by an agent (the hub, and lists stated as the hub would).
+   */
   readonly requestCap?: number;
   /**
    * The agent this server serves (`serve --agent NAME`), or absent. A named
@@ -38,6 +42,11 @@ export interface ToolHints {
   destructiveHint?: boolean;
   idempotentHint: boolean;
   openWorldHint: boolean;
+}
+
+/** Whether the calls may come from a named agent: a named stdio server, or a door where every call is signed. */
+export function servesAgents(facts: ToolFacts): boolean {
+  return facts.agent !== undefined || facts.requestCap !== undefined;
 }
 
 /** What the doors need to know about a tool, besides its contract. */
@@ -70,7 +79,8 @@ export interface Answer {
 export interface ToolDefinition<Input extends z.ZodRawShape = z.ZodRawShape> {
   readonly name: string;
   readonly title: string;
-  readonly hints: ToolHints;
+  /** Its hints, or what they are for these facts (a wait moves a named agent's mark). */
+  readonly hints: ToolHints | ((facts: ToolFacts) => ToolHints);
   readonly door: DoorFacts;
   contract(facts: ToolFacts): ToolContract<Input>;
   /** Runs the call against the store; a refusal is a thrown RelayError. */

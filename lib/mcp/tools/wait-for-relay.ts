@@ -6,13 +6,14 @@ import type { IdShape } from '../../model/ids.js';
 import { bare, claimFields, depositedAtField, filterParams, linkFields, namedFilterParams, namedRepliesTo, provenanceValues, recordIdField, waitRepliesTo } from './shared.js';
 import { openInboxWait } from '../channel/inbox-waits.js';
 import { rosterLine, rosterNews } from './roster-news.js';
-import { defineTool } from './tool.js';
+import { defineTool, servesAgents } from './tool.js';
 import { behindNewest } from '../../store/checkpoint-frontier.js';
 
 export const waitForRelay = defineTool({
   name: 'wait_for_relay',
   title: 'Wait for new records',
-  hints: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
+  // A named agent's wait without after delivers from its mark and moves it: the next call gets the next records.
+  hints: (facts) => (servesAgents(facts) ? { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false } : { readOnlyHint: true, idempotentHint: true, openWorldHint: false }),
   // It holds a connection open: signed over HTTP, a wait slot while it blocks,
   // progress while it waits, and the hub answers within its clamped window.
   door: {
