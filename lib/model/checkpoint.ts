@@ -23,13 +23,23 @@
  * only say *which* record differs; the chain is what proves. Pure: no disk
  * (node:crypto is fetched on first use, as in deposit.ts).
  */
+import type { RecordFilter } from './filter.js';
 import type { IdShape } from './ids.js';
 import { FIRST_LINE } from './record.js';
+import type { RecordMeta } from './record-index.js';
 
 export const CHECKPOINT_KIND = 'checkpoint';
 /** The deposited-by of a checkpoint: the hub itself, no channel. A `kind: checkpoint` record deposited by anything else is an agent's, and is no checkpoint. */
 export const CHECKPOINT_DEPOSITOR = 'hub';
 export const CHECKPOINT_FROM = 'hub';
+/** The index's first look for checkpoints: by kind (isCheckpoint then checks who deposited it). */
+export const CHECKPOINT_FILTER: RecordFilter = { kind: new Set([CHECKPOINT_KIND]) };
+
+/** A hub checkpoint, as the index describes it: kind checkpoint and deposited by the hub itself. */
+export function isCheckpoint(meta: RecordMeta): boolean {
+  return meta.kind === CHECKPOINT_KIND && meta.depositedBy === CHECKPOINT_DEPOSITOR;
+}
+
 export const GENESIS_CHAIN = `sha256:${'0'.repeat(64)}`;
 /** Hex digits of each record's digest in the body: enough to name the record that differs, not to prove it (the chain does). */
 export const SHORT_DIGEST_HEX = 16;

@@ -13,8 +13,7 @@
  *   Walked once, then only the checkpoints that landed since.
  */
 import { splitRecordFile } from '../model/deposit.js';
-import { chainOf, GENESIS_CHAIN, parseCheckpoint, type Checkpoint, type CheckpointEntry } from '../model/checkpoint.js';
-import { CHECKPOINT_FILTER, isCheckpointMeta } from './checkpoint-writer.js';
+import { chainOf, CHECKPOINT_FILTER, GENESIS_CHAIN, isCheckpoint, parseCheckpoint, type Checkpoint, type CheckpointEntry } from '../model/checkpoint.js';
 import type { RelayStore } from './store.js';
 
 /** How many not-held ids a "behind" names; the count says the rest. */
@@ -27,28 +26,28 @@ export interface Behind {
   ids: string[];
 }
 
-/** The newest hub checkpoint held (an agent's `kind: checkpoint` passed over), parsed; null when there is none. */
-export async function newestCheckpoint(store: RelayStore): Promise<{ n: number; checkpoint: Checkpoint } | null> {
+/** Agents' records of kind checkpoint passed over, at most, looking for the hub's newest. */
+const LOOK_BACK = 64;
+
+/** The newest hub checkpoint held (an agent's `kind: checkpoint` passed over), parsed, or why it cannot be; null when there is none. */
+export async function newestCheckpoint(store: RelayStore): Promise<{ n: number; checkpoint: Checkpoint | { invalid: string } } | null> {
   let seen = -1;
-  for (let count = 1; count <= 64; count++) {
+  for (let count = 1; count <= LOOK_BACK; count++) {
     const held = store.eachHeldAfter(store.markBeforeNewest(count, CHECKPOINT_FILTER), CHECKPOINT_FILTER).next();
     if (held.done || held.value.n === seen) return null;
     seen = held.value.n;
-    if (!isCheckpointMeta(held.value.meta)) continue;
-    const checkpoint = await readCheckpoint(store, held.value.n);
-    return checkpoint && { n: held.value.n, checkpoint };
+    if (isCheckpoint(held.value.meta)) return { n: held.value.n, checkpoint: await readCheckpoint(store, held.value.n) };
   }
   return null;
 }
 
-const parsed = new WeakMap<RelayStore, { n: number; checkpoint: Checkpoint | null }>();
+const parsed = new WeakMap<RelayStore, { n: number; checkpoint: Checkpoint | { invalid: string } }>();
 
-/** One checkpoint's fields from its file (the last one read is kept: waits ask for the newest again and again). */
-async function readCheckpoint(store: RelayStore, n: number): Promise<Checkpoint | null> {
+/** One checkpoint's fields from its file (the last one read is kept: waits and the writer ask for the newest again and again). */
+async function readCheckpoint(store: RelayStore, n: number): Promise<Checkpoint | { invalid: string }> {
   const kept = parsed.get(store);
   if (kept?.n === n) return kept.checkpoint;
-  const fields = parseCheckpoint(splitRecordFile(await store.read(store.shape.format(n))).record, store.shape);
-  const checkpoint = 'invalid' in fields ? null : fields;
+  const checkpoint = parseCheckpoint(splitRecordFile(await store.read(store.shape.format(n))).record, store.shape);
   parsed.set(store, { n, checkpoint });
   return checkpoint;
 }
@@ -56,7 +55,7 @@ async function readCheckpoint(store: RelayStore, n: number): Promise<Checkpoint 
 /** The records the newest checkpoint held here lists and this store does not hold; null when it holds them all (or has no checkpoint). */
 export async function behindNewest(store: RelayStore): Promise<Behind | null> {
   const newest = await newestCheckpoint(store).catch(() => null);
-  if (newest === null) return null;
+  if (newest === null || 'invalid' in newest.checkpoint) return null;
   const ids: string[] = [];
   let count = 0;
   for (const { n } of newest.checkpoint.listed) {
@@ -107,10 +106,10 @@ export class CheckpointFrontier {
     await store.exists(store.shape.format(0)); // every store call first indexes what other processes appended
     if (this.problem) return;
     for (const { n, meta } of store.heldAfter(this.link.id, CHECKPOINT_FILTER)) {
-      if (!isCheckpointMeta(meta)) continue;
+      if (!isCheckpoint(meta)) continue;
       const c = await readCheckpoint(store, n);
       const id = store.shape.format(n);
-      if (c === null) return void (this.problem = { checkpoint: id, why: 'it cannot be read as a checkpoint' });
+      if ('invalid' in c) return void (this.problem = { checkpoint: id, why: `it cannot be read as a checkpoint: ${c.invalid}` });
       if (c.previous.id !== this.link.id || (c.previous.id !== 0 && c.previous.chain !== this.link.chain)) {
         return void (this.problem = { checkpoint: id, why: `it follows ${store.shape.format(c.previous.id)} with another chain than the one held here: a fork` });
       }

@@ -17,32 +17,13 @@
  */
 import { isRelayError } from '../errors.js';
 import type { Logger } from '../log.js';
-import { splitRecordFile } from '../model/deposit.js';
-import {
-  buildCheckpoint,
-  CHECKPOINT_DEPOSITOR,
-  CHECKPOINT_KIND,
-  checkpointKey,
-  GENESIS_CHAIN,
-  MAX_CHECKPOINT_RECORDS,
-  parseCheckpoint,
-  SHORT_DIGEST_HEX,
-  type ChainLink,
-  type CheckpointEntry,
-} from '../model/checkpoint.js';
-import type { RecordFilter } from '../model/filter.js';
+import { buildCheckpoint, CHECKPOINT_DEPOSITOR, checkpointKey, GENESIS_CHAIN, isCheckpoint, MAX_CHECKPOINT_RECORDS, SHORT_DIGEST_HEX, type ChainLink, type CheckpointEntry } from '../model/checkpoint.js';
 import type { RecordMeta } from '../model/record-index.js';
+import { newestCheckpoint } from './checkpoint-frontier.js';
 import type { RelayStore } from './store.js';
 
 /** The hub's own key (keys/<name>.key), or null for unsigned checkpoints. */
 export type CheckpointSigner = () => Promise<{ name: string; key: Uint8Array } | null>;
-
-export const CHECKPOINT_FILTER: RecordFilter = { kind: new Set([CHECKPOINT_KIND]) };
-
-/** A hub checkpoint, as the index describes it: kind checkpoint and deposited by the hub itself. */
-export function isCheckpointMeta(meta: RecordMeta): boolean {
-  return meta.kind === CHECKPOINT_KIND && meta.depositedBy === CHECKPOINT_DEPOSITOR;
-}
 
 /** The newest hub checkpoint this store holds: its id, its chain and the last id it covers. */
 export interface LatestCheckpoint {
@@ -51,13 +32,8 @@ export interface LatestCheckpoint {
 }
 
 const NONE: LatestCheckpoint = { link: { id: 0, chain: GENESIS_CHAIN }, last: 0 };
-/** Agents' records of kind checkpoint passed over, at most, looking for the hub's newest. */
-const LOOK_BACK = 64;
 
 export class CheckpointWriter {
-  /** The newest checkpoint as last read (reading one means reading its file). */
-  private known: LatestCheckpoint = NONE;
-
   constructor(
     private readonly store: RelayStore,
     private readonly signer: CheckpointSigner,
@@ -103,7 +79,7 @@ export class CheckpointWriter {
     const max = this.maxEntries();
     for (const { n, meta } of this.store.eachHeldAfter(last)) {
       entries.push({ n, digest: meta.digest });
-      if (!isCheckpointMeta(meta)) news = true;
+      if (!isCheckpoint(meta)) news = true;
       if (entries.length === max) break;
     }
     return news ? entries : [];
@@ -115,23 +91,14 @@ export class CheckpointWriter {
     return Math.max(1, Math.min(MAX_CHECKPOINT_RECORDS, Math.floor((this.store.maxRecordBytes - 1024) / line)));
   }
 
-  /** The newest hub checkpoint held: found from the end of the index, read only when it is not the one known. */
+  /** The newest hub checkpoint held (checkpoint-frontier.ts finds it from the end of the index). */
   async latest(): Promise<LatestCheckpoint> {
-    const store = this.store;
-    let seen = -1;
-    for (let count = 1; count <= LOOK_BACK; count++) {
-      const held = store.eachHeldAfter(store.markBeforeNewest(count, CHECKPOINT_FILTER), CHECKPOINT_FILTER).next();
-      if (held.done || held.value.n === seen) return NONE;
-      seen = held.value.n;
-      if (!isCheckpointMeta(held.value.meta)) continue; // an agent's record of kind checkpoint: no checkpoint
-      if (held.value.n === this.known.link.id) return this.known;
-      const id = store.shape.format(held.value.n);
-      const parsed = parseCheckpoint(splitRecordFile(await store.read(id)).record, store.shape);
-      if ('invalid' in parsed) throw new Error(`${id} was deposited as a checkpoint but cannot be read as one (${parsed.invalid}); no checkpoint can follow it until it is looked at (p-e-relay verify)`);
-      this.known = { link: { id: held.value.n, chain: parsed.chain }, last: parsed.last };
-      return this.known;
-    }
-    return NONE;
+    const newest = await newestCheckpoint(this.store);
+    if (newest === null) return NONE;
+    const id = this.store.shape.format(newest.n);
+    // Starting over from none would only be refused (checkpoint-after-relay-0000 is taken): say why instead.
+    if ('invalid' in newest.checkpoint) throw new Error(`${id} was deposited as a checkpoint but cannot be read as one (${newest.checkpoint.invalid}); no checkpoint can follow it until it is looked at (p-e-relay verify)`);
+    return { link: { id: newest.n, chain: newest.checkpoint.chain }, last: newest.checkpoint.last };
   }
 }
 
@@ -156,7 +123,7 @@ export class CheckpointSchedule {
   private timer: NodeJS.Timeout | null = null;
   private closed = false;
   private readonly onRecord = (meta: RecordMeta) => {
-    if (isCheckpointMeta(meta)) this.heard = 0;
+    if (isCheckpoint(meta)) this.heard = 0;
     else if (++this.heard >= this.cadence.every) this.run();
   };
 
