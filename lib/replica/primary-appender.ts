@@ -106,17 +106,13 @@ function storedOrRefused(result: CallToolResult, primary: HubUrl): AppendResult 
     const { code, ...details } = (result._meta?.[ERROR_META_KEY] ?? {}) as { code?: unknown } & Record<string, unknown>;
     const text = result.content.map((c) => (c.type === 'text' ? c.text : '')).join('');
     if (typeof code === 'string' && Object.hasOwn(ERROR_STATUS, code)) {
-      return thrown(new RelayError(code as ErrorCode, text.startsWith(`${code}: `) ? text.slice(code.length + 2) : text, details));
+      throw new RelayError(code as ErrorCode, text.startsWith(`${code}: `) ? text.slice(code.length + 2) : text, details);
     }
-    return thrown(new RelayError('hub_error', `The primary at ${primary.base} refused the append with a code this replica does not know (${String(code)}): ${text}`, { hubCode: code ?? null }));
+    throw new RelayError('hub_error', `The primary at ${primary.base} refused the append with a code this replica does not know (${String(code)}), so nothing was stored: ${text}`, { hubCode: code ?? null });
   }
   const stored = result.structuredContent as AppendResult | undefined;
-  if (typeof stored?.id !== 'string') return thrown(new RelayError('hub_error', `The primary at ${primary.base} answered the append without the record's id, so its outcome is unknown. Check that --primary points at a p-e-relay hub; look (list_relays) before sending it again.`));
+  if (typeof stored?.id !== 'string') throw new RelayError('hub_error', `The primary at ${primary.base} answered the append without the record's id, so its outcome is unknown. Check that --primary points at a p-e-relay hub; look (list_relays) before sending it again.`);
   return stored;
-}
-
-function thrown(err: RelayError): never {
-  throw err;
 }
 
 /** Why the append did not reach the primary (or its answer did not come back), in the replica's words, naming the key to resend it under. */
