@@ -60,3 +60,16 @@ test('a key file the replica cannot use refuses key_unusable naming the file, an
   await assert.rejects(replica.append(Buffer.from(record()), { depositedBy: 'mcp', agent: 'alice' }), (err: { code?: string; message: string }) => err.code === 'key_unusable' && err.message.includes(path.join(empty, 'alice.key')));
   assert.equal(primary.store.size, 0);
 });
+
+test('an unkeyed answer forwarded twice lands once: the replica keys it as the hub keys a signed agent\'s answer', async (t) => {
+  const { primary, mirror, keys } = await setUp(t);
+  const replica = primaryAppender({ primary: parseHubUrl(primary.url)!, keys, store: mirror, log: WARN([]), arrivalWaitMs: 50 });
+  t.after(() => replica.close());
+  const question = await primary.store.append(Buffer.from(record({ kind: 'question', from: 'bob', to: 'alice' })), { depositedBy: 'cli/test' });
+  const answer = Buffer.from(record({ kind: 'answer', from: 'alice', to: 'bob', parent: question.id }, '42'));
+  const first = await replica.append(answer, { depositedBy: 'mcp', agent: 'alice' });
+  const again = await replica.append(answer, { depositedBy: 'mcp', agent: 'alice' });
+  assert.deepEqual([again.id, again.replayed], [first.id, true]);
+  assert.match((await primary.store.read(first.id)).toString('utf8'), new RegExp(`\\nidempotency-key: alice/answer/${question.id}\\n`));
+  assert.equal(primary.store.size, 2);
+});
