@@ -134,7 +134,7 @@ function agentMark(store: RelayStore, names: string[], peek: boolean): Place {
 /** `--mark FILE`: a mark where the caller says; none yet means from the start. Read and written as safely as the agents' own. */
 function fileMark(store: RelayStore, file: string): Place {
   return {
-    read: async () => (await readMarkFile(file, store.shape)) ?? { after: 0, namedOnlyThrough: 0, delivered: [] },
+    read: async () => (await store.agents.marks.vouched(file, await readMarkFile(file, store.shape))) ?? { after: 0, namedOnlyThrough: 0, delivered: [] },
     deliverThrough: async (n) => {
       await fs.mkdir(path.dirname(file), { recursive: true });
       await writeMarkFile(file, formatMark({ after: n, namedOnlyThrough: 0, delivered: [] }, store.shape));

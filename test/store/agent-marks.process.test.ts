@@ -128,3 +128,18 @@ test('a new mark is fsynced into its directory, and a new agent\'s directory int
   const again = await syncedBy(path.join(dir, 'again.trace'));
   assert.deepEqual(again.filter((file) => !file.endsWith('.tmp')), [], 'the mark moved: its bytes synced, no directory');
 });
+
+test('a mark ahead of the store (relay-0099 in a store of two records) is refused bad_mark naming the newest id, and the record that lands next is not skipped', async (t) => {
+  const { corpus } = await tempStore(t);
+  await seed(corpus, [1, 2].map((i) => record({ kind: 'note', from: 'planner', to: 'scout-7' }, `note ${i}`)));
+  await mkdir(path.join(marks(corpus), 'scout-7'), { recursive: true });
+  const file = path.join(marks(corpus), 'scout-7', 'to=scout-7');
+  await writeFile(file, 'relay-0099\n');
+  const [third] = await seed(corpus, [record({ kind: 'note', from: 'planner', to: 'scout-7' }, 'note 3')]);
+  const refused = await inbox(corpus, '--to', 'scout-7');
+  assert.equal(refused.code, 1, refused.stderr);
+  assert.match(refused.stderr, /it says relay-0099, ahead of this store \(the newest id it has reached is relay-0003\)/);
+  assert.equal(await readFile(file, 'utf8'), 'relay-0099\n', 'the mark did not move');
+  await writeFile(file, 'relay-0002\n');
+  assert.deepEqual(idsOf((await inbox(corpus, '--to', 'scout-7')).stdout), [third]);
+});

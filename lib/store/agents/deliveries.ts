@@ -56,7 +56,7 @@ export class AgentDeliveries {
     dirs: { marks: string; roster: string },
     private readonly log: Logger,
   ) {
-    this.marks = new AgentMarks(dirs.marks, store.shape, () => store.head, log);
+    this.marks = new AgentMarks(dirs.marks, store.shape, () => store.head, log, (n) => store.markOf(store.shape.format(n)));
     this.roster = new Roster(dirs.roster, log);
   }
 

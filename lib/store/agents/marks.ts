@@ -18,9 +18,16 @@
  * A mark only moves forward: a write takes the larger of what it holds and
  * what is on disk (two servers of one agent at once), and a single delivery
  * above it (a push) is kept in its `delivered` line until the mark passes it.
+ *
+ * A mark read for a delivery must not be ahead of the store (a corpus put
+ * back from an older copy, a mark written by hand): a delivery from it would
+ * skip, silently and for good, every record that lands up to it. It is
+ * checked as a wait's `after` is (after-mark.ts), and refused `bad_mark`,
+ * since the agent passed no id it could correct: the file is what is wrong.
  */
 import fs from 'node:fs/promises';
 import path from 'node:path';
+import { RelayError } from '../../errors.js';
 import type { Logger } from '../../log.js';
 import type { RecordFilter } from '../../model/filter.js';
 import type { IdShape } from '../../model/ids.js';
@@ -43,6 +50,8 @@ export class AgentMarks {
     /** The store's highest id now: where a new mark's broadcasts start. */
     private readonly head: () => number,
     private readonly log: Logger,
+    /** Resolves when the store has reached id `n`; refuses `id_ahead` when a delivery after it would skip (RelayStore.markOf). */
+    private readonly reached: (n: number) => Promise<unknown> = async () => {},
   ) {}
 
   /** The mark's path (the agent name is of the checked shape: it names a directory). */
@@ -58,14 +67,27 @@ export class AgentMarks {
   async read(agent: string, filter: RecordFilter | null): Promise<Mark> {
     await this.prepare(agent);
     const file = this.file(agent, filter);
-    const mark = await readMarkFile(file, this.shape);
+    const mark = await this.vouched(file, await readMarkFile(file, this.shape));
     if (mark) return mark;
     return this.update(agent, filter, (current) => current);
   }
 
   /** The mark as it is, or as it would be made now; nothing is written (inbox --peek). */
   async current(agent: string, filter: RecordFilter | null): Promise<Mark> {
-    return (await readMarkFile(this.file(agent, filter), this.shape)) ?? (await this.fresh(agent));
+    const file = this.file(agent, filter);
+    return (await this.vouched(file, await readMarkFile(file, this.shape))) ?? (await this.fresh(agent));
+  }
+
+  /** A mark read from `file` for a delivery, refused bad_mark when it is ahead of the store. */
+  async vouched(file: string, mark: Mark | null): Promise<Mark | null> {
+    if (mark === null) return null;
+    try {
+      await this.reached(mark.after);
+    } catch (err) {
+      if (!(err instanceof RelayError && err.code === 'id_ahead')) throw err;
+      throw badMark(file, `it says ${this.shape.format(mark.after)}, ahead of this store (the newest id it has reached is ${String(err.details.newest)}), so a delivery from it would skip every record that lands up to it`);
+    }
+    return mark;
   }
 
   /** The agents that have marks here (at most MAX_AGENTS_LISTED, by name). */
