@@ -1,129 +1,47 @@
 /**
  * What one server process knows about the corpus, held in memory: which ids
  * are held, what each held record claims, who names whom. It answers exists,
- * list_relays and list_replies without touching the disk. Pure: the store
- * feeds it from its snapshot, its scan, its own appends and the watcher.
+ * list_relays and list_replies without touching the disk: the store feeds it
+ * from its snapshot, its scan, its own appends and the watcher. KNOWN_MISSING
+ * is derived, never stored by hand: an id named in parent:/ref: of a held,
+ * checked record and not held itself. Compact, because every process of a
+ * swarm holds one: no object per record (index-columns.ts has the rows;
+ * docs/performance-tables.md the bytes per record).
  *
- * KNOWN_MISSING is derived, never stored by hand: an id named in parent:/ref:
- * of a held record and not held itself.
- *
- * Compact, because every process of a swarm holds one and a corpus only
- * grows: no object per record. Each record has a slot, and a slot is a row
- * of typed-array columns (ids as numbers, names as numbers into one
- * StringTable, the digest as 32 bytes). RecordMeta objects are made only when
- * asked for. `docs/performance-tables.md` has the bytes per record, measured.
+ * An unverified row (`addUnverified`) holds a record as a first look found
+ * it: claiming what its header lines say, no deposit kept, no part in the
+ * checked naming chains. A query that needs more (its meta, a filter its
+ * header matches, who names an id, the missing ids) has it verified first,
+ * through the one callback here (the lazy indexer's `Verifier`). A check can
+ * only take claims away (a damaged file claims nothing), so a filter its
+ * header cannot match is decided without one.
  */
-import type { Deposit, Provenance } from './deposit.js';
+import type { Deposit } from './deposit.js';
 import { matches, parseRecipients, type RecordFilter } from './filter.js';
 import { idShape } from './ids.js';
-import { MAX_NAMED_IDS, type RecordClaims } from './record.js';
+import { AUTHORED, HAS_PARENT, IndexColumns, UNVERIFIED, WHOLE, type IndexImage } from './index-columns.js';
+import { NamingChains } from './naming-chains.js';
+import type { RecordClaims } from './record.js';
+import { depositorLabel, distinctNamed, entryOf, type IndexEntry } from './record-meta.js';
 import { StringTable } from './string-table.js';
+
+export type { IndexImage } from './index-columns.js';
+export type { IndexEntry, RecordMeta } from './record-meta.js';
 
 export type IdState = 'PRESENT' | 'KNOWN_MISSING' | 'UNKNOWN';
 
-export interface RecordMeta {
-  id: string;
-  kind: string | null;
-  from: string | null;
-  to: string | null;
-  /** The id in parent:, or null. */
-  parent: string | null;
-  /** The other ids named in ref:, in first-seen order. */
-  refs: string[];
-  depositedBy: string;
-  /** The `agent:` deposit key a named stdio server wrote (stated, not verified); absent otherwise. */
-  agent?: string;
-  provenance: Provenance;
-  depositedAt: string;
-  digest: string;
-}
-
-export interface IndexEntry {
-  n: number;
-  /** null when the file is held but damaged: its claims cannot be trusted. */
-  meta: RecordMeta | null;
-  /** The id in parent:, or null. */
-  parent: number | null;
-  /** Every id named in parent:/ref:, distinct, the parent first. */
-  named: number[];
-}
-
-/** A slot's flags. */
-const WHOLE = 1;
-const AUTHORED = 2;
-/** The first named id is the parent. */
-const HAS_PARENT = 4;
 /**
- * Held, its claims as a header read found them, its file not checked yet
- * (no digest, no deposit): `addUnverified`. Such a row decides what its
- * claims cannot match; whatever they might match is checked first (`verify`).
- */
-const UNVERIFIED = 8;
-const DIGEST_BYTES = 32;
-const CANONICAL_DIGEST = /^sha256:[0-9a-f]{64}$/;
-
-/**
- * The whole index as flat columns in id order: what a snapshot stores, and
- * what an index is rebuilt from. Position i describes ids[i].
- */
-export interface IndexImage {
-  highWater: number;
-  ids: Int32Array;
-  flags: Uint8Array;
-  kind: Uint32Array;
-  from: Uint32Array;
-  to: Uint32Array;
-  depositedBy: Uint32Array;
-  /** deposited-at as epoch milliseconds; NaN when its text is not one toISOString() gives back (see odd). */
-  depositedAt: Float64Array;
-  /** 32 bytes per record; zeros when the digest text is not canonical (see odd). */
-  digest: Uint8Array;
-  namedCount: Uint8Array;
-  /** Every record's named ids, concatenated in id order. */
-  named: Int32Array;
-  /** The string table after null (string n is strings[n - 1]). */
-  strings: string[];
-  /** Records whose deposited-at or digest text is kept as text: [position, depositedAt or null, digest or null]. */
-  odd: [number, string | null, string | null][];
-}
-
-/**
- * Checks the file of unverified record `n` when a query needs its verified
+ * Checks the file of unverified record `n` when a query needs its checked
  * row: answers by calling `verified` (whole, or damaged) or `remove` (gone)
  * on the index, synchronously.
  */
 export type Verifier = (n: number) => void;
 
 export class RecordIndex {
-  private strings: StringTable;
-  /** Held ids ascending, and the slot of each; `count` of them are in use. */
-  private ids = new Int32Array(256);
-  private slotAt = new Int32Array(256);
-  private count = 0;
-  /** Slots handed out so far (a removed record's slot is not reused). */
-  private slots = 0;
-  private flags = new Uint8Array(256);
-  private kind = new Uint32Array(256);
-  private from = new Uint32Array(256);
-  private to = new Uint32Array(256);
-  private depositedBy = new Uint32Array(256);
-  private depositedAt = new Float64Array(256);
-  private digest = new Uint8Array(256 * DIGEST_BYTES);
-  /** A slot's named ids are named[namedStart[slot] …+namedCount[slot]]. */
-  private namedStart = new Uint32Array(256);
-  private namedCount = new Uint8Array(256);
-  /**
-   * Named ids, and for each the id of the record naming it and the next
-   * entry naming the same id (-1 ends the chain): `firstNaming` maps an id to
-   * the head of the chain of records that name it.
-   */
-  private named = new Int32Array(1024);
-  private namer = new Int32Array(1024);
-  private nextNaming = new Int32Array(1024);
-  private namedUsed = 0;
-  private readonly firstNaming = new ChainHeads();
-  /** Texts that do not fit their column, by slot. */
-  private readonly oddText = new Map<number, { depositedAt: string | null; digest: string | null }>();
+  private c: IndexColumns;
+  /** Records naming each id, through the named entries: checked rows here, unverified ones apart (an unchecked claim makes no id KNOWN_MISSING). */
+  private checked = new NamingChains();
+  private readonly unchecked = new NamingChains();
   /**
    * The KNOWN_MISSING ids (named, not held), kept as records come and go, so
    * that listing them costs what they number rather than every id ever named.
@@ -137,9 +55,7 @@ export class RecordIndex {
    * once each, however many records carry them.
    */
   private readonly recipientsOfTo = new Map<number, readonly string[]>();
-  /** Unverified rows held now, and the chains of the ids their claims name (apart: an unchecked claim makes no id KNOWN_MISSING). */
   private unverified = 0;
-  private readonly firstUnverifiedNaming = new ChainHeads();
   private verify: Verifier | null = null;
 
   /** `format` writes an id of the store's width (RecordMeta carries ids as text). */
@@ -147,11 +63,11 @@ export class RecordIndex {
     private readonly format: (n: number) => string = idShape().format,
     strings: StringTable = new StringTable(),
   ) {
-    this.strings = strings;
+    this.c = new IndexColumns(strings);
   }
 
   get size(): number {
-    return this.count;
+    return this.c.count;
   }
 
   get highest(): number {
@@ -164,74 +80,40 @@ export class RecordIndex {
   }
 
   has(n: number): boolean {
-    const at = this.position(n);
-    return at < this.count && this.ids[at] === n;
+    return this.c.heldAt(this.c.position(n), n);
   }
 
   get(n: number): IndexEntry | undefined {
     this.settle(n);
-    const at = this.position(n);
-    if (at >= this.count || this.ids[at] !== n) return undefined;
-    return this.entryOf(n, this.slotAt[at]!);
+    const at = this.c.position(n);
+    return this.c.heldAt(at, n) ? entryOf(this.c, n, this.c.slotAt[at]!, this.format) : undefined;
   }
 
-  /** Adds a held record (ids are written with the format given to the constructor). Returns false when it was already held (nothing changes). */
+  /** Adds a held, checked record (null deposit and claims: damaged). Returns false when it was already held (nothing changes). */
   add(n: number, deposit: Deposit | null, claims: RecordClaims | null, _format?: (n: number) => string): boolean {
-    const at = this.position(n);
-    if (at < this.count && this.ids[at] === n) return false;
-    const named = deposit !== null && claims !== null ? distinctNamed(claims) : [];
-    const slot = this.newSlot(named.length);
-    this.insertAt(at, n, slot);
-    if (n > this.highWater) {
-      this.highWater = n;
-      this.coverHeads();
-    }
-    this.fill(slot, n, deposit, claims, named);
+    const whole = deposit !== null && claims !== null;
+    const slot = this.newRow(n, whole ? distinctNamed(claims) : []);
+    if (slot === null) return false;
+    this.fill(slot, n, deposit, claims);
     return true;
   }
 
-  /** Writes a checked record's row (nulls: damaged, claiming nothing) into a fresh slot. */
-  private fill(slot: number, n: number, deposit: Deposit | null, claims: RecordClaims | null, named: number[]): void {
-    let flags = 0;
-    if (deposit !== null && claims !== null) {
-      flags = WHOLE | (deposit.provenance === 'authored' ? AUTHORED : 0) | (claims.parent !== null ? HAS_PARENT : 0);
-      this.kind[slot] = this.strings.intern(claims.kind);
-      this.from[slot] = this.strings.intern(claims.from);
-      this.to[slot] = this.strings.intern(claims.to);
-      this.depositedBy[slot] = this.strings.intern(depositorLabel(deposit));
-      this.setTexts(slot, deposit.depositedAt, deposit.digest);
-    }
-    this.flags[slot] = flags;
-    this.missing.delete(n);
-    const start = this.namedStart[slot]!;
-    for (let i = 0; i < named.length; i++) this.link(start + i, named[i]!, n, this.firstNaming);
-    this.noteIssued(n);
-  }
-
   /**
-   * Holds record `n` as a header read found it, unchecked: what its
-   * `claims` cannot match is decided from them, and anything else about it
-   * (its deposit, a match, the ids it makes KNOWN_MISSING) waits for the
-   * verifier. Returns false when it was already held.
+   * Holds record `n` as a first look found it, unchecked (see the top of this
+   * file). Returns false when it was already held.
    */
   addUnverified(n: number, claims: RecordClaims): boolean {
     if (!this.verify) throw new Error('an unverified record needs a verifier (setVerifier)');
-    const at = this.position(n);
-    if (at < this.count && this.ids[at] === n) return false;
     const named = distinctNamed(claims);
-    const slot = this.newSlot(named.length);
-    this.insertAt(at, n, slot);
-    if (n > this.highWater) {
-      this.highWater = n;
-      this.coverHeads();
-    }
-    this.flags[slot] = UNVERIFIED | (claims.parent !== null ? HAS_PARENT : 0);
-    this.kind[slot] = this.strings.intern(claims.kind);
-    this.from[slot] = this.strings.intern(claims.from);
-    this.to[slot] = this.strings.intern(claims.to);
+    const slot = this.newRow(n, named);
+    if (slot === null) return false;
+    const c = this.c;
+    c.flags[slot] = UNVERIFIED | (claims.parent !== null ? HAS_PARENT : 0);
+    c.kind[slot] = c.strings.intern(claims.kind);
+    c.from[slot] = c.strings.intern(claims.from);
+    c.to[slot] = c.strings.intern(claims.to);
     this.missing.delete(n);
-    const start = this.namedStart[slot]!;
-    for (let i = 0; i < named.length; i++) this.link(start + i, named[i]!, n, this.firstUnverifiedNaming);
+    for (let i = 0; i < named.length; i++) this.unchecked.link(c, c.namedStart[slot]! + i, named[i]!, n);
     this.unverified++;
     return true;
   }
@@ -242,8 +124,8 @@ export class RecordIndex {
   }
 
   isUnverified(n: number): boolean {
-    const at = this.position(n);
-    return at < this.count && this.ids[at] === n && (this.flags[this.slotAt[at]!]! & UNVERIFIED) !== 0;
+    const at = this.c.position(n);
+    return this.c.heldAt(at, n) && (this.c.flags[this.c.slotAt[at]!]! & UNVERIFIED) !== 0;
   }
 
   /** Unverified rows held now. */
@@ -257,37 +139,23 @@ export class RecordIndex {
    * nothing, as `add` holds one). The row keeps its place in id order.
    */
   verified(n: number, deposit: Deposit | null, claims: RecordClaims | null): void {
-    const at = this.position(n);
-    if (at >= this.count || this.ids[at] !== n || !(this.flags[this.slotAt[at]!]! & UNVERIFIED)) return;
-    this.dropSlot(this.slotAt[at]!);
-    const named = deposit !== null && claims !== null ? distinctNamed(claims) : [];
-    const slot = this.newSlot(named.length);
-    this.slotAt[at] = slot;
-    this.fill(slot, n, deposit, claims, named);
+    if (!this.isUnverified(n)) return;
+    const at = this.c.position(n);
+    this.dropSlot(this.c.slotAt[at]!);
+    const slot = this.c.newSlot(deposit !== null && claims !== null ? distinctNamed(claims).length : 0);
+    this.c.slotAt[at] = slot;
+    this.fill(slot, n, deposit, claims);
   }
 
   /** Drops a record whose file is gone. The high-water mark stays: ids are never reused. */
   remove(n: number): boolean {
-    const at = this.position(n);
-    if (at >= this.count || this.ids[at] !== n) return false;
-    const slot = this.slotAt[at]!;
-    this.ids.copyWithin(at, at + 1, this.count);
-    this.slotAt.copyWithin(at, at + 1, this.count);
-    this.count--;
+    const at = this.c.position(n);
+    if (!this.c.heldAt(at, n)) return false;
+    const slot = this.c.slotAt[at]!;
+    this.c.removeAt(at);
     this.dropSlot(slot);
-    if (this.firstNaming.has(n)) this.missing.add(n);
+    if (this.checked.names(n)) this.missing.add(n);
     return true;
-  }
-
-  /** Unlinks a slot's named ids and forgets its texts (its row is removed or replaced). */
-  private dropSlot(slot: number): void {
-    const heads = this.flags[slot]! & UNVERIFIED ? this.firstUnverifiedNaming : this.firstNaming;
-    if (this.flags[slot]! & UNVERIFIED) this.unverified--;
-    const start = this.namedStart[slot]!;
-    for (let i = 0; i < this.namedCount[slot]!; i++) this.unlink(start + i, heads);
-    this.namedCount[slot] = 0;
-    this.flags[slot] = 0;
-    this.oddText.delete(slot);
   }
 
   state(n: number | null): IdState {
@@ -303,12 +171,12 @@ export class RecordIndex {
 
   /** Held ids greater than `after`, ascending. */
   presentAfter(after: number): number[] {
-    return Array.from(this.ids.subarray(this.position(after + 1), this.count));
+    return Array.from(this.c.ids.subarray(this.c.position(after + 1), this.c.count));
   }
 
   /** KNOWN_MISSING ids greater than `after`, ascending. */
   knownMissingAfter(after: number): number[] {
-    this.settleWhere((slot) => this.namedCount[slot]! > 0);
+    this.settleAllNaming();
     const out: number[] = [];
     for (const m of this.missing) if (m > after) out.push(m);
     return out.sort((a, b) => a - b);
@@ -316,7 +184,7 @@ export class RecordIndex {
 
   /** Whether some KNOWN_MISSING id is `n` or above (a list after `n` still has missing ids to show). */
   missingFrom(n: number): boolean {
-    this.settleWhere((slot) => this.namedCount[slot]! > 0);
+    this.settleAllNaming();
     for (const m of this.missing) if (m >= n) return true;
     return false;
   }
@@ -324,14 +192,12 @@ export class RecordIndex {
   /** Held records naming `n` in parent:/ref:, ascending. */
   repliesTo(n: number): number[] {
     this.settleNaming(n);
-    const out: number[] = [];
-    for (let e = this.firstNaming.get(n); e !== -1; e = this.nextNaming[e]!) out.push(this.namer[e]!);
-    return out.sort((a, b) => a - b);
+    return this.checked.namersOf(this.c, n).sort((a, b) => a - b);
   }
 
   /** The highest id held now (0 when none): what a wait's cursor covers. */
   highestHeld(): number {
-    return this.count ? this.ids[this.count - 1]! : 0;
+    return this.c.count ? this.c.ids[this.c.count - 1]! : 0;
   }
 
   /**
@@ -342,26 +208,9 @@ export class RecordIndex {
   matches(n: number, filter: RecordFilter | null): boolean {
     if (!this.has(n)) return false;
     if (!filter) return true;
-    if (!this.matchesAt(this.position(n), filter)) return false; // what it claims cannot match, checked or not
+    if (!this.matchesAt(this.c.position(n), filter)) return false; // what it claims cannot match, checked or not
     this.settle(n); // an unverified record's header says it may: its file decides
-    return this.has(n) && this.matchesAt(this.position(n), filter);
-  }
-
-  /**
-   * Whether the held record at position `at` matches `filter`; an
-   * unverified one by what its header claimed, which is the answer only
-   * where that says no (a damaged file claims nothing, so matches less).
-   */
-  private matchesAt(at: number, filter: RecordFilter): boolean {
-    const slot = this.slotAt[at]!;
-    if (!(this.flags[slot]! & (WHOLE | UNVERIFIED))) return false;
-    const start = this.namedStart[slot]!;
-    return matches(filter, {
-      kind: this.strings.at(this.kind[slot]!),
-      from: this.strings.at(this.from[slot]!),
-      recipients: this.recipients(this.to[slot]!),
-      named: this.named.subarray(start, start + this.namedCount[slot]!),
-    });
+    return this.has(n) && this.matchesAt(this.c.position(n), filter);
   }
 
   /**
@@ -370,21 +219,22 @@ export class RecordIndex {
    * catch-up: store.eachHeldAfter) never holds the whole list.
    */
   matchingAfter(after: number, filter: RecordFilter | null, limit = Infinity): number[] {
-    const start = this.position(after + 1);
-    if (!filter) return Array.from(this.ids.subarray(start, Math.min(this.count, start + limit)));
+    const c = this.c;
+    const start = c.position(after + 1);
+    if (!filter) return Array.from(c.ids.subarray(start, Math.min(c.count, start + limit)));
     const out: number[] = [];
     if (filter.repliesTo !== undefined) {
       // replies_to narrows to the few records naming one id: start from those.
       for (const m of this.repliesTo(filter.repliesTo)) if (m > after && out.length < limit && this.matches(m, filter)) out.push(m);
       return out;
     }
-    for (let at = start; at < this.count && out.length < limit; at++) {
+    for (let at = start; at < c.count && out.length < limit; at++) {
       if (!this.matchesAt(at, filter)) continue;
-      if (this.flags[this.slotAt[at]!]! & UNVERIFIED) {
-        at = this.settledAt(this.ids[at]!) - 1; // its header says it may match: its file decides, and it is looked at again
+      if (c.flags[c.slotAt[at]!]! & UNVERIFIED) {
+        at = this.settledAt(c.ids[at]!) - 1; // its header says it may match: its file decides, and it is looked at again
         continue;
       }
-      out.push(this.ids[at]!);
+      out.push(c.ids[at]!);
     }
     return out;
   }
@@ -396,21 +246,129 @@ export class RecordIndex {
    */
   markBeforeNewest(count: number, filter: RecordFilter | null): number {
     if (count <= 0) return this.highestHeld();
+    const c = this.c;
     let found = 0;
-    for (let at = this.count - 1; at >= 0; at--) {
+    for (let at = c.count - 1; at >= 0; at--) {
       if (filter && !this.matchesAt(at, filter)) continue;
-      if (filter && this.flags[this.slotAt[at]!]! & UNVERIFIED) {
-        const n = this.ids[at]!;
+      if (filter && c.flags[c.slotAt[at]!]! & UNVERIFIED) {
+        const n = c.ids[at]!;
         const p = this.settledAt(n);
-        at = p < this.count && this.ids[p] === n ? p + 1 : p; // looked at again, or (gone) on to the one below
+        at = c.heldAt(p, n) ? p + 1 : p; // looked at again, or (gone) on to the one below
         continue;
       }
-      if (++found === count) return this.ids[at]! - 1;
+      if (++found === count) return c.ids[at]! - 1;
     }
     return 0;
   }
 
-  // ---- unverified rows: checked when a query needs them ---------------------
+  /** Every held id, ascending (a copy: the index may change while the caller walks it). */
+  heldIds(): Int32Array {
+    return this.c.ids.slice(0, this.c.count);
+  }
+
+  /** The whole records as flat columns in id order, for a snapshot (damaged and unverified records are left out: they are read again). */
+  toImage(): IndexImage {
+    return this.c.toImage(this.highWater);
+  }
+
+  /**
+   * Fills an empty index from an image. Throws, changing nothing, when the
+   * image does not hold together (a snapshot is then not used).
+   */
+  load(image: IndexImage): void {
+    if (this.c.count !== 0 || this.c.slots !== 0) throw new Error('an index is loaded from an image only while it is empty');
+    const c = IndexColumns.fromImage(image);
+    this.c = c;
+    this.recipientsOfTo.clear(); // keyed by string numbers of the table replaced
+    this.highWater = Math.max(this.highWater, image.highWater, c.count ? c.ids[c.count - 1]! : 0);
+    this.coverHeads();
+    // The chains are threaded directly (link() would look each named id up as
+    // it goes); which named ids are not held is asked once per id, at the end.
+    this.checked.threadAll(c);
+    for (const m of this.checked.namedIds()) if (!this.has(m)) this.missing.add(m);
+  }
+
+  // ---- rows ------------------------------------------------------------------
+
+  /** A fresh slot for `n` in id order, with room for its named ids; null when `n` is held already. */
+  private newRow(n: number, named: number[]): number | null {
+    const at = this.c.position(n);
+    if (this.c.heldAt(at, n)) return null;
+    const slot = this.c.newSlot(named.length);
+    this.c.named.set(named, this.c.namedStart[slot]!);
+    this.c.insertAt(at, n, slot);
+    if (n > this.highWater) {
+      this.highWater = n;
+      this.coverHeads();
+    }
+    return slot;
+  }
+
+  /** Writes a checked record's row (nulls: damaged, claiming nothing); its named ids are in its slot already, or are given by `claims`. */
+  private fill(slot: number, n: number, deposit: Deposit | null, claims: RecordClaims | null): void {
+    const c = this.c;
+    let flags = 0;
+    if (deposit !== null && claims !== null) {
+      flags = WHOLE | (deposit.provenance === 'authored' ? AUTHORED : 0) | (claims.parent !== null ? HAS_PARENT : 0);
+      c.kind[slot] = c.strings.intern(claims.kind);
+      c.from[slot] = c.strings.intern(claims.from);
+      c.to[slot] = c.strings.intern(claims.to);
+      c.depositedBy[slot] = c.strings.intern(depositorLabel(deposit));
+      c.setTexts(slot, deposit.depositedAt, deposit.digest);
+      c.named.set(distinctNamed(claims), c.namedStart[slot]!);
+    }
+    c.flags[slot] = flags;
+    this.missing.delete(n);
+    const start = c.namedStart[slot]!;
+    for (let i = 0; i < c.namedCount[slot]!; i++) {
+      this.checked.link(c, start + i, c.named[start + i]!, n);
+      if (!this.has(c.named[start + i]!)) this.missing.add(c.named[start + i]!);
+    }
+    this.noteIssued(n);
+  }
+
+  /** Unlinks a slot's named ids and forgets its texts (its row is removed or replaced). */
+  private dropSlot(slot: number): void {
+    const c = this.c;
+    const unverified = (c.flags[slot]! & UNVERIFIED) !== 0;
+    if (unverified) this.unverified--;
+    const start = c.namedStart[slot]!;
+    for (let i = 0; i < c.namedCount[slot]!; i++) {
+      const m = c.named[start + i]!;
+      if (unverified) this.unchecked.unlink(c, start + i);
+      else if (this.checked.unlink(c, start + i)) this.missing.delete(m); // named by nothing held any more
+    }
+    c.namedCount[slot] = 0;
+    c.flags[slot] = 0;
+    c.oddText.delete(slot);
+  }
+
+  /**
+   * Whether the held record at position `at` matches `filter`; an
+   * unverified one by what its header claimed, which is the answer only
+   * where that says no.
+   */
+  private matchesAt(at: number, filter: RecordFilter): boolean {
+    const c = this.c;
+    const slot = c.slotAt[at]!;
+    if (!(c.flags[slot]! & (WHOLE | UNVERIFIED))) return false;
+    return matches(filter, { kind: c.strings.at(c.kind[slot]!), from: c.strings.at(c.from[slot]!), recipients: this.recipients(c.to[slot]!), named: c.namedOf(slot) });
+  }
+
+  private recipients(to: number): readonly string[] {
+    let names = this.recipientsOfTo.get(to);
+    if (!names) this.recipientsOfTo.set(to, (names = parseRecipients(this.c.strings.at(to))));
+    return names;
+  }
+
+  /** Chain heads are kept in a typed array up to about the highest id (where nearly every named id is); bounded by the count, so one stray huge id costs nothing. */
+  private coverHeads(): void {
+    const n = Math.min(this.highWater + 1, 2 * this.c.count + 65_536);
+    this.checked.cover(n);
+    if (this.verify) this.unchecked.cover(n);
+  }
+
+  // ---- unverified rows, checked when a query needs them ---------------------------
 
   /** Verifies record `n` if it is unverified (the verifier may find it damaged, or gone). */
   private settle(n: number): void {
@@ -422,358 +380,20 @@ export class RecordIndex {
   /** Verifies record `n` if unverified; where it is now (or, gone, where it was: the position of the next id). */
   private settledAt(n: number): number {
     this.settle(n);
-    return this.position(n);
+    return this.c.position(n);
   }
 
   /** Verifies every unverified record whose header names `n` in parent:/ref:. */
   private settleNaming(n: number): void {
-    if (this.unverified === 0) return;
-    const namers: number[] = [];
-    for (let e = this.firstUnverifiedNaming.get(n); e !== -1; e = this.nextNaming[e]!) namers.push(this.namer[e]!);
-    for (const m of namers) this.settle(m);
+    if (this.unverified > 0) for (const m of this.unchecked.namersOf(this.c, n)) this.settle(m);
   }
 
-  /**
-   * Verifies the unverified records whose slot `wanted` picks. Taken first,
-   * then verified: a verifier that finds a file gone removes its row, which
-   * moves the positions after it.
-   */
-  private settleWhere(wanted: (slot: number) => boolean): void {
+  /** Verifies every unverified record that names any id (before the missing ids are listed). Taken first: a gone one's removal moves the positions. */
+  private settleAllNaming(): void {
     if (this.unverified === 0) return;
+    const c = this.c;
     const picked: number[] = [];
-    for (let at = 0; at < this.count; at++) {
-      const slot = this.slotAt[at]!;
-      if (this.flags[slot]! & UNVERIFIED && wanted(slot)) picked.push(this.ids[at]!);
-    }
+    for (let at = 0; at < c.count; at++) if (c.flags[c.slotAt[at]!]! & UNVERIFIED && c.namedCount[c.slotAt[at]!]! > 0) picked.push(c.ids[at]!);
     for (const n of picked) this.settle(n);
-  }
-
-  private recipients(to: number): readonly string[] {
-    let names = this.recipientsOfTo.get(to);
-    if (!names) this.recipientsOfTo.set(to, (names = parseRecipients(this.strings.at(to))));
-    return names;
-  }
-
-  /** Every held id, ascending (a copy: the index may change while the caller walks it). */
-  heldIds(): Int32Array {
-    return this.ids.slice(0, this.count);
-  }
-
-  /** The whole records as flat columns in id order, for a snapshot (a damaged record is left out: it is read again). */
-  toImage(): IndexImage {
-    const positions: number[] = [];
-    let namedTotal = 0;
-    for (let i = 0; i < this.count; i++) {
-      const slot = this.slotAt[i]!;
-      if (!(this.flags[slot]! & WHOLE)) continue;
-      positions.push(i);
-      namedTotal += this.namedCount[slot]!;
-    }
-    const count = positions.length;
-    const image: IndexImage = {
-      highWater: this.highWater,
-      ids: new Int32Array(count),
-      flags: new Uint8Array(count),
-      kind: new Uint32Array(count),
-      from: new Uint32Array(count),
-      to: new Uint32Array(count),
-      depositedBy: new Uint32Array(count),
-      depositedAt: new Float64Array(count),
-      digest: new Uint8Array(count * DIGEST_BYTES),
-      namedCount: new Uint8Array(count),
-      named: new Int32Array(namedTotal),
-      strings: this.strings.toArray(),
-      odd: [],
-    };
-    let k = 0;
-    for (let i = 0; i < count; i++) {
-      const slot = this.slotAt[positions[i]!]!;
-      image.ids[i] = this.ids[positions[i]!]!;
-      image.flags[i] = this.flags[slot]!;
-      image.kind[i] = this.kind[slot]!;
-      image.from[i] = this.from[slot]!;
-      image.to[i] = this.to[slot]!;
-      image.depositedBy[i] = this.depositedBy[slot]!;
-      image.depositedAt[i] = this.depositedAt[slot]!;
-      image.digest.set(this.digest.subarray(slot * DIGEST_BYTES, (slot + 1) * DIGEST_BYTES), i * DIGEST_BYTES);
-      const c = this.namedCount[slot]!;
-      image.namedCount[i] = c;
-      image.named.set(this.named.subarray(this.namedStart[slot]!, this.namedStart[slot]! + c), k);
-      k += c;
-      const odd = this.oddText.get(slot);
-      if (odd) image.odd.push([i, odd.depositedAt, odd.digest]);
-    }
-    return image;
-  }
-
-  /**
-   * Fills an empty index from an image. Throws, changing nothing, when the
-   * image does not hold together (a snapshot is then not used).
-   */
-  load(image: IndexImage): void {
-    if (this.count !== 0 || this.slots !== 0) throw new Error('an index is loaded from an image only while it is empty');
-    const count = image.ids.length;
-    const columns = [image.flags, image.kind, image.from, image.to, image.depositedBy, image.depositedAt, image.namedCount];
-    if (columns.some((c) => c.length !== count) || image.digest.length !== count * DIGEST_BYTES) throw new Error('columns of different lengths');
-    const table = StringTable.fromArray(image.strings);
-    const strings = image.strings.length;
-    let namedTotal = 0;
-    for (let i = 0; i < count; i++) {
-      if (image.ids[i]! <= (i === 0 ? 0 : image.ids[i - 1]!)) throw new Error('ids not ascending');
-      const whole = (image.flags[i]! & WHOLE) !== 0;
-      if (!whole || image.namedCount[i]! > MAX_NAMED_IDS) throw new Error('a record that is not whole, or names too many ids');
-      if (image.kind[i]! > strings || image.from[i]! > strings || image.to[i]! > strings || image.depositedBy[i]! === 0 || image.depositedBy[i]! > strings) throw new Error('a string number out of range');
-      namedTotal += image.namedCount[i]!;
-    }
-    if (namedTotal !== image.named.length) throw new Error('named ids do not add up');
-    for (const m of image.named) if (m <= 0) throw new Error('a named id out of range');
-    for (const [i] of image.odd) if (!(i >= 0 && i < count)) throw new Error('an odd text out of range');
-    const index = this;
-    index.strings = table;
-    index.recipientsOfTo.clear(); // keyed by string numbers of the table being replaced
-    index.reserve(count, namedTotal);
-    index.ids.set(image.ids);
-    for (let i = 0; i < count; i++) index.slotAt[i] = i;
-    index.count = index.slots = count;
-    index.flags.set(image.flags);
-    index.kind.set(image.kind);
-    index.from.set(image.from);
-    index.to.set(image.to);
-    index.depositedBy.set(image.depositedBy);
-    index.depositedAt.set(image.depositedAt);
-    index.digest.set(image.digest);
-    index.namedCount.set(image.namedCount);
-    for (const [i, depositedAt, digest] of image.odd) index.oddText.set(i, { depositedAt, digest });
-    // The chains are built directly (link() would look each named id up as it
-    // goes); which named ids are not held is asked once per id, at the end.
-    index.named.set(image.named);
-    index.highWater = Math.max(index.highWater, image.highWater, count ? image.ids[count - 1]! : 0);
-    index.coverHeads();
-    const { namer, nextNaming, firstNaming } = index;
-    let k = 0;
-    for (let i = 0; i < count; i++) {
-      index.namedStart[i] = k;
-      const n = image.ids[i]!;
-      for (let c = image.namedCount[i]!; c > 0; c--, k++) {
-        const m = image.named[k]!;
-        namer[k] = n;
-        nextNaming[k] = firstNaming.get(m);
-        firstNaming.set(m, k);
-      }
-    }
-    index.namedUsed = k;
-    for (const m of firstNaming.keys()) if (!index.has(m)) index.missing.add(m);
-    index.highWater = Math.max(index.highWater, image.highWater, count ? image.ids[count - 1]! : 0);
-  }
-
-  // ---- the columns ----------------------------------------------------------
-
-  /** Chain heads are kept in a typed array up to about the highest id (where nearly every named id is); bounded by the count, so one stray huge id costs nothing. */
-  private coverHeads(): void {
-    const n = Math.min(this.highWater + 1, 2 * this.count + 65_536);
-    this.firstNaming.cover(n);
-    if (this.unverified > 0 || this.verify) this.firstUnverifiedNaming.cover(n);
-  }
-
-  /** First position whose id is >= n. */
-  private position(n: number): number {
-    const ids = this.ids;
-    let lo = 0;
-    let hi = this.count;
-    if (hi > 0 && ids[hi - 1]! < n) return hi; // appends land at the end
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if (ids[mid]! < n) lo = mid + 1;
-      else hi = mid;
-    }
-    return lo;
-  }
-
-  private insertAt(at: number, n: number, slot: number): void {
-    if (this.count === this.ids.length) {
-      this.ids = grown(this.ids, this.count + 1);
-      this.slotAt = grown(this.slotAt, this.count + 1);
-    }
-    if (at < this.count) {
-      this.ids.copyWithin(at + 1, at, this.count);
-      this.slotAt.copyWithin(at + 1, at, this.count);
-    }
-    this.ids[at] = n;
-    this.slotAt[at] = slot;
-    this.count++;
-  }
-
-  private newSlot(namedCount: number): number {
-    this.reserve(this.slots + 1, this.namedUsed + namedCount);
-    const slot = this.slots++;
-    this.namedStart[slot] = this.namedUsed;
-    this.namedCount[slot] = namedCount;
-    this.namedUsed += namedCount;
-    return slot;
-  }
-
-  private reserve(slots: number, named: number): void {
-    if (slots > this.flags.length) {
-      this.flags = grown(this.flags, slots);
-      this.kind = grown(this.kind, slots);
-      this.from = grown(this.from, slots);
-      this.to = grown(this.to, slots);
-      this.depositedBy = grown(this.depositedBy, slots);
-      this.depositedAt = grown(this.depositedAt, slots);
-      this.namedStart = grown(this.namedStart, slots);
-      this.namedCount = grown(this.namedCount, slots);
-      this.digest = grown(this.digest, this.flags.length * DIGEST_BYTES);
-    }
-    if (slots > this.ids.length) {
-      this.ids = grown(this.ids, slots);
-      this.slotAt = grown(this.slotAt, slots);
-    }
-    if (named > this.named.length) {
-      this.named = grown(this.named, named);
-      this.namer = grown(this.namer, named);
-      this.nextNaming = grown(this.nextNaming, named);
-    }
-  }
-
-  private setTexts(slot: number, depositedAt: string, digest: string): void {
-    const ms = Date.parse(depositedAt);
-    const atFits = !Number.isNaN(ms) && new Date(ms).toISOString() === depositedAt;
-    this.depositedAt[slot] = atFits ? ms : NaN;
-    const digestFits = CANONICAL_DIGEST.test(digest);
-    if (digestFits) this.digest.set(Buffer.from(digest.slice(7), 'hex'), slot * DIGEST_BYTES);
-    else this.digest.fill(0, slot * DIGEST_BYTES, (slot + 1) * DIGEST_BYTES);
-    if (!atFits || !digestFits) this.oddText.set(slot, { depositedAt: atFits ? null : depositedAt, digest: digestFits ? null : digest });
-    else this.oddText.delete(slot);
-  }
-
-  /** Entry `e` says: record `by` names `m` (in the verified chains, `firstNaming`, or the unverified ones). */
-  private link(e: number, m: number, by: number, heads: ChainHeads): void {
-    this.named[e] = m;
-    this.namer[e] = by;
-    this.nextNaming[e] = heads.get(m);
-    heads.set(m, e);
-    if (heads === this.firstNaming && !this.has(m)) this.missing.add(m);
-  }
-
-  private unlink(e: number, heads: ChainHeads): void {
-    const m = this.named[e]!;
-    let previous = -1;
-    let at = heads.get(m);
-    while (at !== -1 && at !== e) {
-      previous = at;
-      at = this.nextNaming[at]!;
-    }
-    if (at === -1) return;
-    const next = this.nextNaming[e]!;
-    if (previous !== -1) this.nextNaming[previous] = next;
-    else if (next !== -1) heads.set(m, next);
-    else {
-      heads.delete(m);
-      if (heads === this.firstNaming) this.missing.delete(m); // named by nothing held any more
-    }
-  }
-
-  private entryOf(n: number, slot: number): IndexEntry {
-    const flags = this.flags[slot]!;
-    const start = this.namedStart[slot]!;
-    const named = Array.from(this.named.subarray(start, start + this.namedCount[slot]!));
-    const parent = flags & HAS_PARENT ? named[0]! : null;
-    if (!(flags & WHOLE)) return { n, meta: null, parent: null, named };
-    const odd = this.oddText.get(slot);
-    const at = odd?.depositedAt ?? new Date(this.depositedAt[slot]!).toISOString();
-    const digest = odd?.digest ?? 'sha256:' + Buffer.from(this.digest.buffer, this.digest.byteOffset + slot * DIGEST_BYTES, DIGEST_BYTES).toString('hex');
-    const meta: RecordMeta = {
-      id: this.format(n),
-      kind: this.strings.at(this.kind[slot]!),
-      from: this.strings.at(this.from[slot]!),
-      to: this.strings.at(this.to[slot]!),
-      parent: parent === null ? null : this.format(parent),
-      refs: named.slice(parent === null ? 0 : 1).map(this.format),
-      ...depositorOf(this.strings.at(this.depositedBy[slot]!)!),
-      provenance: flags & AUTHORED ? 'authored' : 'as-received',
-      depositedAt: at,
-      digest,
-    };
-    return { n, meta, parent, named };
-  }
-}
-
-/**
- * The depositedBy column holds one string per record for who deposited it:
- * the channel label, and after a line break the `agent:` a named stdio
- * server stated (no header value holds a line break). One column, so a
- * snapshot carries it unchanged and a swarm's few labels are interned once.
- */
-function depositorLabel(deposit: Deposit): string {
-  return deposit.agent === undefined ? deposit.depositedBy : `${deposit.depositedBy}\n${deposit.agent}`;
-}
-
-function depositorOf(label: string): { depositedBy: string; agent?: string } {
-  const cut = label.indexOf('\n');
-  return cut < 0 ? { depositedBy: label } : { depositedBy: label.slice(0, cut), agent: label.slice(cut + 1) };
-}
-
-/** The ids a record names, distinct, its parent first (as parseRecord gives them; checked again here). */
-function distinctNamed(claims: RecordClaims): number[] {
-  const out: number[] = claims.parent !== null ? [claims.parent] : [];
-  for (const m of claims.named) if (!out.includes(m)) out.push(m);
-  return out;
-}
-
-type Column = Int32Array | Uint32Array | Uint8Array | Float64Array;
-
-/** A column with room for at least `need` entries, its contents kept (growing by half, so appends stay cheap). */
-function grown<T extends Column>(column: T, need: number): T {
-  if (need <= column.length) return column;
-  const next = new (column.constructor as new (length: number) => T)(Math.max(need, Math.ceil(column.length * 1.5) + 16));
-  next.set(column);
-  return next;
-}
-
-/**
- * The head of each id's naming chain (-1: named by nothing held). Ids up to
- * about the highest held one are where nearly every parent:/ref: points, so
- * they live in a typed array (4 bytes an id, no Map entry of ~40); ids above
- * it (cited before they exist) in a Map.
- */
-class ChainHeads {
-  private dense = new Int32Array(0);
-  private readonly sparse = new Map<number, number>();
-
-  get(m: number): number {
-    return m < this.dense.length ? this.dense[m]! : (this.sparse.get(m) ?? -1);
-  }
-
-  has(m: number): boolean {
-    return this.get(m) !== -1;
-  }
-
-  set(m: number, e: number): void {
-    if (m < this.dense.length) this.dense[m] = e;
-    else this.sparse.set(m, e);
-  }
-
-  delete(m: number): void {
-    if (m < this.dense.length) this.dense[m] = -1;
-    else this.sparse.delete(m);
-  }
-
-  /** Makes every id below `n` dense. */
-  cover(n: number): void {
-    if (n <= this.dense.length) return;
-    const next = new Int32Array(Math.max(n, Math.ceil(this.dense.length * 1.5) + 1024)).fill(-1);
-    next.set(this.dense);
-    this.dense = next;
-    for (const [m, e] of this.sparse) {
-      if (m >= next.length) continue;
-      next[m] = e;
-      this.sparse.delete(m);
-    }
-  }
-
-  *keys(): IterableIterator<number> {
-    const dense = this.dense;
-    for (let m = 0; m < dense.length; m++) if (dense[m] !== -1) yield m;
-    yield* this.sparse.keys();
   }
 }

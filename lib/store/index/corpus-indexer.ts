@@ -20,7 +20,6 @@
  * indexed whole at first sight (the eager index, which the differential
  * test and the bench compare with).
  */
-import { readFileSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import { isRelayError } from '../../errors.js';
 import { splitRecordFile, type Deposit } from '../../model/deposit.js';
@@ -28,9 +27,10 @@ import { idempotencyScope, type IdempotencyKeys } from '../../model/idempotency-
 import type { IdShape } from '../../model/ids.js';
 import type { Logger } from '../../log.js';
 import type { CorpusPaths } from '../../disk/paths.js';
-import { parseRecord, type RecordClaims } from '../../model/record.js';
+import type { RecordClaims } from '../../model/record.js';
 import { listRecordIds, recordIdsIn } from '../../disk/record-names.js';
 import { readRecordFileSync } from '../../disk/record-file.js';
+import { claimsOf, metaOf } from './parsed-record.js';
 import { RecordPeeker, type Peek } from './record-peek.js';
 import type { RecordIndex, RecordMeta } from '../../model/record-index.js';
 
@@ -364,39 +364,6 @@ export class CorpusIndexer {
     } catch (err) {
       this.holdDamaged(n, err);
     }
-  }
-}
-
-/** A record's metadata as the index gives it (RecordIndex entryOf): refs are the other named ids, distinct, in first-seen order. */
-export function metaOf(n: number, deposit: Deposit, claims: RecordClaims, format: (n: number) => string): RecordMeta {
-  const refs: string[] = [];
-  const named: number[] = claims.parent === null ? [] : [claims.parent];
-  for (const m of claims.named) {
-    if (named.includes(m)) continue;
-    named.push(m);
-    refs.push(format(m));
-  }
-  return {
-    id: format(n),
-    kind: claims.kind,
-    from: claims.from,
-    to: claims.to,
-    parent: claims.parent === null ? null : format(claims.parent),
-    refs,
-    depositedBy: deposit.depositedBy,
-    ...(deposit.agent === undefined ? {} : { agent: deposit.agent }),
-    provenance: deposit.provenance,
-    depositedAt: deposit.depositedAt,
-    digest: deposit.digest,
-  };
-}
-
-/** A stored record's claims; one that no longer parses still counts as held, just with nothing claimed. */
-function claimsOf(record: Buffer, shape: IdShape): RecordClaims {
-  try {
-    return parseRecord(record, shape, Infinity);
-  } catch {
-    return { kind: null, from: null, to: null, parent: null, named: [] };
   }
 }
 

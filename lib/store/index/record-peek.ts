@@ -15,7 +15,8 @@
 import { closeSync, constants, openSync, readSync } from 'node:fs';
 import { splitRecordFile, type Deposit } from '../../model/deposit.js';
 import type { IdShape } from '../../model/ids.js';
-import { parseRecord, type RecordClaims } from '../../model/record.js';
+import type { RecordClaims } from '../../model/record.js';
+import { headerClaims } from './parsed-record.js';
 
 /** What a first look read: as the full read would have it, except claims from the header lines only. */
 export interface Peek {
@@ -59,21 +60,5 @@ export class RecordPeeker {
     } catch {
       return null;
     }
-  }
-}
-
-/**
- * parseRecord of the lines up to the first empty one, which are all it reads
- * claims from; the body is not decoded. Where the whole record would be
- * refused (a NUL in its body), the check finds it claiming nothing.
- */
-function headerClaims(record: Buffer, shape: IdShape): RecordClaims {
-  const lf = record.indexOf('\n\n');
-  const crlf = record.indexOf('\n\r\n');
-  const blank = lf === -1 ? crlf : crlf === -1 ? lf : Math.min(lf, crlf);
-  try {
-    return parseRecord(blank === -1 ? record : record.subarray(0, blank + 1), shape, Infinity);
-  } catch {
-    return { kind: null, from: null, to: null, parent: null, named: [] };
   }
 }
