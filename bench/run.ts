@@ -28,6 +28,7 @@ import { markdownTables, Results } from './lib/results.js';
 import { scalingMarkdown, scalingSvg } from './lib/scaling.js';
 import { agentsSection } from './sections/agents.js';
 import { appendSection } from './sections/append.js';
+import { bySizeSection } from './sections/by-size.js';
 import { callsSection } from './sections/calls.js';
 import { checkpointsSection } from './sections/checkpoints.js';
 import { deliverySection } from './sections/delivery.js';
@@ -38,7 +39,7 @@ import { readsSection } from './sections/reads.js';
 import { startSection } from './sections/start.js';
 import { wakeSection } from './sections/wake.js';
 
-const SECTIONS: Section[] = [appendSection, wakeSection, deliverySection, agentsSection, callsSection, startSection, readsSection, peerSection, httpSection, onceSection, checkpointsSection];
+const SECTIONS: Section[] = [appendSection, wakeSection, deliverySection, bySizeSection, agentsSection, callsSection, startSection, readsSection, peerSection, httpSection, onceSection, checkpointsSection];
 
 const { values } = parseArgs({
   options: {

@@ -71,6 +71,11 @@ Appends and waits must be signed with a key from the keys directory.
                           wakes it for every record, and also hears at once
                           what git pull or a plain copy adds (with bells those
                           are heard at the next listing, ~2 s; docs/scaling.md)
+  --index lazy|eager      how records other processes add are indexed: \`lazy\`
+                          (the default) reads one page of each, and the rest
+                          only when a call needs it; \`eager\` indexes each whole
+                          as it lands (the same answers; the bench compares them;
+                          docs/architecture.md)
   --max-record-bytes N    the largest record accepted (default ${DEFAULT_MAX_RECORD_BYTES})
   --exit-with-parent      with --http: stop when the process that started the hub
                           goes away (\`npm start\` passes it)
@@ -94,6 +99,7 @@ Environment: P_E_RELAY_LOG=debug|info|warn|error|silent sets the log level.`,
     forward: { type: 'boolean' },
     poll: { type: 'string' },
     wake: { type: 'string' },
+    index: { type: 'string' },
     'max-record-bytes': { type: 'string' },
     'exit-with-parent': { type: 'boolean' },
     ...CHECKPOINT_OPTIONS,
@@ -169,6 +175,12 @@ async function forwardOption(ctx: CommandContext): Promise<HubUrl | undefined> {
   return primary;
 }
 
+function indexOption(ctx: CommandContext): 'lazy' | 'eager' {
+  const index = stringOption(ctx, 'index') ?? 'lazy';
+  if (index !== 'lazy' && index !== 'eager') throw new UsageError(`--index takes lazy or eager, not "${index}".`);
+  return index;
+}
+
 function wakeOption(ctx: CommandContext): 'bells' | 'directory' {
   const wake = stringOption(ctx, 'wake') ?? 'bells';
   if (wake !== 'bells' && wake !== 'directory') throw new UsageError(`--wake takes bells or directory, not "${wake}".`);
@@ -186,6 +198,7 @@ export function storeOptions(ctx: CommandContext): StoreOptions {
     watch: poll === undefined ? 'events' : 'poll',
     reconcileMs: poll,
     bells: wakeOption(ctx) === 'bells',
+    lazyIndex: indexOption(ctx) === 'lazy',
     maxRecordBytes: numberOption(ctx, 'max-record-bytes'),
     log: ctx.log,
   };

@@ -18,6 +18,7 @@ import { parseFilter, type FilterInput } from '../../lib/model/filter.js';
 import { idShape } from '../../lib/model/ids.js';
 import { openStore, type RelayStore } from '../../lib/store/store.js';
 import { record, stdioClient, tempStore, textOf } from '../support/helpers.js';
+import { eventually } from '../support/poll.js';
 
 const shape = idShape(4);
 const NAMES = ['ana', 'bo', 'cy'];
@@ -179,6 +180,7 @@ async function round(w: Workload, stores: Observers, pens: Writer[], keys: strin
   if (w.chance(0.5)) {
     await dropIn(w);
     await pens[0]!.append(await w.recordText(null)); // logged above it: every store's next call looks below
+    await heardUpTo(stores, ((await w.onDisk()).at(-1) ?? 0));
   }
   await stores.lazy.exists('relay-0001'); // hears what the batch added: held unverified, as nobody listened
   unverifiedSeen = Math.max(unverifiedSeen, stores.lazy.unverified);
@@ -189,6 +191,18 @@ async function round(w: Workload, stores: Observers, pens: Writer[], keys: strin
     for (const s of [stores.eager, stores.lazy]) await s.read(shape.format(lost)).catch(() => {}); // both notice it now, not at their own next listings
   }
   for (let q = 0; q < 25; q++) await query(w, stores);
+}
+
+/**
+ * Until both stores' cursors cover `n`: a torn file is retried for about
+ * 1.5 s before it is called damaged, and a cursor stays below it meanwhile,
+ * each store from its own first look (a filter nothing matches: nothing is verified by asking).
+ */
+async function heardUpTo(stores: Observers, n: number): Promise<void> {
+  const nobody = parseFilter({ to: 'nobody-at-all' }, shape);
+  for (const store of [stores.eager, stores.lazy]) {
+    await eventually(async () => (await store.wait({ after: 'relay-0000', filter: nobody, timeoutMs: 0 })).cursor >= shape.format(n), `the store's cursor to cover ${shape.format(n)}`);
+  }
 }
 
 /** A live answer holds exactly the records matching its filter in (after, cursor], as the eager store lists them now. */
