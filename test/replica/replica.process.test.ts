@@ -146,6 +146,21 @@ test('over HTTP a replica forwards each signed append as its signer, over /mcp a
   assert.equal(await (await fetch(`${replicaHub.url}/relays/relay-0002`)).text(), await readFile(path.join(bed.primary.corpus, 'relay-0002'), 'utf8'));
 });
 
+test('over HTTP a replica whose primary is down answers its reads and refuses a REST append 502 hub_unreachable, naming the key to send it again under', RSYNC, async (t) => {
+  const bed = await primaryAndMirror(t);
+  const replicaHub = await spawnHub({ corpus: bed.replica, keys: bed.keys, args: ['--forward', '--primary', bed.hub.url], until: 'scanned', cleanup: t });
+  const key = Buffer.from((await readFile(path.join(bed.keys, 'alice.key'), 'utf8')).trim());
+  await bed.hub.stop();
+  assert.equal((await fetch(`${replicaHub.url}/relays`)).status, 200);
+  const body = record({ from: 'alice' }, 'while the primary is down');
+  const refused = await fetch(`${replicaHub.url}/relays`, { method: 'POST', body, headers: { Accept: 'application/json', 'Idempotency-Key': 'alice/q/1', Authorization: sign('alice', key, 'POST', body) } });
+  assert.equal(refused.status, 502);
+  const json = (await refused.json()) as { error: string; idempotencyKey: string; cause: string };
+  assert.deepEqual([json.error, json.idempotencyKey, json.cause], ['hub_unreachable', 'alice/q/1', 'ECONNREFUSED']);
+  await bed.restart();
+  assert.deepEqual(await primaryRecords(bed), [], 'nothing was queued to land later');
+});
+
 test('serve --forward refuses, as bad usage, a replica with no agent to sign as or no primary URL to send to', async (t) => {
   const dir = await tempDir(t);
   const noAgent = await runCli(['serve', '--forward', '--primary', 'http://127.0.0.1:7077', '--corpus', dir], { env: { ...QUIET, P_E_RELAY_AGENT: '' } });
