@@ -355,7 +355,7 @@ export class RelayStore extends EventEmitter<StoreEvents> implements RecordFeed 
     // Stop the scan and the watcher now; an open in progress sees the state and stops at its next step.
     this.indexer.close();
     this.watcher.close();
-    this.bells?.close();
+    const bellsClosed = this.bells?.close();
     if (this.directoryLinger) clearTimeout(this.directoryLinger);
     await this.opening?.catch(() => {});
     await Promise.allSettled([...this.appending]);
@@ -366,6 +366,7 @@ export class RelayStore extends EventEmitter<StoreEvents> implements RecordFeed 
     await this.dirSync.close();
     await this.issued.close();
     await this.leftovers.close();
+    await bellsClosed; // nothing is written under .state/bells/ or bell-holders/ after close
     this.lifecycle = 'closed';
   }
 

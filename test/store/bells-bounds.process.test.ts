@@ -12,6 +12,7 @@ import path from 'node:path';
 import { test } from 'node:test';
 import type { CallToolResult } from '@modelcontextprotocol/client';
 import { Bells, bellFile } from '../../lib/store/hear/bells.js';
+import { holdersRoot } from '../../lib/store/hear/bell-holders.js';
 import { silentLogger } from '../../lib/log.js';
 import { BIN, errorCode, killed, stdioClient, tempDir, tempStore, textOf } from '../support/helpers.js';
 import { eventually } from '../support/poll.js';
@@ -64,6 +65,15 @@ test('a bell made here and never rung leaves no file once let go; one that was r
   await eventually(() => bells.watched === 0, 'both bells let go after their linger');
   await bells.tidied();
   assert.deepEqual([existsSync(bellFile(dir, 'to:idle')), existsSync(rungFile)], [false, true]);
+});
+
+test('bells closed while they are being set up leave no bell file and no marker once close resolves: nothing is written under .state/ after', async (t) => {
+  const dir = path.join(await tempDir(t), 'bells');
+  const bells = new Bells(dir, silentLogger, () => {});
+  const listening = bells.listen(names('n', 64));
+  await bells.close();
+  assert.equal(await listening, null, 'a listen that ends with its store hears nothing');
+  assert.deepEqual([bellsIn(dir), bellsIn(holdersRoot(dir))], [0, 0]);
 });
 
 test('the bells of a process killed with SIGKILL are swept by the next process to listen; a live process\'s bells, shared ones too, stay', async (t) => {

@@ -74,12 +74,13 @@ export interface Swept {
   bells: number;
 }
 
-/** Removes the dead's holder directories, then every bell past its grace that no live holder marks. */
-export async function sweepBells(bellsDir: string, now = Date.now()): Promise<Swept> {
+/** Removes the dead's holder directories, then every bell past its grace that no live holder marks; stops early once `stopped()`. */
+export async function sweepBells(bellsDir: string, now = Date.now(), stopped: () => boolean = () => false): Promise<Swept> {
   const heldRoot = holdersRoot(bellsDir);
   const held = new Set<string>();
   const swept: Swept = { holders: 0, bells: 0 };
   for (const holder of await names(heldRoot)) {
+    if (stopped()) return swept;
     const dir = path.join(heldRoot, holder);
     if (isGone(holder)) {
       await fs.rm(dir, { recursive: true, force: true });
@@ -89,6 +90,7 @@ export async function sweepBells(bellsDir: string, now = Date.now()): Promise<Sw
     for (const marker of await names(dir)) held.add(marker);
   }
   for (const name of await names(bellsDir)) {
+    if (stopped()) return swept;
     if (!BELL_NAME.test(name) || held.has(name)) continue;
     const file = path.join(bellsDir, name);
     const stat = await fs.lstat(file).catch(() => null);

@@ -124,8 +124,8 @@ export class Bells {
   private saidFull = false;
   private readonly holders: BellHolders;
   private sweep: Promise<void> | null = null;
-  /** What letGo still does on disk after a bell is let go. */
-  private readonly tidying = new Set<Promise<void>>();
+  /** Disk work under way: bells being set up, let go, swept. close() waits for it, so nothing is written after. */
+  private readonly inFlight = new Set<Promise<unknown>>();
 
   /** `onRing` runs on every ring of a bell someone here listens to (and when a bell had to be made again). */
   constructor(
@@ -189,7 +189,7 @@ export class Bells {
 
   /** Sweeps, once per instance and in the background, the bells held by nobody alive (bell-holders.ts). */
   swept(): Promise<void> {
-    return (this.sweep ??= sweepBells(this.dir).then(
+    return (this.sweep ??= this.track(sweepBells(this.dir, Date.now(), () => this.closed)).then(
       ({ holders, bells }) => {
         if (holders + bells > 0) this.log.info(`doorbells: removed ${bells} bell file(s) nobody holds and the holders of ${holders} process(es) that are gone`);
       },
@@ -226,20 +226,26 @@ export class Bells {
     if (entry.retry) clearTimeout(entry.retry);
     if (this.listening.get(key) === entry) this.listening.delete(key);
     if (closing && entry.settled) return removeIfUnrungNow(bellFile(this.dir, key), entry.madeAt);
-    const tidying = entry.armed
-      .catch(() => {})
-      .then(async () => {
-        if (this.listening.has(key)) return; // listened to again meanwhile: its file and marker are in use
-        await removeIfUnrung(bellFile(this.dir, key), entry.madeAt);
-        await this.holders.drop(bellName(key));
-      });
-    this.tidying.add(tidying);
-    void tidying.finally(() => this.tidying.delete(tidying));
+    this.track(
+      entry.armed
+        .catch(() => {})
+        .then(async () => {
+          if (this.listening.has(key)) return; // listened to again meanwhile: its file and marker are in use
+          await removeIfUnrung(bellFile(this.dir, key), entry.madeAt);
+          await this.holders.drop(bellName(key));
+        }),
+    );
   }
 
-  /** Resolves once every bell let go so far has had its file and marker removed (tests count files after it). */
+  /** Resolves once the disk work begun so far is done: bells set up, or let go with their files and markers removed (tests count files after it). */
   async tidied(): Promise<void> {
-    while (this.tidying.size > 0) await Promise.all(this.tidying);
+    while (this.inFlight.size > 0) await Promise.allSettled([...this.inFlight]);
+  }
+
+  private track<T>(work: Promise<T>): Promise<T> {
+    this.inFlight.add(work);
+    void work.catch(() => {}).finally(() => this.inFlight.delete(work));
+    return work;
   }
 
   /** Bells watched now, lingering ones included (inotify watches this costs). */
@@ -252,10 +258,17 @@ export class Bells {
     for (const [key, entry] of this.listening) this.rearm(key, entry);
   }
 
-  close(): void {
+  /**
+   * Lets every bell go. What can be removed at once is (the process may exit
+   * next); the promise settles once the work under way is done too, and the
+   * markers are gone, so nothing is written under `.state/` after it.
+   */
+  async close(): Promise<void> {
     this.closed = true;
     for (const [key, entry] of [...this.listening]) this.letGo(key, entry, true);
     this.holders.dropAll();
+    await this.tidied();
+    this.holders.dropAll(); // a marker being written as close began
   }
 
   /** One more listener for `key`: the bell's entry, set up now unless it is already. */
@@ -269,7 +282,7 @@ export class Bells {
     }
     const entry: Listening = { watcher: null, listeners: 1, idle: null, retry: null, madeAt: null, armed: Promise.resolve(), settled: false };
     this.listening.set(key, entry);
-    entry.armed = this.watchBell(key, entry).then(
+    entry.armed = this.track(this.watchBell(key, entry)).then(
       () => void (entry.settled = true),
       (err: unknown) => {
         entry.settled = true;
@@ -295,8 +308,10 @@ export class Bells {
     const name = bellName(key);
     const file = path.join(this.dir, name);
     // The marker first: a sweep that read the markers before it sees a bell made within its grace.
+    if (this.closed) return;
     await this.holders.hold(name);
     for (let attempt = 1; ; attempt++) {
+      if (this.closed || this.listening.get(key) !== entry) return;
       const madeAt = await makeFile(file);
       if (madeAt !== null) entry.madeAt = madeAt;
       if (this.closed || this.listening.get(key) !== entry) return;
@@ -328,7 +343,7 @@ export class Bells {
       entry.retry = null;
       if (this.closed || this.listening.get(key) !== entry || entry.watcher) return;
       entry.settled = false;
-      entry.armed = this.watchBell(key, entry).then(
+      entry.armed = this.track(this.watchBell(key, entry)).then(
         () => {
           entry.settled = true;
           this.onRing();
