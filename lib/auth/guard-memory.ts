@@ -1,8 +1,8 @@
 /**
- * Since when the one-time signature guard remembers (SPEC §10, issue 13
- * finding 8). The guard's memory is `.state/replay/`; `git clean -x`, a
- * restore or a re-clone removes it, and a guard that simply started again
- * would accept a captured request a second time.
+ * Since when the one-time signature guard remembers (SPEC §10). The guard's
+ * memory is `.state/replay/`; `git clean -x`, a restore or a re-clone
+ * removes it, and a guard that simply started again would accept a
+ * captured request a second time.
  *
  * So the directory records when it began: `.state/replay/.since` holds the
  * unix second its memory starts. A directory without the file was made by

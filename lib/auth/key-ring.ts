@@ -71,7 +71,9 @@ export class KeyRing extends EventEmitter<KeyRingEvents> implements KeySource {
       this.log.warn(`${keyPaths(this.dir).key(agent)} cannot be used: ${found.problem}. Requests signed as ${agent} are refused until it is fixed.`);
     }
     // The caller learns that the file is broken, not how: that is the operator's to read in the log.
-    throw new RelayError('key_unusable', `This hub holds a key file for agent "${agent}" but cannot use it, so the request was refused before anything ran. Ask the hub's operator to fix it; the hub's log says what is wrong.`, { reason: 'key_unusable' });
+    throw new RelayError('key_unusable', `This hub holds a key file for agent "${agent}" but cannot use it, ` +
+      `so the request was refused before anything ran. ` +
+      `Ask the hub's operator to fix it; the hub's log says what is wrong.`, { reason: 'key_unusable' });
   }
 
   async agents(): Promise<string[]> {

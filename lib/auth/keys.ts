@@ -31,7 +31,8 @@ export function agentOfKeyFile(file: string): string | null {
 
 function checkAgent(agent: string): void {
   if (!isAgentName(agent)) {
-    throw new RelayError('bad_agent_name', `"${agent}" is not a usable agent name: it names a file, so it must be 1–64 characters of letters, digits, '.', '_' or '-', starting with a letter or digit.`);
+    throw new RelayError('bad_agent_name', `"${agent}" is not a usable agent name: it names a file, ` +
+      `so it must be 1–64 characters of letters, digits, '.', '_' or '-', starting with a letter or digit.`);
   }
 }
 
@@ -46,7 +47,8 @@ const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
 /**
  * O_NONBLOCK: a FIFO named like a key must not hang the hub or the bridge (for
  * a regular file it changes nothing). O_NOFOLLOW: a `keys/` symlink to some
- * other file must not make that file a key (issue 13, finding 7).
+ * other file must not make that file a key (whoever can write `keys/` could
+ * otherwise have the hub read any file it may read as an agent's key).
  */
 const KEY_FILE_FLAGS = constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW;
 /** A key is 64 hex characters; a key file far larger is not a key file, and is not read. */

@@ -16,7 +16,8 @@
  * Entries are not fsynced: after a power cut a signature from the last
  * seconds could be accepted again. That is the trade for ~20 µs per check.
  *
- * Two bounds (issue 13, findings 4 and 8):
+ * Two bounds, so the guard can neither be made to fill the disk nor made to
+ * forget (docs/security.md):
  * - One agent may have at most `perAgentPerMinute` signatures accepted per
  *   minute bucket by this process (`too_many_signatures` beyond), so no
  *   agent can fill the disk's inodes with guard entries: about six buckets
@@ -143,14 +144,19 @@ export class ReplayGuard implements SignatureGuard {
     if (this.memory === null || current !== this.memory.ino) {
       this.memory = await guardMemory(this.dir, nowS, this.holdsRecords);
       this.made.clear();
-      if (this.memory.since >= nowS - 1) this.log.warn(`the one-time signature guard's memory (${this.dir}) was missing, so it begins now; signatures dated before ${this.memory.since + ACCEPT_WINDOW_S} (unix time) are refused, since they could be ones it forgot`);
+      if (this.memory.since >= nowS - 1) this.log.warn(
+        `the one-time signature guard's memory (${this.dir}) was missing, so it begins now; ` +
+        `signatures dated before ${this.memory.since + ACCEPT_WINDOW_S} (unix time) are refused, ` +
+        `since they could be ones it forgot`);
     }
     const safeFrom = this.memory.since + ACCEPT_WINDOW_S;
     if (this.memory.since > 0 && Number(ts) < safeFrom) {
       const retryAfterS = Math.max(1, safeFrom - nowS);
       throw new RelayError(
         'guard_reset',
-        `This hub lost its record of used signatures (its .state/ directory was removed or replaced at unix time ${this.memory.since}), so it cannot tell whether a signature dated before ${safeFrom} was already used; nothing was done. Sign the request again with a ts of ${safeFrom} or later (in ${retryAfterS} s).`,
+        `This hub lost its record of used signatures (its .state/ directory was removed or replaced at unix ` +
+          `time ${this.memory.since}), so it cannot tell whether a signature dated before ${safeFrom} was already ` +
+          `used; nothing was done. Sign the request again with a ts of ${safeFrom} or later (in ${retryAfterS} s).`,
         { reason: 'guard_reset', retryAfterS, safeFrom },
       );
     }
@@ -160,7 +166,9 @@ export class ReplayGuard implements SignatureGuard {
     const retryAfterS = Math.max(1, Math.min(60, bucketStart + BUCKET_S - nowS));
     return new RelayError(
       'too_many_signatures',
-      `Agent ${agent} has had ${this.perAgentPerMinute} signatures accepted in this minute, the most one agent may have the hub remember, so this request was not run; retry in ${retryAfterS} s (reads need no signature).`,
+      `Agent ${agent} has had ${this.perAgentPerMinute} signatures accepted in this minute, ` +
+        `the most one agent may have the hub remember, so this request was not run; ` +
+        `retry in ${retryAfterS} s (reads need no signature).`,
       { retryAfterS },
     );
   }

@@ -28,7 +28,9 @@ export async function verifyCredential(credential: Credential, method: string, b
   const { agent, ts, sig } = credential;
   const key = await verifier.keys.keyOf(agent);
   if (key === null) {
-    throw new RelayError('unknown_agent', `This hub holds no key for agent "${agent}", so it cannot check the signature. Sign as an agent that has a key here, or ask the operator to run \`p-e-relay keys add ${agent}\` and give you the key.`, { reason: 'unknown_agent' });
+    throw new RelayError('unknown_agent', `This hub holds no key for agent "${agent}", ` +
+      `so it cannot check the signature. Sign as an agent that has a key here, ` +
+      `or ask the operator to run \`p-e-relay keys add ${agent}\` and give you the key.`, { reason: 'unknown_agent' });
   }
   checkFreshness(ts, (verifier.now ?? Date.now)());
   const expected = Buffer.from(computeSignature(key, method, ts, body), 'hex');
@@ -36,13 +38,18 @@ export async function verifyCredential(credential: Credential, method: string, b
   if (given.length !== expected.length || !timingSafeEqual(given, expected)) {
     throw new RelayError(
       'bad_signature',
-      `The signature does not match this request. sig must be the lowercase hex HMAC-SHA256, keyed with ${agent}'s key, of "${method}\\n" + ts + "\\n" + the sha256 hex of the exact body bytes sent. Check the key, the method and that the body was not re-encoded, then sign again.`,
+      `The signature does not match this request. ` +
+        `sig must be the lowercase hex HMAC-SHA256, keyed with ${agent}'s key, ` +
+        `of "${method}\\n" + ts + "\\n" + the sha256 hex of the exact body bytes sent. ` +
+        `Check the key, the method and that the body was not re-encoded, then sign again.`,
       { reason: 'bad_signature' },
     );
   }
   if (!spend) return agent;
   if (!(await verifier.guard.accept(sig, ts, agent))) {
-    throw new RelayError('replayed_signature', 'This signature was already used: each one is accepted once, on every hub process sharing this corpus. Sign the request again (a new ts, or a different body if you are sending the same one twice within a second).', { reason: 'replayed_signature' });
+    throw new RelayError('replayed_signature', 'This signature was already used: each one is accepted once, ' +
+      'on every hub process sharing this corpus. ' +
+      'Sign the request again (a new ts, or a different body if you are sending the same one twice within a second).', { reason: 'replayed_signature' });
   }
   return agent;
 }

@@ -23,7 +23,9 @@ export interface SigningKey {
 
 export function bridgeKey(keysDir: string, agent: string): SigningKey {
   const file = keyPaths(keysDir).key(agent);
-  const fix = `Put agent ${agent}'s key (the hub's operator makes it with \`p-e-relay keys add ${agent}\`) in ${file}, mode 0600, or point --keys at the directory that holds ${agent}.key. Reads (exists, get_relay, list_relays, list_replies) need no key.`;
+  const fix = `Put agent ${agent}'s key (the hub's operator makes it with \`p-e-relay keys add ${agent}\`) ` +
+    `in ${file}, mode 0600, or point --keys at the directory that holds ${agent}.key. ` +
+    `Reads (exists, get_relay, list_relays, list_replies) need no key.`;
   const unusable = (what: string, cause: string) =>
     new RelayError('key_unusable', `The bridge cannot sign append_relay or wait_for_relay: ${what}, so nothing was sent to the hub. ${fix}`, { cause, keyFile: file });
   return {

@@ -25,14 +25,19 @@ function signatureAdvice(code: ErrorCode, side: HubSide): string | null {
   const { url, agent, keyFile } = side;
   switch (code) {
     case 'unknown_agent':
-      return `The hub at ${url} holds no key for agent ${agent} (unknown_agent). Ask its operator to run \`p-e-relay keys add ${agent}\` and copy that key into ${keyFile}, or start the bridge with the --agent the hub knows you by.`;
+      return `The hub at ${url} holds no key for agent ${agent} (unknown_agent). ` +
+        `Ask its operator to run \`p-e-relay keys add ${agent}\` and copy that key into ${keyFile}, ` +
+        `or start the bridge with the --agent the hub knows you by.`;
     case 'bad_signature':
-      return `The hub at ${url} says the signature does not match (bad_signature): the key in ${keyFile} is not the one the hub holds for agent ${agent}. Copy the hub's keys/${agent}.key into ${keyFile} and send the call again.`;
+      return `The hub at ${url} says the signature does not match (bad_signature): the key in ${keyFile} is not the ` +
+        `one the hub holds for agent ${agent}. Copy the hub's keys/${agent}.key into ${keyFile} and send the call again.`;
     case 'stale_timestamp':
       return `The hub at ${url} refused the signature as stale (stale_timestamp): this machine's clock and the hub's differ by more than 60 s. Set the clock right (NTP) and send the call again.`;
     case 'replayed_signature':
     case 'malformed_authorization':
-      return `The hub at ${url} refused the bridge's signature (${code}). The bridge signs every call afresh, so send the call again; if this repeats, the bridge and the hub are of different versions.`;
+      return `The hub at ${url} refused the bridge's signature (${code}). ` +
+        `The bridge signs every call afresh, so send the call again; if this repeats, ` +
+        `the bridge and the hub are of different versions.`;
     default:
       return null;
   }
@@ -58,7 +63,9 @@ export function hubRefusal(status: number, body: string, retryAfter: string | nu
   const said = typeof parsed?.message === 'string' ? ` It said: ${parsed.message}` : '';
   return new RelayError(
     'hub_error',
-    `The hub at ${side.url} answered HTTP ${status}, which the bridge cannot read as a p-e-relay answer, so the call's outcome is unknown.${said} Check that --url points at a p-e-relay hub (the bridge posts to its /mcp) and that no proxy in between rewrites its answers.`,
+    `The hub at ${side.url} answered HTTP ${status}, which the bridge cannot read as a p-e-relay answer, ` +
+      `so the call's outcome is unknown.${said} Check that --url points at a p-e-relay hub (the bridge posts to its ` +
+      `/mcp) and that no proxy in between rewrites its answers.`,
     { status, ...(typeof code === 'string' ? { hubCode: code } : {}) },
   );
 }
@@ -90,11 +97,14 @@ export function hubUnreachable(err: unknown, side: HubSide): RelayError {
   const code = networkCode(err);
   const before = BEFORE_SENDING[code];
   if (before) {
-    return new RelayError('hub_unreachable', `The hub at ${side.url} cannot be reached (${code}: ${before}), so nothing was sent. Start the hub or fix the bridge's --url, then send the call again.`, { cause: code });
+    return new RelayError('hub_unreachable', `The hub at ${side.url} cannot be reached (${code}: ${before}), ` +
+      `so nothing was sent. Start the hub or fix the bridge's --url, then send the call again.`, { cause: code });
   }
   return new RelayError(
     'hub_unreachable',
-    `The connection to the hub at ${side.url} failed (${code}) while the call was under way, so its outcome is unknown. Send a read or a wait again as it is; after an append, look first (list_relays): it may have landed.`,
+    `The connection to the hub at ${side.url} failed (${code}) while the call was under way, ` +
+      `so its outcome is unknown. Send a read or a wait again as it is; after an append, ` +
+      `look first (list_relays): it may have landed.`,
     { cause: code },
   );
 }
@@ -109,5 +119,6 @@ export function streamBroken(side: HubSide): RelayError {
 }
 
 export function hubTimeout(side: HubSide, ms: number): RelayError {
-  return new RelayError('hub_timeout', `The hub at ${side.url} did not answer within ${Math.round(ms / 1000)} s. Check that it is healthy (GET ${side.url.replace(/\/+$/, '')}/healthz) and send the call again.`, { timeoutMs: ms });
+  return new RelayError('hub_timeout', `The hub at ${side.url} did not answer within ${Math.round(ms / 1000)} s. ` +
+    `Check that it is healthy (GET ${side.url.replace(/\/+$/, '')}/healthz) and send the call again.`, { timeoutMs: ms });
 }

@@ -124,7 +124,9 @@ export class HubClient {
     this.log.debug(`unexpected failure talking to the hub: ${(err as Error)?.message ?? String(err)}`);
     return new RelayError(
       'hub_error',
-      `The bridge could not make sense of the hub's answer (${(err as Error)?.message ?? String(err)}), so the call's outcome is unknown. Check that ${this.side.url} is a p-e-relay hub; after an append, look (list_relays) before sending it again.`,
+      `The bridge could not make sense of the hub's answer (${(err as Error)?.message ?? String(err)}), ` +
+        `so the call's outcome is unknown. Check that ${this.side.url} is a p-e-relay hub; after an append, ` +
+        `look (list_relays) before sending it again.`,
     );
   }
 }

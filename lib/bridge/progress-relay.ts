@@ -15,7 +15,7 @@
  */
 import type { Progress, ProgressToken, ServerNotification } from '@modelcontextprotocol/server';
 
-export const PROGRESS_EVERY_MS = 10_000;
+const PROGRESS_EVERY_MS = 10_000;
 
 export class ProgressRelay {
   private readonly started = Date.now();

@@ -84,7 +84,9 @@ Example:
     if (ctx.positionals.length > 1) throw new UsageError('sign takes at most one FILE.');
     const file = ctx.positionals[0];
     const key = await readKey(ctx.keys, agent);
-    if (key === null) throw new RelayError('unknown_agent', `There is no key for agent "${agent}" in ${ctx.keys}. Create one with \`p-e-relay keys add ${agent}\`, or pass --keys with the directory that holds it.`);
+    if (key === null) throw new RelayError('unknown_agent',
+      `There is no key for agent "${agent}" in ${ctx.keys}. ` +
+      `Create one with \`p-e-relay keys add ${agent}\`, or pass --keys with the directory that holds it.`);
     const stdinIsTerminal = (ctx.stdin as { isTTY?: boolean }).isTTY === true;
     const body = file !== undefined && file !== '-' ? await fs.readFile(file) : stdinIsTerminal && file === undefined ? Buffer.alloc(0) : await readAll(ctx.stdin);
     writeLine(ctx.stdout, `Authorization: ${authorizationFor(agent, key, method, body)}`);

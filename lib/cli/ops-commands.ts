@@ -78,8 +78,11 @@ crash are reported as a warning (they never hold a published record).
     for (const d of report.damaged) writeLine(ctx.stdout, `damaged ${d.id}: ${d.why}`);
     for (const name of report.stray) ctx.log.warn(`stray temp file .state/tmp/${name}${report.removed.includes(name) ? ' (removed)' : ' (left by a crash; --clean removes it)'}`);
     for (const name of report.live) ctx.log.info(`temp file .state/tmp/${name} belongs to a running writer; left alone`);
-    for (const f of report.foreign) ctx.log.warn(`temp file .state/tmp/${f.name} was made on host ${f.host}, which shares this corpus; left alone (run verify --clean there to remove it if its writer is gone)`);
-    writeLine(ctx.stdout, `${report.checked} records checked, ${report.damaged.length} damaged, ${report.stray.length} stray temp files${report.removed.length ? ` (${report.removed.length} removed)` : ''}${report.foreign.length ? `, ${report.foreign.length} temp files of other hosts left alone` : ''}`);
+    for (const f of report.foreign) ctx.log.warn(`temp file .state/tmp/${f.name} was made on host ${f.host}, ` +
+      `which shares this corpus; left alone (run verify --clean there to remove it if its writer is gone)`);
+    writeLine(ctx.stdout, `${report.checked} records checked, ${report.damaged.length} ` +
+      `damaged, ${report.stray.length} stray temp files${report.removed.length ? ` (${report.removed.length} removed)` : ''}${report.foreign.length ? `, ${report.foreign.length} ` +
+        `temp files of other hosts left alone` : ''}`);
     for (const line of checkpointLines(report)) writeLine(ctx.stdout, line);
     const state = stateLines(report);
     for (const line of state.out) writeLine(ctx.stdout, line);

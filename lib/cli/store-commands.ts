@@ -72,7 +72,8 @@ append (store_unreachable), it is sent again under the same key after 0.25,
       // Only where a mount can drop is a key made: a retry without one could store the record twice.
       const shared = (await filesystemFacts(ctx.corpus, ctx.env)).shared;
       const key = stringOption(ctx, 'idempotency-key') ?? (shared ? `cli-${randomUUID()}` : undefined);
-      const options = { id: stringOption(ctx, 'id'), depositedBy: `cli/${localUser(ctx.env)}`, provenance: ctx.values.authored ? ('authored' as const) : ('as-received' as const), idempotencyKey: key };
+      const provenance = ctx.values.authored ? ('authored' as const) : ('as-received' as const);
+      const options = { id: stringOption(ctx, 'id'), depositedBy: `cli/${localUser(ctx.env)}`, provenance, idempotencyKey: key };
       const result = key === undefined ? await store.append(bytes, options) : await retryingLostMount(() => store.append(bytes, options), ctx.log);
       writeLine(ctx.stdout, result.id);
       ctx.log.info(appendText(result));
@@ -165,7 +166,9 @@ ${FILTER_HELP}`,
         const result = await store.wait({ after: stringOption(ctx, 'after'), timeoutMs: numberOption(ctx, 'timeout'), filter, includeBytes: ctx.values['include-bytes'] === true });
         const behind = store.readOnly && result.appeared.length === 0 ? await behindNewest(store) : null; // a mirror that lacks what its checkpoint lists
         writeLine(ctx.stdout, waitText(result, { behind }));
-        if (result.appeared.length >= WAIT_MAX_ITEMS) writeLine(ctx.stderr, `p-e-relay wait: ${WAIT_MAX_ITEMS.toLocaleString('en-US')} records, the most one answer carries; more may be held above the cursor: run it again with --after ${result.cursor} (and the same filters)`);
+        if (result.appeared.length >= WAIT_MAX_ITEMS) writeLine(ctx.stderr,
+          `p-e-relay wait: ${WAIT_MAX_ITEMS.toLocaleString('en-US')} records, the most one answer carries; ` +
+          `more may be held above the cursor: run it again with --after ${result.cursor} (and the same filters)`);
         return result.appeared.length > 0 ? EXIT_OK : EXIT_TIMED_OUT;
       },
       true,

@@ -77,13 +77,19 @@ export interface DoorOptions {
   maxRecordBytes?: number;
 }
 
-const HOW_TO_SIGN = 'Send an `Authorization: PE-HMAC agent=<name>, ts=<unix seconds>, sig=<hex>` header, where sig is the HMAC-SHA256 with your key of the method, ts and the sha256 of the body (docs/http.md shows how; `p-e-relay sign` prints one). An MCP client that cannot add that header (one behind an ordinary proxy such as mcp-remote) can run `p-e-relay bridge --url <this hub> --agent <name>` as its server instead: a local stdio server that signs each call with the agent\'s key (docs/bridge.md). Reads (exists, get_relay, list_relays, list_replies and the GET routes) need none.';
+const HOW_TO_SIGN = 'Send an `Authorization: PE-HMAC agent=<name>, ts=<unix seconds>, sig=<hex>` header, ' +
+  'where sig is the HMAC-SHA256 with your key of the method, ts and the sha256 of the body (docs/http.md shows how; ' +
+  '`p-e-relay sign` prints one). An MCP client that cannot add that header (one behind an ordinary proxy such as ' +
+  'mcp-remote) can run `p-e-relay bridge --url <this hub> --agent <name>` as its server instead: a local stdio server ' +
+  'that signs each call with the agent\'s key (docs/bridge.md). ' +
+  'Reads (exists, get_relay, list_relays, list_replies and the GET routes) need none.';
 
 export function unsignedRefusal(spends: Spend | null): RelayError {
   const what =
     spends === 'append' ? 'Appending over HTTP must be signed, and this request carried no credential, so nothing was stored.'
     : spends === 'wait' ? 'wait_for_relay over HTTP must be signed, because it holds a connection open, and this request carried no credential.'
-    : spends === 'stream' ? 'GET /events must be signed, because it holds a connection open, and this request carried no credential (a browser EventSource may send agent, ts and sig as query parameters).'
+    : spends === 'stream' ? 'GET /events must be signed, because it holds a connection open, ' +
+      'and this request carried no credential (a browser EventSource may send agent, ts and sig as query parameters).'
     : 'This call over HTTP must be signed, and this request carried no credential.';
   return new RelayError('unsigned', `${what} ${HOW_TO_SIGN}`);
 }

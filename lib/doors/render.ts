@@ -20,7 +20,9 @@ export function listText(list: ListResult): string {
 }
 
 export function appendText(result: AppendResult): string {
-  if (result.replayed) return `already stored as ${result.id} by another call with this idempotency key (replayed: true; ${result.digest}, deposited-by ${result.depositedBy}, provenance ${result.provenance}, at ${result.depositedAt})`;
+  if (result.replayed) return `already stored as ${result.id} by another call with this idempotency key (replayed: ` +
+    `true; ${result.digest}, deposited-by ${result.depositedBy}, provenance ${result.provenance}, ` +
+    `at ${result.depositedAt})`;
   const stored = `stored ${result.id} (${result.digest}, deposited-by ${result.depositedBy}, provenance ${result.provenance}, at ${result.depositedAt})`;
   return result.durability ? `${stored}; not yet power-cut safe: ${result.durability}` : stored;
 }
@@ -73,7 +75,8 @@ export function behindText(b: Behind): string {
 /** An item's line, then, with include_bytes, its bytes fenced (fence.ts), or why they are not here. */
 function itemLines(record: AppearedRecord, boundary: string): string[] {
   const line = appearedLine(record);
-  if (record.bytesOmitted) return [line, record.size === undefined ? '  (bytes omitted: unreadable now; get_relay says why)' : `  (bytes omitted: ${record.size} bytes, past this answer's 64 KiB; fetch with get_relay)`];
+  if (record.bytesOmitted) return [line, record.size === undefined ? '  (bytes omitted: unreadable now; get_relay says why)' : `  ` +
+    `(bytes omitted: ${record.size} bytes, past this answer's 64 KiB; fetch with get_relay)`];
   if (record.bytes === undefined) return [line];
   return [line, ...fenced(record.id, boundary, ` bytes, ${record.digest}`, record.bytes)];
 }

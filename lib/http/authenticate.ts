@@ -19,7 +19,9 @@ export function credentialOf(req: IncomingMessage, url: URL, allowQuery: boolean
   const header = req.headers.authorization;
   const inQuery = allowQuery && QUERY_FIELDS.some((k) => url.searchParams.has(k));
   if (header !== undefined && inQuery) {
-    throw new RelayError('malformed_authorization', 'The request carries a credential both in the Authorization header and in query parameters; send exactly one of them.', { reason: 'malformed_authorization' });
+    throw new RelayError('malformed_authorization',
+      'The request carries a credential both in the Authorization header and in query parameters; ' +
+      'send exactly one of them.', { reason: 'malformed_authorization' });
   }
   if (header !== undefined) return parseAuthorization(header);
   if (!inQuery) return null;

@@ -39,15 +39,19 @@ export type Counted = 'body' | 'record';
 
 function tooLarge(cap: number, counted: Counted): RelayError {
   if (counted === 'record') {
-    return new RelayError('too_large', `The record is larger than this hub takes over HTTP (${cap} bytes), so nothing was read or stored. Send a shorter record, or split it and link the parts with ref:.`, { limit: cap, counted });
+    return new RelayError('too_large', `The record is larger than this hub takes over HTTP (${cap} bytes), ` +
+      `so nothing was read or stored. Send a shorter record, or split it and link the parts with ref:.`, { limit: cap, counted });
   }
-  return new RelayError('too_large', `The request body is larger than this hub's body cap (${cap} bytes), so nothing was read or stored. Send a smaller request (a record in it may be as long as the hub's record cap, whatever its JSON encoding).`, { limit: cap, counted });
+  return new RelayError('too_large', `The request body is larger than this hub's body cap (${cap} bytes), ` +
+    `so nothing was read or stored. Send a smaller request (a record in it may be as long as the hub's record cap, ` +
+    `whatever its JSON encoding).`, { limit: cap, counted });
 }
 
 export function checkEncoding(req: IncomingMessage): void {
   const encoding = req.headers['content-encoding'];
   if (encoding !== undefined && encoding.trim().toLowerCase() !== 'identity') {
-    throw new RelayError('encoded_body', `This hub does not accept a Content-Encoding (${encoding}): the signature covers the exact bytes sent. Send the body uncompressed, without a Content-Encoding header.`);
+    throw new RelayError('encoded_body', `This hub does not accept a Content-Encoding (${encoding}): the signature ` +
+      `covers the exact bytes sent. Send the body uncompressed, without a Content-Encoding header.`);
   }
 }
 
@@ -110,7 +114,8 @@ export function parseJsonRpcBody(raw: Uint8Array): unknown {
   try {
     text = strictUtf8.decode(raw);
   } catch {
-    throw new RelayError('not_utf8', 'Parse error: the body is not valid UTF-8, so it was not read (a record over MCP must be exactly the text that was signed). Send the JSON-RPC message as UTF-8.', { jsonRpcCode: JSONRPC_PARSE_ERROR });
+    throw new RelayError('not_utf8', 'Parse error: the body is not valid UTF-8, so it was not read (a record over ' +
+      'MCP must be exactly the text that was signed). Send the JSON-RPC message as UTF-8.', { jsonRpcCode: JSONRPC_PARSE_ERROR });
   }
   let message: unknown;
   try {
@@ -119,7 +124,9 @@ export function parseJsonRpcBody(raw: Uint8Array): unknown {
     throw new RelayError('bad_request', 'Parse error: the body is not JSON. Send one JSON-RPC message as application/json.', { jsonRpcCode: JSONRPC_PARSE_ERROR });
   }
   if (Array.isArray(message)) {
-    throw new RelayError('batch_refused', `Invalid request: this body is a JSON-RPC batch of ${message.length} messages, and MCP has no batches (since protocol version 2025-06-18). Send each message in its own POST /mcp request.`, { jsonRpcCode: JSONRPC_INVALID_REQUEST });
+    throw new RelayError('batch_refused', `Invalid request: this body is a JSON-RPC batch of ${message.length} ` +
+      `messages, and MCP has no batches (since protocol version 2025-06-18). ` +
+      `Send each message in its own POST /mcp request.`, { jsonRpcCode: JSONRPC_INVALID_REQUEST });
   }
   return message;
 }

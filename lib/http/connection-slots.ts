@@ -45,7 +45,7 @@ export function heldForAgent(socket: Socket): void {
   slotOf.get(socket)?.address.unsigned.delete(socket);
 }
 
-export type Admission = 'admitted' | 'admitted_evicting' | 'refused';
+export type ConnectionAdmission = 'admitted' | 'admitted_evicting' | 'refused';
 
 export class ConnectionSlots {
   private readonly networks = new Map<string, Network>();
@@ -61,7 +61,7 @@ export class ConnectionSlots {
   }
 
   /** Admits a new connection, closing an unsigned one to make room if it must; or refuses it. */
-  admit(socket: Socket): Admission {
+  admit(socket: Socket): ConnectionAdmission {
     const key = clientNetwork(socket.remoteAddress);
     const network = this.networks.get(key) ?? { addresses: new Map<string, Address>(), count: 0 };
     let evicted = false;

@@ -11,6 +11,8 @@ import type { IdShape } from '../model/ids.js';
 export function filterFromQuery(params: URLSearchParams, shape: IdShape): RecordFilter | null {
   const list = (name: string) => (params.has(name) ? params.getAll(name) : undefined);
   const repliesTo = params.getAll('replies_to');
-  if (repliesTo.length > 1) throw new RelayError('bad_filter', `replies_to names one id, and this request sends ${repliesTo.length}. Send it once; to follow several threads, open one request per id.`, { param: 'replies_to' });
+  if (repliesTo.length > 1) throw new RelayError('bad_filter',
+    `replies_to names one id, and this request sends ${repliesTo.length}. ` +
+    `Send it once; to follow several threads, open one request per id.`, { param: 'replies_to' });
   return parseFilter({ to: list('to'), from: list('from'), kind: list('kind'), replies_to: repliesTo[0] }, shape);
 }

@@ -50,7 +50,9 @@ export class HttpGate implements Budget {
     const controller = this.agents.get(agent);
     this.agents.delete(agent);
     // The reason travels with the abort, so a wait it ends can say why instead of answering "nothing new".
-    controller?.abort(new RelayError('key_revoked', `The key of agent ${agent} was revoked or replaced while this call was waiting, so the hub ended it. Ask the operator for the current key, then sign a new call with it.`, { reason: 'key_revoked' }));
+    controller?.abort(new RelayError('key_revoked',
+      `The key of agent ${agent} was revoked or replaced while this call was waiting, so the hub ended it. ` +
+      `Ask the operator for the current key, then sign a new call with it.`, { reason: 'key_revoked' }));
   }
 
   /** Ends every wait and stream (the hub is shutting down). */
@@ -72,14 +74,18 @@ export class HttpGate implements Budget {
 
   private holdWait(agent: string, closed: AbortSignal): Hold {
     const slot = this.waits.acquire(agent);
-    if (slot === 'agent') throw new RelayError('too_many_waits', `Agent ${agent} already has ${this.waits.perAgent} waits open on this hub, the most one agent may hold. Let one end (one wait with after covers many records) and call again.`);
+    if (slot === 'agent') throw new RelayError('too_many_waits',
+      `Agent ${agent} already has ${this.waits.perAgent} waits open on this hub, the most one agent may hold. ` +
+      `Let one end (one wait with after covers many records) and call again.`);
     if (slot === 'total') throw new RelayError('too_many_waits', `This hub is holding as many waits as it allows (${this.waits.limit}); retry in a few seconds.`, { retryAfterS: 5 });
     return this.hold(agent, closed, slot);
   }
 
   private holdStream(agent: string, closed: AbortSignal): Hold {
     const slot = this.streams.acquire(agent);
-    if (slot === 'agent') throw new RelayError('too_many_streams', `Agent ${agent} already has ${this.streams.perAgent} event streams open on this hub, the most one agent may hold. Close one (one stream carries every record) and open again.`);
+    if (slot === 'agent') throw new RelayError('too_many_streams',
+      `Agent ${agent} already has ${this.streams.perAgent} event streams open on this hub, ` +
+      `the most one agent may hold. Close one (one stream carries every record) and open again.`);
     if (slot === 'total') throw new RelayError('too_many_streams', `This hub is serving as many event streams as it allows (${this.streams.limit}); retry in a few seconds.`, { retryAfterS: 5 });
     return this.hold(agent, closed, slot);
   }

@@ -75,11 +75,15 @@ export function rebindingGuard(boundHost: string, port: number, allowedOrigins: 
       if (!active) return;
       const host = (headers.host ?? '').toLowerCase();
       if (!hosts.has(host) && !isLoopbackLiteral(host, port)) {
-        throw new RelayError('forbidden_host', `This hub listens on loopback and answers only requests addressed to it by a loopback name (Host: 127.0.0.1:${port} or localhost:${port}), not "${headers.host ?? ''}". Use http://127.0.0.1:${port}/.`);
+        throw new RelayError('forbidden_host', `This hub listens on loopback and answers only requests addressed to ` +
+          `it by a loopback name (Host: 127.0.0.1:${port} or localhost:${port}), not "${headers.host ?? ''}". ` +
+          `Use http://127.0.0.1:${port}/.`);
       }
       const origin = headers.origin;
       if (origin !== undefined && !allowsOrigin(origin)) {
-        throw new RelayError('forbidden_origin', `Requests from the web origin "${origin}" are refused: this hub listens on loopback and trusts only pages served from loopback. An operator can allow an origin with \`serve --http --allow-origin ORIGIN\`.`);
+        throw new RelayError('forbidden_origin', `Requests from the web origin "${origin}" are refused: this hub ` +
+          `listens on loopback and trusts only pages served from loopback. ` +
+          `An operator can allow an origin with \`serve --http --allow-origin ORIGIN\`.`);
       }
     },
     allowsOrigin,

@@ -29,14 +29,14 @@ function idOf(match: RegExpExecArray): string {
 }
 
 /** GET /relays: list_relays, after a mark, filtered. */
-export async function listRelays({ req, res, url, ctx }: HubRequest): Promise<void> {
+export async function getRelays({ req, res, url, ctx }: HubRequest): Promise<void> {
   const after = url.searchParams.get('after') ?? undefined;
   const list = await ctx.store.list(after, filterFromQuery(url.searchParams, ctx.store.shape));
   wantsJson(req.headers.accept) ? sendJson(res, 200, list) : sendText(res, 200, listText(list));
 }
 
 /** POST /relays: the body is the record; 201 with the id (200 when an Idempotency-Key repeats: the earlier record). */
-export async function appendRecord({ req, res, url, ctx, body, door, facts }: HubRequest): Promise<void> {
+export async function postRelays({ req, res, url, ctx, body, door, facts }: HubRequest): Promise<void> {
   const id = url.searchParams.get('id') ?? undefined;
   // Node joins a repeated header with ", ", so two keys read as one key that no retry will send.
   const sent = req.headers['idempotency-key'];
@@ -55,7 +55,7 @@ export async function appendRecord({ req, res, url, ctx, body, door, facts }: Hu
 }
 
 /** GET /relays/ID: the exact stored bytes, or a refusal naming the id's state. */
-export async function readRecord({ res, ctx, match }: HubRequest): Promise<void> {
+export async function getRecord({ res, ctx, match }: HubRequest): Promise<void> {
   try {
     const bytes = await ctx.store.read(idOf(match));
     // Records are immutable: a held id's bytes never change.
@@ -68,27 +68,27 @@ export async function readRecord({ res, ctx, match }: HubRequest): Promise<void>
 }
 
 /** HEAD /relays/ID: the id's state in P-E-Relay-State, no body. */
-export async function recordState({ res, ctx, match }: HubRequest): Promise<void> {
+export async function headRecord({ res, ctx, match }: HubRequest): Promise<void> {
   const { state } = await ctx.store.exists(idOf(match));
   res.writeHead(state === 'PRESENT' ? 200 : 404, { [STATE_HEADER]: state, 'Content-Type': 'text/plain; charset=utf-8' }).end();
 }
 
 /** GET /relays/ID/replies: list_replies. */
-export async function listReplies({ req, res, ctx, match }: HubRequest): Promise<void> {
+export async function getReplies({ req, res, ctx, match }: HubRequest): Promise<void> {
   const replies = await ctx.store.replies(idOf(match));
   wantsJson(req.headers.accept) ? sendJson(res, 200, replies) : sendText(res, 200, repliesText(replies));
 }
 
 /** GET /agents: the roster. */
-export async function roster({ res, ctx }: HubRequest): Promise<void> {
+export async function getAgents({ res, ctx }: HubRequest): Promise<void> {
   sendJson(res, 200, { agents: await ctx.store.roster() });
 }
 
-export function health({ res, ctx }: HubRequest): void {
+export function getHealthz({ res, ctx }: HubRequest): void {
   sendJson(res, 200, { status: 'ok', version: VERSION, ready: ctx.ready(), records: ctx.store.size, readOnly: ctx.store.readOnly });
 }
 
-export function metrics({ res, ctx }: HubRequest): void {
+export function getMetrics({ res, ctx }: HubRequest): void {
   const text = ctx.metrics.render({ records: ctx.store.size, waits: ctx.gate.waits.active, streams: ctx.gate.streams.active, ready: ctx.ready() });
   res.writeHead(200, { 'Content-Type': 'text/plain; version=0.0.4; charset=utf-8', 'Content-Length': Buffer.byteLength(text) }).end(text);
 }

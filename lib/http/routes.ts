@@ -26,7 +26,7 @@ import { parseJsonRpcBody } from './body.js';
 import type { Handler, HubRequest } from './context.js';
 import { READ_INTAKE, spending, type Entry } from './intake.js';
 import { handleMcp, mcpIntake, mcpMethodNotAllowed } from './mcp-endpoint.js';
-import { appendRecord, health, listRelays, listReplies, metrics, methodNotAllowed, readRecord, recordState, roster } from './rest.js';
+import { getAgents, getHealthz, getMetrics, getRecord, getRelays, getReplies, headRecord, methodNotAllowed, postRelays } from './rest.js';
 import { handleEvents } from './sse.js';
 import { checkpointFrontier } from './checkpoints-route.js';
 import { handleWeb } from './web-view.js';
@@ -48,7 +48,7 @@ export interface Route {
 const read = (handle: Handler): Entry => ({ intake: READ_INTAKE, handle });
 
 /** REST's appends: the same door facts as append_relay (signed, one append from the agent's rate); the body is the record. */
-const APPEND: Entry = { intake: spending(appendRelay.door, { bodyIsRecord: true }), handle: appendRecord };
+const APPEND: Entry = { intake: spending(appendRelay.door, { bodyIsRecord: true }), handle: postRelays };
 
 /** A stream holds a connection open: signed (by header, or agent/ts/sig query parameters for EventSource), a stream slot while it lasts. */
 const EVENT_STREAM: Admission = { signed: true, spends: 'stream' };
@@ -76,15 +76,15 @@ export const ROUTES = {
     shown: '/relays',
     path: /^\/relays$/,
     channel: 'http',
-    methods: { GET: read(listRelays), HEAD: read(listRelays), POST: APPEND },
+    methods: { GET: read(getRelays), HEAD: read(getRelays), POST: APPEND },
     otherMethods: (path) => methodNotAllowed(path, 'GET, HEAD, POST'),
   },
-  record: { shown: '/relays/ID', path: /^\/relays\/([^/]+)$/, channel: 'http', methods: { GET: read(readRecord), HEAD: read(recordState) }, otherMethods: REST_READS_ONLY },
-  replies: { shown: '/relays/ID/replies', path: /^\/relays\/([^/]+)\/replies$/, channel: 'http', methods: { GET: read(listReplies), HEAD: read(listReplies) }, otherMethods: REST_READS_ONLY },
-  agents: { shown: '/agents', path: /^\/agents$/, channel: 'http', methods: { GET: read(roster), HEAD: read(roster) }, otherMethods: REST_READS_ONLY },
+  record: { shown: '/relays/ID', path: /^\/relays\/([^/]+)$/, channel: 'http', methods: { GET: read(getRecord), HEAD: read(headRecord) }, otherMethods: REST_READS_ONLY },
+  replies: { shown: '/relays/ID/replies', path: /^\/relays\/([^/]+)\/replies$/, channel: 'http', methods: { GET: read(getReplies), HEAD: read(getReplies) }, otherMethods: REST_READS_ONLY },
+  agents: { shown: '/agents', path: /^\/agents$/, channel: 'http', methods: { GET: read(getAgents), HEAD: read(getAgents) }, otherMethods: REST_READS_ONLY },
   checkpoints: { shown: '/checkpoints', path: /^\/checkpoints$/, channel: 'http', methods: { GET: read(checkpointFrontier), HEAD: read(checkpointFrontier) }, otherMethods: REST_READS_ONLY },
-  healthz: { shown: '/healthz', path: /^\/healthz$/, channel: 'http', methods: { GET: read(health), HEAD: read(health) }, otherMethods: REST_READS_ONLY },
-  metrics: { shown: '/metrics', path: /^\/metrics$/, channel: 'http', methods: { GET: read(metrics), HEAD: read(metrics) }, otherMethods: REST_READS_ONLY },
+  healthz: { shown: '/healthz', path: /^\/healthz$/, channel: 'http', methods: { GET: read(getHealthz), HEAD: read(getHealthz) }, otherMethods: REST_READS_ONLY },
+  metrics: { shown: '/metrics', path: /^\/metrics$/, channel: 'http', methods: { GET: read(getMetrics), HEAD: read(getMetrics) }, otherMethods: REST_READS_ONLY },
 } as const satisfies Record<string, Route>;
 
 export function noRoute(path: string): RelayError {

@@ -37,8 +37,12 @@ export async function serveHttp(options: ServeHttpOptions): Promise<void> {
   const hub = await startHub({ ...options, store, log: options.log }).catch(async (err: unknown) => {
     await store.close();
     const code = (err as NodeJS.ErrnoException).code;
-    if (code === 'EADDRINUSE') throw new RelayError('port_in_use', `Port ${options.port} on ${options.host} is already in use. Pick another with --port N (0 takes any free port), or stop whatever holds it.`);
-    if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND') throw new RelayError('address_not_local', `Cannot listen on ${options.host}: it is not an address of this machine. Use --host 127.0.0.1 (the default) or an address this machine has.`);
+    if (code === 'EADDRINUSE') throw new RelayError('port_in_use',
+      `Port ${options.port} on ${options.host} is already in use. ` +
+      `Pick another with --port N (0 takes any free port), or stop whatever holds it.`);
+    if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND') throw new RelayError('address_not_local',
+      `Cannot listen on ${options.host}: it is not an address of this machine. ` +
+      `Use --host 127.0.0.1 (the default) or an address this machine has.`);
     throw err;
   });
   const checkpoints = options.checkpoints && !store.readOnly ? new CheckpointSchedule(store, options.checkpoints.cadence, options.checkpoints.signer, options.log).start() : null;
@@ -86,7 +90,9 @@ export async function serveHttp(options: ServeHttpOptions): Promise<void> {
 function noKeysLine(keysDir: string, readOnly: boolean, command: string): string {
   const keysFlag = keysDir === path.resolve('keys') ? '' : ` --keys ${keysDir}`;
   if (readOnly) {
-    return `keys: none in ${keysDir}; this mirror refuses every append whatever its key, but waits and streams over HTTP must be signed: copy the agents' key files from the primary's keys/ into ${keysDir} (mode 0600; the hub picks them up without a restart)`;
+    return `keys: none in ${keysDir}; this mirror refuses every append whatever its key, ` +
+      `but waits and streams over HTTP must be signed: copy the agents' key files from the primary's keys/ ` +
+      `into ${keysDir} (mode 0600; the hub picks them up without a restart)`;
   }
   return `keys: none yet in ${keysDir}; appends and waits over HTTP must be signed, so add one with \`${command} keys add AGENT${keysFlag}\` (the hub picks it up without a restart)`;
 }

@@ -57,7 +57,8 @@ export async function initCorpus(corpusDir: string, idWidth?: number): Promise<{
   idShape(width); // throws RangeError for a width out of range
   if (width !== existing.idWidth) {
     if ((await listRecordIds(cp.corpus, idShape(existing.idWidth))).length > 0 || hasSettingsFile) {
-      throw new RelayError('id_width_fixed', `The store at ${cp.corpus} already has id width ${existing.idWidth}; the width is fixed when a store is created. Use a new, empty corpus directory for a store of width ${width}.`);
+      throw new RelayError('id_width_fixed', `The store at ${cp.corpus} already has id width ${existing.idWidth}; ` +
+        `the width is fixed when a store is created. Use a new, empty corpus directory for a store of width ${width}.`);
     }
   }
   if (!hasSettingsFile && (idWidth !== undefined || !(await hasRecords(cp.corpus)))) {

@@ -85,12 +85,14 @@ async function checkLocalSource(source: string, corpus: string): Promise<void> {
   }
   const realCorpus = await fs.realpath(corpus).catch(() => null);
   if (realCorpus === real) {
-    throw new RelayError('mirror_conflict', `${source} is the corpus this command would fill (--corpus), so mirroring it would only mark the primary read-only. Pass --corpus with a different directory for the mirror.`);
+    throw new RelayError('mirror_conflict', `${source} is the corpus this command would fill (--corpus), ` +
+      `so mirroring it would only mark the primary read-only. Pass --corpus with a different directory for the mirror.`);
   }
   // A mirror inside its source would be copied into itself on every run.
   const inside = path.relative(real, realCorpus ?? path.resolve(corpus));
   if (inside && !inside.startsWith('..') && !path.isAbsolute(inside)) {
-    throw new RelayError('mirror_conflict', `The mirror (--corpus ${corpus}) lies inside its source ${source}, so each run would copy the mirror into itself. Put the mirror outside the primary's corpus.`);
+    throw new RelayError('mirror_conflict', `The mirror (--corpus ${corpus}) lies inside its source ${source}, ` +
+      `so each run would copy the mirror into itself. Put the mirror outside the primary's corpus.`);
   }
 }
 
@@ -105,7 +107,9 @@ async function claimAsMirror(paths: ReturnType<typeof corpusPaths>, source: stri
   if (previous === null) {
     const own = await listRecordNames(paths.corpus);
     if (own.length > 0) {
-      throw new RelayError('mirror_conflict', `${paths.corpus} holds ${own.length} record(s) of its own and is not a mirror; filling it from ${source} would mix two stores under one set of ids. Mirror into a new or empty directory (--corpus DIR).`);
+      throw new RelayError('mirror_conflict', `${paths.corpus} holds ${own.length} record(s) of its own and is not a ` +
+        `mirror; filling it from ${source} would mix two stores under one set of ids. ` +
+        `Mirror into a new or empty directory (--corpus DIR).`);
     }
   } else if (previous !== source) {
     log.warn(`${paths.corpus} was a mirror of ${previous}; it now follows ${source}. Records it already holds are kept as they are.`);
@@ -134,7 +138,9 @@ async function checkWidth(corpus: string, source: string): Promise<number> {
   const records = await listRecordNames(corpus);
   const foreign = records.filter((name) => shape.parseRecordId(name) === null);
   if (foreign.length > 0) {
-    throw new RelayError('mirror_conflict', `Records from ${source} such as ${foreign[0]} do not have this corpus's id width (${shape.width} digits, from its .p-e-relay file), so no server here would see them. Mirror into a new, empty directory so the source's settings arrive with its records.`);
+    throw new RelayError('mirror_conflict', `Records from ${source} such as ${foreign[0]} do not have this corpus's ` +
+      `id width (${shape.width} digits, from its .p-e-relay file), so no server here would see them. ` +
+      `Mirror into a new, empty directory so the source's settings arrive with its records.`);
   }
   return records.length;
 }

@@ -131,7 +131,9 @@ export function runRsync(args: string[], io: { onLine(line: string): void; stder
     });
     child.on('error', (err) => {
       if ((err as NodeJS.ErrnoException).code === 'ENOENT') {
-        reject(new RelayError('rsync_missing', '`mirror` runs rsync, and rsync is not installed here (or not on PATH). Install it (Debian/Ubuntu: `apt-get install rsync`; Fedora: `dnf install rsync`; macOS: `brew install rsync`), on this machine and on the source host, then run mirror again.'));
+        reject(new RelayError('rsync_missing', '`mirror` runs rsync, and rsync is not installed here (or not on ' +
+          'PATH). Install it (Debian/Ubuntu: `apt-get install rsync`; Fedora: `dnf install rsync`; ' +
+          'macOS: `brew install rsync`), on this machine and on the source host, then run mirror again.'));
       } else reject(err);
     });
     child.on('close', (code, signal) => {

@@ -39,7 +39,8 @@ export async function showRecord(pane, id) {
   if (!current()) return;
   const file = readFile(bytes);
   if (!file) {
-    pane.replaceChildren(heading(id), el('p', { class: 'verdict bad' }, 'This file has no "---" line ending its deposit header; it cannot be read as a record.'), bytesBlock('', new TextDecoder().decode(bytes)));
+    pane.replaceChildren(heading(id), el('p', { class: 'verdict bad' },
+      'This file has no "---" line ending its deposit header; it cannot be read as a record.'), bytesBlock('', new TextDecoder().decode(bytes)));
     return;
   }
   const actual = `sha256:${await sha256Hex(file.record)}`;

@@ -36,7 +36,9 @@ export interface ChannelParams {
 export function channelNotification(agent: string, records: readonly PushedRecord[], cap = CONTENT_CAP_BYTES): ChannelParams {
   const bodies = records.flatMap((r) => (r.bytes === null ? [] : [r.bytes]));
   const boundary = drawBoundary(bodies);
-  const head = `${records.length === 1 ? 'A record' : `${records.length} records`} for ${agent} on p-e-relay (already delivered: wait_for_relay will not return ${records.length === 1 ? 'it' : 'them'} again). ${fenceRule(boundary)}`;
+  const head = `${records.length === 1 ? 'A record' : `${records.length} records`} for ${agent} on p-e-relay ` +
+    `(already delivered: wait_for_relay will not return ${records.length === 1 ? 'it' : 'them'} ` +
+    `again). ${fenceRule(boundary)}`;
   const lines = [head];
   let left = cap - Buffer.byteLength(head);
   for (const { meta, bytes } of records) {

@@ -35,11 +35,18 @@ export const listRelays = defineTool({
   contract: ({ shape, agent }) => (agent ? named(shape) : ({
     description: [
       // What it is for first: ids, against wait_for_relay's records (the grader weighed three tools for one job).
-      `Ids only, never blocking: held and KNOWN_MISSING ones, ascending, to find ids to fetch or re-deposit. For records (metadata, bytes): wait_for_relay, after: ${shape.format(0)}, timeout_ms: 0. One response that grows with the store (no pagination; see after).`,
-      `Filters to, from, kind (as in wait_for_relay) and replies_to keep only held records matching all. Refusal codes: bad_id, bad_filter${capped(shape) ? `; too_large past ${n(LIST_MAX_IDS)} ids (see after)` : ''}.`,
+      `Ids only, never blocking: held and KNOWN_MISSING ones, ascending, to find ids to fetch or re-deposit. ` +
+        `For records (metadata, bytes): wait_for_relay, after: ${shape.format(0)}, timeout_ms: 0. ` +
+        `One response that grows with the store (no pagination; see after).`,
+      `Filters to, from, kind (as in wait_for_relay) and replies_to keep only held records matching all. ` +
+        `Refusal codes: bad_id, bad_filter${capped(shape) ? `; too_large past ${n(LIST_MAX_IDS)} ids (see after)` : ''}.`,
     ].join('\n\n'),
     input: {
-      after: z.string().optional().describe(`optional, exclusive, need not be held: for newer ids, the highest present id you saw; omitted or ${shape.format(0)}: the whole store; malformed: bad_id${capped(shape) ? `. A list of more than ${n(LIST_MAX_IDS)} ids (held and known missing together) is refused too_large: send the after in its _meta["p-e-relay/error"].after, same filters, for the newest ${n(LIST_MAX_IDS)}, or filter more` : ''}`),
+      after: z.string().optional().describe(`optional, exclusive, need not be held: for newer ids, ` +
+        `the highest present id you saw; omitted or ${shape.format(0)}: the whole store; ` +
+        `malformed: bad_id${capped(shape) ? `. A list of more than ${n(LIST_MAX_IDS)} ids (held and known missing ` +
+          `together) is refused too_large: send the after in its _meta["p-e-relay/error"].after, same filters, ` +
+          `for the newest ${n(LIST_MAX_IDS)}, or filter more` : ''}`),
       ...listFilterParams(),
       replies_to: listRepliesTo,
     },
@@ -61,7 +68,8 @@ export const listRelays = defineTool({
 /** A named server's list_relays: ids only, for history; the inbox is wait_for_relay's. */
 function named(shape: IdShape) {
   return {
-    description: `Ids only, ascending, never blocking: held ones, and KNOWN_MISSING ones when unfiltered (for history or a re-deposit).${capped(shape) ? ` Refused too_large past ${n(LIST_MAX_IDS)} ids: send the after its _meta names.` : ''}`,
+    description: `Ids only, ascending, never blocking: held ones, and KNOWN_MISSING ones when unfiltered (for ` +
+      `history or a re-deposit).${capped(shape) ? ` Refused too_large past ${n(LIST_MAX_IDS)} ids: send the after its _meta names.` : ''}`,
     input: {
       after: z.string().optional().describe(`optional, exclusive: only ids above it, e.g. ${shape.example}`),
       ...namedFilterParams(),
@@ -78,7 +86,9 @@ function refuseIfLonger(list: ListIds, shape: IdShape): void {
   const fits = shape.format(nthOfBoth(list.present, list.knownMissing, total - LIST_MAX_IDS - 1));
   throw new RelayError(
     'too_large',
-    `This list holds ${n(total)} ids (${n(list.present.length)} present, ${n(list.knownMissing.length)} known missing); one list_relays answer carries at most ${n(LIST_MAX_IDS)} (a longer one is a message MCP clients drop). ` +
+    `This list holds ${n(total)} ids (${n(list.present.length)} present, ${n(list.knownMissing.length)} known ` +
+      `missing); one list_relays answer carries at most ${n(LIST_MAX_IDS)} (a longer one is a message MCP clients ` +
+      `drop). ` +
       `Narrow it: after: "${fits}" answers the newest ${n(LIST_MAX_IDS)} ids (after is exclusive; a later after, fewer), or filter with to, from, kind or replies_to. ` +
       `For the whole list, an operator runs \`p-e-relay ls\` on the corpus or reads GET /relays from a hub (HTTP carries it whole).`,
     { ids: total, limit: LIST_MAX_IDS, after: fits },

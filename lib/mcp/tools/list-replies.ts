@@ -11,7 +11,8 @@ export const listReplies = defineTool({
   door: READ,
   contract: ({ shape, agent }) => (agent ? named(shape) : ({
     description: [
-      'List held records naming one id in parent: or ref:, one level deep (pass a reply\'s id for more), metadata only: replies[].parent equal to the id marks a direct reply, replies[].refs holding it a citation.',
+      'List held records naming one id in parent: or ref:, one level deep (pass a reply\'s id for more), ' +
+        'metadata only: replies[].parent equal to the id marks a direct reply, replies[].refs holding it a citation.',
       'Use it to read a thread or check a question for answers; for their bytes, wait_for_relay replies_to.',
       'Empty: nothing names the id yet, or it is malformed (never refused: check its shape).',
     ].join('\n\n'),

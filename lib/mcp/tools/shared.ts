@@ -11,7 +11,8 @@ import { MAX_FILTER_NAMES } from '../../model/filter.js';
  * An id parameter: its role, then an example of the store's id shape (SPEC §3:
  * every schema states the width; the example shows it), then anything true of
  * it in this tool only. The shape in words, and that ids are compared
- * literally, is said once, in append_relay's bytes: it sat in six places.
+ * literally, is said once, in append_relay's bytes (the first tool read),
+ * so each schema costs only its example.
  */
 export function idParam(shape: IdShape, role: string, more = '') {
   return z.string().describe(`${role}, e.g. ${shape.example}${more && `. ${more}`}`);
@@ -59,7 +60,10 @@ const names = (what: string) => z.union([z.string(), z.array(z.string())]).optio
  */
 export function filterParams() {
   return {
-    to: names(`optional: records whose to: names one of these: a name or a list, e.g. ["scout-7","all"], split at commas and spaces as the header is. Exact, case-sensitive, no wildcard; a record with no to: never matches. No name at all ("", [], ",") is refused bad_filter, as are over ${MAX_FILTER_NAMES} names`),
+    to: names(`optional: records whose to: names one of these: a name or a list, e.g. ` +
+      `["scout-7","all"], split at commas and spaces as the header is. ` +
+      `Exact, case-sensitive, no wildcard; a record with no to: never matches. ` +
+      `No name at all ("", [], ",") is refused bad_filter, as are over ${MAX_FILTER_NAMES} names`),
     from: names('optional: records whose from: is one of these; each string is one whole name (not split); else as to'),
     // Literal, as SPEC §8a says: what an agent does about case is list the spellings it accepts (the loop itself reads kind, in any case).
     kind: names('optional: records whose kind: is one of these, e.g. "question" (list each spelling you accept: "Question" is another); as from'),
@@ -79,7 +83,10 @@ export function listFilterParams() {
  * wait_for_relay's replies_to: the fallback for an answer the one loop missed
  * (sent to another to:): its items carry parent, so it tells the answer apart.
  */
-export const waitRepliesTo = z.string().optional().describe('optional: records naming this id in parent: or ref: (as list_replies); malformed: bad_id. With your question\'s id (after: it, timeout_ms: 0: never a second blocking wait) it finds the answer whatever its to: says');
+export const waitRepliesTo = z.string().optional().describe(
+  'optional: records naming this id in parent: or ref: (as list_replies); malformed: bad_id. ' +
+  'With your question\'s id (after: it, timeout_ms: 0: never a second blocking wait) it finds the answer whatever its ' +
+  'to: says');
 
 /**
  * list_relays' replies_to: bare ids, answers and mere citations alike, so it
@@ -102,7 +109,10 @@ export function namedFilterParams() {
 
 /** One refusal line for every tool of a named server: the sentence says what to do, so the listing names only the codes that change the next step. */
 export const NAMED_REFUSALS =
-  'Refusals are isError text "<code>: <sentence>": do what the sentence says. Fix and resend: bad_record, too_large, too_many_refs, too_many_recipients, from_mismatch, unknown_recipient. rate_limited: retry after its seconds. disk_full, store_unavailable: retry once after your next wait_for_relay, then report it in your output. Others (read_only, ids_exhausted, damaged): final.';
+  'Refusals are isError text "<code>: <sentence>": do what the sentence says. ' +
+    'Fix and resend: bad_record, too_large, too_many_refs, too_many_recipients, from_mismatch, unknown_recipient. ' +
+    'rate_limited: retry after its seconds. disk_full, store_unavailable: retry once after your next wait_for_relay, ' +
+    'then report it in your output. Others (read_only, ids_exhausted, damaged): final.';
 
 /** A named server's replies_to, in list_relays and wait_for_relay alike. */
 export const namedRepliesTo = z.string().optional().describe('optional: it names this id in parent: or ref:');
