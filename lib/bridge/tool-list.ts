@@ -19,7 +19,7 @@
 import { Client, InMemoryTransport, type Tool } from '@modelcontextprotocol/client';
 import { idShape } from '../model/ids.js';
 import { DEFAULT_MAX_RECORD_BYTES } from '../model/record.js';
-import { DEFAULT_RECORD_CAP } from '../http/body.js';
+import { DEFAULT_RECORD_CAP } from '../doors/door.js';
 import type { Logger } from '../log.js';
 import { createListingServer } from '../mcp/server.js';
 import type { HubClient } from './hub-client.js';

@@ -77,6 +77,13 @@ export interface DoorOptions {
   maxRecordBytes?: number;
 }
 
+/**
+ * The HTTP doors' record cap unless the hub is told otherwise (--record-cap):
+ * the largest record over HTTP, in its own bytes. The bridge states it in
+ * the tool list it serves before it has reached a hub.
+ */
+export const DEFAULT_RECORD_CAP = 65_536;
+
 const HOW_TO_SIGN = 'Send an `Authorization: PE-HMAC agent=<name>, ts=<unix seconds>, sig=<hex>` header, ' +
   'where sig is the HMAC-SHA256 with your key of the method, ts and the sha256 of the body (docs/http.md shows how; ' +
   '`p-e-relay sign` prints one). An MCP client that cannot add that header (one behind an ordinary proxy such as ' +

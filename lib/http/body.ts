@@ -15,6 +15,9 @@
  */
 import type { IncomingMessage } from 'node:http';
 import { RelayError } from '../errors.js';
+import { DEFAULT_RECORD_CAP } from '../doors/door.js';
+
+export { DEFAULT_RECORD_CAP };
 
 /**
  * Two caps, each named for what it counts. The record cap is the largest
@@ -22,9 +25,9 @@ import { RelayError } from '../errors.js';
  * /mcp counts append_relay's `bytes` as UTF-8 (append-relay.ts). The body cap
  * is the largest request body; for JSON it must hold a record of the record
  * cap however its encoding grows (a quote or backslash takes 2 bytes, a
- * control character 6 as \u00XX), plus the JSON-RPC envelope.
+ * control character 6 as \u00XX), plus the JSON-RPC envelope. The record
+ * cap's default is a door fact (lib/doors/door.ts).
  */
-export const DEFAULT_RECORD_CAP = 65_536;
 const ENVELOPE_BYTES = 8_192;
 
 /** The body cap that lets any record of `recordCap` bytes through in JSON. */
