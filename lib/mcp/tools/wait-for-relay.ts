@@ -13,7 +13,10 @@ export const waitForRelay = defineTool({
   name: 'wait_for_relay',
   title: 'Wait for new records',
   // A named agent's wait without after delivers from its mark and moves it: the next call gets the next records.
-  hints: (facts) => (servesAgents(facts) ? { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false } : { readOnlyHint: true, idempotentHint: true, openWorldHint: false }),
+  hints: (facts) =>
+    servesAgents(facts)
+      ? { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false }
+      : { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
   // It holds a connection open: signed over HTTP, a wait slot while it blocks,
   // progress while it waits, and the hub answers within its clamped window.
   door: {
