@@ -24,7 +24,7 @@ export interface HubProcess extends KitHub {
 /** A fresh store (corpus + keys) with a key for each agent, removed afterwards. */
 export async function hubStore(t: Cleanup, options: { agents?: string[]; idWidth?: number } = {}): Promise<{ corpus: string; keys: string }> {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'pe-bridge-'));
-  t.after(() => rm(dir, { recursive: true, force: true }));
+  t.after(() => rm(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 20 }));
   const corpus = path.join(dir, 'corpus');
   const keys = path.join(dir, 'keys');
   await initStore({ corpus, keys, idWidth: options.idWidth });

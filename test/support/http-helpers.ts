@@ -44,7 +44,7 @@ export async function hubStore(t: TestContext): Promise<HubStore> {
   const stops: (() => unknown)[] = [];
   t.after(async () => {
     for (const stop of stops.reverse()) await stop();
-    await rm(dir, { recursive: true, force: true });
+    await rm(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 20 });
   });
   const corpus = path.join(dir, 'corpus');
   const keys = path.join(dir, 'keys');
