@@ -13,8 +13,9 @@ export const CHECKPOINT_HELP = `  --checkpoint-every N    with --http: append a 
                           (default ${DEFAULT_CADENCE.every}; 0 turns them off), so that \`p-e-relay verify\`
                           on any copy proves it complete (docs/mirroring.md); a stdio
                           swarm with no hub runs \`p-e-relay checkpoint\` instead
-  --checkpoint-seconds T  with --http: and at most T seconds after a record no
-                          checkpoint covers (default ${DEFAULT_CADENCE.seconds})
+  --checkpoint-seconds T  with --http: and look every T seconds for records no
+                          checkpoint covers (default ${DEFAULT_CADENCE.seconds}; the first look is
+                          T seconds after the start)
   --checkpoint-key NAME   with --http: sign checkpoints with keys/NAME.key, when it is
                           there (default ${DEFAULT_HUB_KEY}); without it they are unsigned`;
 

@@ -136,12 +136,15 @@ export class CheckpointSchedule {
     this.writer = new CheckpointWriter(store, signer, log);
   }
 
-  /** Starts once the store's scan is done with a first look (a corpus older than checkpoints gets them now). */
+  /**
+   * Counts from now, and first looks `seconds` from now, not at start: a hub
+   * restarted on a corpus with uncovered records would otherwise append a
+   * record before anyone asked it anything (and give the next append another id).
+   */
   start(): this {
     this.store.on('record', this.onRecord);
     this.timer = setInterval(() => this.run(), this.cadence.seconds * 1000);
     this.timer.unref();
-    void this.store.ready.then(() => this.run(), () => {});
     return this;
   }
 

@@ -337,4 +337,18 @@ describe('the web view', needs('chromium'), () => {
     assert.deepEqual(mismatches, []);
     await page.close();
   });
+
+  // Last: the checkpoint it writes is a record every later test's feed would show.
+  test('the page shows the verified frontier: how far the hub\'s checkpoints prove the corpus complete', async () => {
+    const { page, unexpected } = await openPage();
+    await page.waitForSelector('#frontier[data-state="none"]', { timeout: APPEARS_WITHIN_MS });
+    const written = await runCli(['checkpoint', '--corpus', corpus, '--keys', keys]);
+    assert.equal(written.code, 0, written.stderr);
+    const id = written.stdout.trim();
+    await page.waitForSelector('#frontier[data-state="verified"]', { timeout: APPEARS_WITHIN_MS });
+    const covered = /^covers: \S+ (\S+)$/m.exec(await readFile(path.join(corpus, id), 'utf8'))![1];
+    assert.equal(await page.textContent('#frontier'), `Verified complete up to ${covered} (checkpoint ${id})`);
+    assert.deepEqual(unexpected(), []);
+    await page.close();
+  });
 });
