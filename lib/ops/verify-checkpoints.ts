@@ -45,6 +45,8 @@ export class CheckpointAudit {
   private readonly listed: Uint8Array;
   /** The hub checkpoints held, by id: their chain (what a successor's previous: must name). */
   private readonly chains = new Map<number, string>();
+  /** Hub checkpoints that cannot be read: named once as broken, not again as what their successors follow. */
+  private readonly unreadable = new Set<number>();
   /** The checkpoint the next one should follow. */
   private expected = { id: 0, chain: '' };
   private problemSeen = false;
@@ -85,7 +87,9 @@ export class CheckpointAudit {
     const id = this.shape.format(this.ids[at]!);
     const parsed = parseCheckpoint(record, this.shape);
     if ('invalid' in parsed) {
-      this.problem({ broken: { id, why: `it was deposited as a checkpoint but cannot be read as one: ${parsed.invalid}` } });
+      this.findings.broken.push({ id, why: `it was deposited as a checkpoint but cannot be read as one: ${parsed.invalid}` });
+      this.unreadable.add(this.ids[at]!);
+      this.problemSeen = true;
       return;
     }
     return this.check(this.ids[at]!, parsed); // a promise only here: the hub's key may have to be read
@@ -149,7 +153,7 @@ export class CheckpointAudit {
     if (heldChain === undefined) {
       // Not held, or damaged: verify names it so already. Held whole and not a checkpoint: another history.
       const at = this.positionOf(prev.id);
-      if (at === -1 || !this.whole[at]) return false;
+      if (at === -1 || !this.whole[at] || this.unreadable.has(prev.id)) return false;
       this.findings.forks.push({ at: prevId, checkpoint: id, why: `checkpoint ${id} follows a checkpoint ${prevId}, but the ${prevId} held here is not a checkpoint of the hub: this copy and the hub that wrote ${id} hold different histories` });
       return false;
     }
@@ -188,11 +192,6 @@ export class CheckpointAudit {
       this.keys.set(name, found !== null && 'key' in found ? found.key : null);
     }
     return this.keys.get(name)!;
-  }
-
-  private problem(p: { broken: { id: string; why: string } }): void {
-    this.findings.broken.push(p.broken);
-    this.problemSeen = true;
   }
 
   /** The findings, once every record has been seen. */

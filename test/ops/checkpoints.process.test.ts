@@ -244,3 +244,15 @@ test('a mirror fed by a primary whose history was rewritten: verify names the fo
   assert.match(check.stdout, new RegExp(`^forked at relay-0007: checkpoint relay-0009 follows a relay-0007 whose chain is ${rewritten.chain}, but the relay-0007 held here has chain ${before.chain}`, 'm'));
   assert.match(check.stdout, /^not proven complete: 1 altered, 1 fork; consistent up to relay-0006 \(checkpoint relay-0007; 3 checkpoints, 3 unsigned\)$/m);
 });
+
+test('a checkpoint rewritten on a copy, whole but with another chain: verify names it broken, not its records', needs('rsync'), async (t) => {
+  const { dest } = await mirrored(t);
+  const file = path.join(dest, 'relay-0006');
+  const { deposit, record: bytes } = splitRecordFile(await fs.readFile(file));
+  const forged = Buffer.from(bytes.toString('utf8').replace(/^chain: sha256:[0-9a-f]{64}$/m, `chain: sha256:${'1'.repeat(64)}`));
+  await fs.writeFile(file, buildRecordFile({ ...deposit, digest: digestOf(forged) }, forged));
+  const run = await verify(dest);
+  assert.equal(run.code, 1);
+  assert.match(run.stdout, /^broken checkpoint relay-0006: its chain sha256:1{64} is not what the records it lists hash to/m);
+  assert.doesNotMatch(run.stdout, /^(missing|altered|forked)/m);
+});
