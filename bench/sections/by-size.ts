@@ -10,7 +10,7 @@
  * processes woken by and reading every record, no MCP
  * (bench/workers/floor-agent.ts).
  *
- * --quick runs 5 and 20 agents, saturated, lazy only.
+ * --quick runs 5 and 20 agents, saturated, lazy only, once (twenty servers' start is most of it).
  */
 import type { BenchContext, Section } from '../lib/context.js';
 import { emptyCorpus } from '../lib/corpus.js';
@@ -64,11 +64,12 @@ export const bySizeSection: Section = {
   title: 'A swarm by size: CPU per answered question at 2–40 agents, lazy and eager index (issue 26)',
   async run(ctx) {
     const sizes = ctx.quick ? [5, 20] : [2, 5, 10, 20, 40];
-    const questions = ctx.quick ? 60 : 200;
+    const questions = ctx.quick ? 40 : 200;
+    const reps = ctx.quick ? 1 : ctx.reps;
     const v: Record<string, number[]> = {};
     const put = (key: string, x: number) => (v[key] ??= []).push(x);
     const kinds = ctx.quick ? (['lazy'] as const) : (['lazy', 'eager', 'paced', 'floor'] as const);
-    for (let r = 0; r < ctx.reps; r++) {
+    for (let r = 0; r < reps; r++) {
       for (const agents of sizes) {
         const each = Math.ceil(questions / agents);
         for (const kind of kinds) {
