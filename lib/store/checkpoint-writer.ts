@@ -102,7 +102,7 @@ export class CheckpointWriter {
   }
 }
 
-/** How often the hub writes checkpoints: after `every` records, or `seconds` after the first one not covered. */
+/** How often the hub writes checkpoints: after `every` records it hears, and at a look every `seconds` for any not covered. */
 export interface CheckpointCadence {
   every: number;
   seconds: number;
