@@ -107,11 +107,15 @@ export function namedFilterParams() {
   };
 }
 
-/** One refusal line for every tool of a named server: the sentence says what to do, so the listing names only the codes that change the next step. */
+/**
+ * One refusal line for every tool of a named server: the sentence says what to do, so the listing names only the codes
+ * that change the next step. hub_unreachable is a replica's (serve --forward): its primary did not answer, nothing was
+ * stored or queued, and the same append sent again is stored once (an unkeyed named append gets a content key).
+ */
 export const NAMED_REFUSALS =
   'Refusals are isError text "<code>: <sentence>": do what the sentence says. ' +
     'Fix and resend: bad_record, too_large, too_many_refs, too_many_recipients, from_mismatch, unknown_recipient. ' +
-    'rate_limited: retry after its seconds. disk_full, store_unavailable: retry once after your next wait_for_relay, ' +
+    'rate_limited: retry after its seconds. disk_full, store_unavailable, hub_unreachable: retry once after your next wait_for_relay, ' +
     'then report it in your output. Others (read_only, ids_exhausted, damaged): final.';
 
 /** A named server's replies_to, in list_relays and wait_for_relay alike. */
