@@ -1,5 +1,9 @@
 /**
- * The only module that knows where things live on disk.
+ * Where things live on disk: every directory and fixed file of a corpus and
+ * of a keys directory is named here, and so is every temp file's name. The
+ * rooms that keep many files in one of these directories (the replay guard,
+ * marks, the roster, bells, idempotency claims) name the files inside it
+ * themselves, as the layout below shows.
  *
  *   corpus/
  *     relay-0001            one record: deposit header, '---', the bytes received

@@ -15,6 +15,7 @@
 import { constants as fsc } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
+import type { Logger } from '../log.js';
 import { lostConnectionCode } from './lost-mount.js';
 import { tempName } from './paths.js';
 import { NotARecordFile, readRecordFile } from './record-file.js';
@@ -22,9 +23,60 @@ import { ReplaceableHandle } from './replaceable-handle.js';
 
 let seq = 0;
 
+/** Where a publish writes its temp file, and what it tells of one it could not remove. */
+export interface PublishInto {
+  /** The temp directory: on the target's filesystem, for link(). */
+  tmpDir: string;
+  /**
+   * Directories made again, in order, when the temp directory is missing
+   * (`git clean -x` removes what .gitignore names, a restored copy may lack
+   * it), before one more try. Never the target's own directory: one that is
+   * gone stays a refusal, not a fresh empty directory.
+   */
+  remake?: readonly string[];
+  /** Synced once the name is taken, so that it survives a power cut. */
+  dirSync: DirectorySync;
+  /** A temp file that could not be removed (the mount went away): to remove later. */
+  stranded?: (file: string, err: unknown, creating?: boolean) => void;
+  log?: Logger;
+}
+
 /**
- * Writes bytes to a fresh temp file in `tmpDir`, fsyncs it, and returns its
- * path. When a write fails and the half-written file cannot be removed either
+ * The whole publish of one file: written and fsynced under a temp name,
+ * linked to its name by `take` (which answers what it took: an id, a
+ * path), the directory fsynced, the temp name removed. A failure anywhere
+ * leaves at most a stray temp file (told to `stranded`), never a partial file.
+ */
+export async function publish<T>(bytes: Uint8Array, into: PublishInto, take: (temp: string) => Promise<T>): Promise<T> {
+  const temp = await writeTempRemaking(bytes, into);
+  try {
+    const taken = await take(temp);
+    await into.dirSync.sync();
+    return taken;
+  } finally {
+    await fs.unlink(temp).catch((err: unknown) => into.stranded?.(temp, err));
+  }
+}
+
+async function writeTempRemaking(bytes: Uint8Array, into: PublishInto): Promise<string> {
+  try {
+    return await writeTemp(into.tmpDir, bytes, undefined, into.stranded);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT' || !into.remake) throw err;
+    for (const dir of into.remake) {
+      await fs.mkdir(dir).catch((e: NodeJS.ErrnoException) => {
+        if (e.code !== 'EEXIST') throw e;
+      });
+    }
+    into.log?.info(`${into.tmpDir} was missing; made it again`);
+    return await writeTemp(into.tmpDir, bytes, undefined, into.stranded);
+  }
+}
+
+/**
+ * The first step alone, for a file whose name is taken some other way (an
+ * idempotency claim, a key): writes bytes to a fresh temp file in `tmpDir`,
+ * fsyncs it, and returns its path. When a write fails and the half-written file cannot be removed either
  * (the mount went away), `stranded` hears of it, to remove it later.
  */
 export async function writeTemp(tmpDir: string, bytes: Uint8Array, mode = 0o444, stranded?: (file: string, err: unknown, creating?: boolean) => void): Promise<string> {

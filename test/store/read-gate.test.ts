@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { readdirSync } from 'node:fs';
 import { test } from 'node:test';
-import { ReadGate } from '../../lib/store/read-gate.js';
+import { ReadGate } from '../../lib/store/read/read-gate.js';
 import { openTempStore, record } from '../support/helpers.js';
 
 test('the read gate runs at most its limit at once, and every piece of work in arrival order', async () => {

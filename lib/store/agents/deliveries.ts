@@ -22,14 +22,26 @@
 import { BROADCAST, depositingAgent } from '../../model/agent-name.js';
 import { parseRecipients, type RecordFilter } from '../../model/filter.js';
 import type { Logger } from '../../log.js';
+import type { IdShape } from '../../model/ids.js';
 import type { RecordMeta } from '../../model/record-index.js';
-import type { RelayStore, WaitOptions } from '../store.js';
-import type { WaitResult } from '../hear/waiters.js';
-import { WAIT_MAX_ITEMS } from '../hear/waiters.js';
+import type { HeldRecord } from '../follow/subscription.js';
+import { WAIT_MAX_ITEMS, type WaitResult } from '../hear/waiters.js';
+import type { WaitOptions } from '../store-options.js';
 import { filterKey } from './filter-key.js';
 import type { Mark } from './mark-file.js';
 import { AgentMarks } from './marks.js';
 import { Roster, type KnownBy } from './roster.js';
+
+/** What deliveries need of a store: its waits, its catch-up, the newest id it holds, its check of a mark. */
+export interface DeliveryFeed {
+  readonly shape: IdShape;
+  readonly head: number;
+  readonly ready: Promise<void>;
+  wait(options: WaitOptions): Promise<WaitResult & { cursor: string }>;
+  eachHeldAfter(mark: number, filter?: RecordFilter | null): Iterable<HeldRecord>;
+  /** An `after` mark checked against the store (a saved mark ahead of it is refused). */
+  markOf(after: string): Promise<number>;
+}
 
 interface Pending {
   agent: string;
@@ -52,7 +64,7 @@ export class AgentDeliveries {
   private readonly claimed = new Map<string, Set<number>>();
 
   constructor(
-    private readonly store: RelayStore,
+    private readonly store: DeliveryFeed,
     dirs: { marks: string; roster: string },
     private readonly log: Logger,
   ) {

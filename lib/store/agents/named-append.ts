@@ -10,7 +10,7 @@
 import { fromMismatch } from '../../model/agent-name.js';
 import type { IdShape } from '../../model/ids.js';
 import type { RecordClaims } from '../../model/record.js';
-import type { AppendOptions } from '../store.js';
+import type { AppendOptions } from '../store-options.js';
 
 export interface NamedAppend {
   options: AppendOptions;

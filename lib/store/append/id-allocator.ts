@@ -55,7 +55,7 @@ export class IdAllocator {
     private readonly shape: IdShape,
     private readonly paths: CorpusPaths,
     /** Brings the index up to date with the disk (a readdir and what follows). */
-    private readonly refresh: () => Promise<void>,
+    private readonly relist: () => Promise<void>,
     /** True on a filesystem other hosts share (NFS, sshfs), where link()'s EEXIST may be our own success. */
     private readonly shared: () => boolean = () => false,
   ) {}
@@ -80,7 +80,7 @@ export class IdAllocator {
         const nextText = next === null ? 'none: the id space is used up' : this.shape.format(next);
         throw new RelayError('id_ahead', `${this.shape.format(n)} is beyond the next free id (${nextText}); a proposal may fill a gap or take the next free id, not reserve ids ahead, even ids a record cites. Leave id out to take the next free one.`, { nextFree: next === null ? null : this.shape.format(next) });
       }
-      await this.refresh(); // our view may be stale: another process may have moved on
+      await this.relist(); // our view may be stale: another process may have moved on
     }
   }
 

@@ -29,13 +29,13 @@ export interface OnceResult {
   replayed?: true;
 }
 
-export interface OnceDeps {
+export interface KeyedAppendParts {
   keys: IdempotencyKeys;
   claims: IdempotencyClaims;
   shape: IdShape;
   paths: CorpusPaths;
-  /** Brings the index (and so the key map) up to date with the disk. */
-  refresh(): Promise<void>;
+  /** Indexes every record file on disk the index does not hold (and so feeds the key map). */
+  readUnheld(): Promise<void>;
   /** Drops a held record whose file is really gone; whether it was. */
   dropIfGone(n: number): Promise<boolean>;
 }
@@ -43,7 +43,7 @@ export interface OnceDeps {
 /** What `answer` says when the key's record is gone and the caller re-deposits it under its own id. */
 const RESTORE = Symbol('restore');
 
-export class AppendOnce {
+export class KeyedAppends {
   private readonly inFlight = new Map<string, Promise<unknown>>();
   /**
    * Scopes whose last try was refused store_unreachable: its link() may have
@@ -52,7 +52,7 @@ export class AppendOnce {
    */
   private readonly uncertain = new Set<string>();
 
-  constructor(private readonly deps: OnceDeps) {}
+  constructor(private readonly deps: KeyedAppendParts) {}
 
   /**
    * Runs `store` at most once for `scope` across every process on the corpus;
@@ -82,7 +82,7 @@ export class AppendOnce {
         // A dead writer may have published before it died; a live one finished
         // before we got the claim, and our watcher may not have told us yet.
         if (got.tookOver || this.uncertain.has(scope)) {
-          await this.deps.refresh();
+          await this.deps.readUnheld();
           this.uncertain.delete(scope);
         }
         const found = keys.lookup(scope);

@@ -21,12 +21,23 @@ import type { RecordFilter } from '../../model/filter.js';
 import type { RecordMeta } from '../../model/record-index.js';
 
 export interface StoreEvents {
-  /** A record was indexed after this process started (or became whole again); `n` is its id as a number. */
-  record: [meta: RecordMeta, n: number];
+  /**
+   * A record was indexed after this process started (or became whole
+   * again); `n` is its id as a number; `bytes`, where this process has just
+   * read and checked them (or written them), so that a wait that inlines
+   * them need not read the file again.
+   */
+  record: [meta: RecordMeta, n: number, bytes?: RecordBytes];
   /** A held record's file vanished from disk (its id stays issued). */
   removed: [id: string];
   /** The store closed: nothing more will land, and every follower should end with this refusal. */
   closed: [reason: RelayError];
+}
+
+/** A record's own bytes (below its deposit header) and the digest they were checked against. */
+export interface RecordBytes {
+  record: Buffer;
+  digest: string;
 }
 
 /** A held record, with its id as a number. */
@@ -43,7 +54,7 @@ export interface RecordFeed extends Pick<EventEmitter<StoreEvents>, 'on' | 'off'
   eachHeldAfter(mark: number, filter?: RecordFilter | null): Iterable<HeldRecord>;
   /** Whether held record `n` matches `filter`, asked of the index. */
   matches(n: number, filter: RecordFilter | null): boolean;
-  /** Says what this subscription listens for, so the feed wakes for it (store.ts, bells.ts); returns the release. */
+  /** Says what this subscription listens for, so the feed wakes for it (hear/interest.ts); returns the release. */
   listen?(filter: RecordFilter | null): () => void;
 }
 
@@ -54,7 +65,7 @@ export type Phase = 'catch-up' | 'live';
  * awaited before the next record (a slow socket holds the catch-up back);
  * live records are never waited for.
  */
-export type OnRecord = (meta: RecordMeta, n: number, phase: Phase) => void | Promise<void>;
+export type OnRecord = (meta: RecordMeta, n: number, phase: Phase, bytes?: RecordBytes) => void | Promise<void>;
 
 export interface SubscribeOptions {
   /** Catch up with the held records after this mark (0: from the start) first; null: only what lands from now on. */
@@ -91,13 +102,13 @@ export function subscribe(feed: RecordFeed, options: SubscribeOptions, onRecord:
   const match = filter ? (meta: RecordMeta, n: number) => feed.matches(n, filter) && test(meta, n) : test;
   let skip: ReadonlySet<number> = nothing;
   // Live records wait here while the catch-up (or the skip list) is pending.
-  let heldBack: HeldRecord[] | null = options.after === null && options.skip === undefined ? null : [];
+  let heldBack: (HeldRecord & { bytes?: RecordBytes })[] | null = options.after === null && options.skip === undefined ? null : [];
   let ended = false;
 
-  const live = (meta: RecordMeta, n: number) => {
+  const live = (meta: RecordMeta, n: number, bytes?: RecordBytes) => {
     if (ended || skip.has(n) || !match(meta, n)) return;
-    if (heldBack === null) return void onRecord(meta, n, 'live');
-    heldBack.push({ n, meta });
+    if (heldBack === null) return void onRecord(meta, n, 'live', bytes);
+    heldBack.push({ n, meta, bytes });
     options.onHeld?.(meta);
   };
   const closed = (reason: RelayError) => {
@@ -124,12 +135,7 @@ export function subscribe(feed: RecordFeed, options: SubscribeOptions, onRecord:
     if (options.skip) skip = await options.skip.catch(() => nothing);
     const sent = new Set<number>();
     if (options.after !== null) {
-      try {
-        await feed.ready;
-      } catch (err) {
-        if (ended) return; // closed meanwhile: onClosed has said so
-        throw err;
-      }
+      if (!(await indexReady(feed, () => ended))) return;
       for (const { n, meta } of feed.eachHeldAfter(options.after, filter)) {
         if (ended) return;
         if (skip.has(n) || !test(meta, n)) continue; // eachHeldAfter applied the filter
@@ -140,12 +146,23 @@ export function subscribe(feed: RecordFeed, options: SubscribeOptions, onRecord:
     }
     const backlog = heldBack ?? [];
     heldBack = null;
-    for (const { n, meta } of backlog) {
+    for (const { n, meta, bytes } of backlog) {
       if (ended) return;
-      if (!sent.has(n) && !skip.has(n)) void onRecord(meta, n, 'live');
+      if (!sent.has(n) && !skip.has(n)) void onRecord(meta, n, 'live', bytes);
     }
   };
   const caughtUp = heldBack === null ? Promise.resolve() : catchUp();
   caughtUp.catch(close);
   return { caughtUp, close };
+}
+
+/** Waits for the feed's index: false when the subscription ended meanwhile (onClosed has said so); a failure otherwise is thrown. */
+async function indexReady(feed: RecordFeed, ended: () => boolean): Promise<boolean> {
+  try {
+    await feed.ready;
+    return true;
+  } catch (err) {
+    if (ended()) return false;
+    throw err;
+  }
 }

@@ -5,7 +5,7 @@
 import { asRelayError, type RelayError } from '../../errors.js';
 import type { RecordFilter } from '../../model/filter.js';
 import type { RecordMeta } from '../../model/record-index.js';
-import { subscribe, type HeldRecord, type RecordFeed } from '../follow/subscription.js';
+import { subscribe, type HeldRecord, type OnRecord, type RecordBytes, type RecordFeed, type Subscription } from '../follow/subscription.js';
 
 export const DEFAULT_WAIT_MS = 30_000;
 export const MAX_WAIT_MS = 90_000;
@@ -82,7 +82,13 @@ export interface WaitOptions {
    * (bells.ts), so that the cursor moves past them too; any that match are
    * in the answer.
    */
-  refresh?: () => void;
+  lookForPeers?: () => void;
+  /**
+   * Filled with the checked bytes of the records this wait heard land, where
+   * the store had them in hand (it had just read or written them), by id:
+   * include_bytes inlines them without reading their files again.
+   */
+  heardBytes?: Map<string, RecordBytes>;
 }
 
 export function appeared(meta: RecordMeta): AppearedRecord {
@@ -114,8 +120,6 @@ export class Waiters {
     const started = Date.now();
     const elapsed = () => Date.now() - started;
     if (options.signal?.aborted) return Promise.resolve({ appeared: [], timedOut: false, waitedMs: 0, cursor: options.cursor?.(0, false) });
-    const { after } = options;
-
     return new Promise<WaitResult>((resolve, reject) => {
       const landed: HeldRecord[] = [];
       let settle: NodeJS.Immediate | null = null;
@@ -126,7 +130,7 @@ export class Waiters {
       const finish = (timedOut: boolean, refusal?: RelayError) => {
         if (done) return;
         if (!refusal && caughtUp && !limited) {
-          options.refresh?.();
+          options.lookForPeers?.();
           if (done) return; // it answered meanwhile
           if (landed.length > 0) timedOut = false;
         }
@@ -138,40 +142,20 @@ export class Waiters {
         if (settle) clearImmediate(settle);
         options.signal?.removeEventListener('abort', onAbort);
         if (refusal) return reject(refusal);
-        // With a mark, answer in id order: records from other writers can land out of order.
-        if (after !== null) landed.sort((a, b) => a.n - b.n);
-        if (options.limit !== undefined && landed.length > options.limit) {
-          // A live burst past the cap: its lowest ids, so that what is left out lies above the cursor.
-          if (after === null) landed.sort((a, b) => a.n - b.n);
-          landed.length = options.limit;
-          limited = true;
-        }
-        const highest = landed.reduce((m, r) => Math.max(m, r.n), 0);
-        const cursor = limited ? landed[landed.length - 1]!.meta.id : options.cursor?.(highest, caughtUp);
-        resolve({ appeared: landed.map((r) => appeared(r.meta)), timedOut, waitedMs: elapsed(), cursor });
+        resolve(answerOf(landed, options, { limited, caughtUp, timedOut, waitedMs: elapsed() }));
       };
       const onAbort = () => finish(false);
-      const subscription = subscribe(
-        this.feed,
-        {
-          after,
-          skip: options.existing,
-          filter: options.filter,
-          // A mirror's late fill-in at or below the mark is not what this caller asked for.
-          match: after === null ? options.match : (meta, n) => n > after && (options.match?.(meta, n) ?? true),
-          onClosed: (reason) => finish(false, reason),
-        },
-        (meta, n, phase) => {
-          landed.push({ n, meta });
-          if (phase === 'catch-up' && options.limit !== undefined && landed.length >= options.limit) {
-            limited = true;
-            return finish(false);
-          }
-          // Records often land in bursts; answering on the next turn of the
-          // event loop hands a burst back as one answer instead of one record a call.
-          settle ??= setImmediate(() => finish(false));
-        },
-      );
+      const subscription = this.follow(options, (reason) => finish(false, reason), (meta, n, phase, bytes) => {
+        landed.push({ n, meta });
+        if (bytes) options.heardBytes?.set(meta.id, bytes);
+        if (phase === 'catch-up' && options.limit !== undefined && landed.length >= options.limit) {
+          limited = true;
+          return finish(false);
+        }
+        // Records often land in bursts; answering on the next turn of the
+        // event loop hands a burst back as one answer instead of one record a call.
+        settle ??= setImmediate(() => finish(false));
+      });
       // Records already held after the mark are the answer, at once.
       subscription.caughtUp.then(
         () => {
@@ -187,4 +171,30 @@ export class Waiters {
       options.signal?.addEventListener('abort', onAbort, { once: true });
     });
   }
+
+  /** The subscription a wait is: after its mark (a mirror's late fill-in at or below it is not what this caller asked for). */
+  private follow(options: WaitOptions, onClosed: (reason: RelayError) => void, onRecord: OnRecord): Subscription {
+    const { after } = options;
+    const match = after === null ? options.match : (meta: RecordMeta, n: number) => n > after && (options.match?.(meta, n) ?? true);
+    return subscribe(this.feed, { after, skip: options.existing, filter: options.filter, match, onClosed }, onRecord);
+  }
+}
+
+/**
+ * The answer of a wait that ends: with a mark, in id order (records from
+ * other writers can land out of order); at most `limit` items, a live
+ * burst past it cut to its lowest ids, so that what is left out lies above
+ * the cursor; and that cursor.
+ */
+function answerOf(landed: HeldRecord[], options: WaitOptions, end: { limited: boolean; caughtUp: boolean; timedOut: boolean; waitedMs: number }): WaitResult {
+  let { limited } = end;
+  if (options.after !== null) landed.sort((a, b) => a.n - b.n);
+  if (options.limit !== undefined && landed.length > options.limit) {
+    if (options.after === null) landed.sort((a, b) => a.n - b.n);
+    landed.length = options.limit;
+    limited = true;
+  }
+  const highest = landed.reduce((m, r) => Math.max(m, r.n), 0);
+  const cursor = limited ? landed[landed.length - 1]!.meta.id : options.cursor?.(highest, end.caughtUp);
+  return { appeared: landed.map((r) => appeared(r.meta)), timedOut: end.timedOut, waitedMs: end.waitedMs, cursor };
 }

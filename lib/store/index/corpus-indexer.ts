@@ -22,14 +22,14 @@
  */
 import fs from 'node:fs/promises';
 import { isRelayError } from '../../errors.js';
-import { splitRecordFile, type Deposit } from '../../model/deposit.js';
+import { splitRecordFile, type Deposit, type SplitFile } from '../../model/deposit.js';
 import { idempotencyScope, type IdempotencyKeys } from '../../model/idempotency-keys.js';
 import type { IdShape } from '../../model/ids.js';
 import type { Logger } from '../../log.js';
 import type { CorpusPaths } from '../../disk/paths.js';
 import type { RecordClaims } from '../../model/record.js';
 import { listRecordIds, recordIdsIn } from '../../disk/record-names.js';
-import { readRecordFileSync } from '../../disk/record-file.js';
+import { diskRecords, type RecordReader } from '../../disk/record-file.js';
 import { claimsOf, metaOf } from './parsed-record.js';
 import { RecordPeeker, type Peek } from './record-peek.js';
 import type { RecordIndex, RecordMeta } from '../../model/record-index.js';
@@ -52,8 +52,8 @@ export interface CorpusIndexerOptions {
   keys?: IdempotencyKeys;
   /** The store's record limit: a file far past it is not read (lib/disk/record-file.ts). */
   maxRecordBytes?: number;
-  /** A record that landed after this process started (or became whole again). */
-  onNews(n: number, meta: RecordMeta): void;
+  /** A record that landed after this process started (or became whole again), with its bytes as just read and checked. */
+  onNews(n: number, meta: RecordMeta, bytes: { record: Buffer; digest: string }): void;
   onRemoved(id: string): void;
   /** A file stopped being retried (indexed, gone, or called damaged): what a cursor may pass has moved. */
   onSettled?(): void;
@@ -63,6 +63,8 @@ export interface CorpusIndexerOptions {
    * another writer is held unverified until a call needs it. Absent: eager.
    */
   wanted?(claims: RecordClaims): boolean;
+  /** How record files are read (the disk's, unless a test counts the reads). */
+  reader?: Pick<RecordReader, 'readSync' | 'readHeadSync'>;
 }
 
 export class CorpusIndexer {
@@ -84,11 +86,13 @@ export class CorpusIndexer {
   private readonly pauses = new Set<{ timer: NodeJS.Timeout; resolve: () => void }>();
   /** The lazy index's cheaper first look at a peer's record (null: eager). */
   private readonly peeker: RecordPeeker | null;
+  private readonly reader: Pick<RecordReader, 'readSync' | 'readHeadSync'>;
 
   constructor(private readonly options: CorpusIndexerOptions) {
     ({ index: this.index, shape: this.shape, paths: this.paths, log: this.log } = options);
     if (options.wanted) this.index.setVerifier((n) => this.verifyHeld(n));
-    this.peeker = options.wanted ? new RecordPeeker(options.shape) : null;
+    this.reader = options.reader ?? diskRecords;
+    this.peeker = options.wanted ? new RecordPeeker(options.shape, this.reader.readHeadSync) : null;
   }
 
   /**
@@ -287,6 +291,8 @@ export class CorpusIndexer {
         return null; // ENOENT: nothing there (yet)
       }
       if (peek && !this.options.wanted!(peek.claims)) return this.holdUnverified(n, peek);
+      // Wanted, and whole in the page it read: indexed from that read and that digest check, not from another.
+      if (peek) return this.indexWhole(n, peek.deposit, peek.record, source);
     }
     let file: Buffer;
     try {
@@ -295,23 +301,29 @@ export class CorpusIndexer {
       // thread-pool round trips of fs.promises.readFile (measured: a
       // 10k-record scan 2-6x faster). Every process reads every record
       // another process appends, so this is also on the swarm's append path.
-      file = readRecordFileSync(this.paths.record(id), this.options.maxRecordBytes); // a FIFO, a symlink or a huge file named like a record is damaged
+      file = this.reader.readSync(this.paths.record(id), this.options.maxRecordBytes); // a FIFO, a symlink or a huge file named like a record is damaged
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
       return { error: err };
     }
+    let split: SplitFile;
     try {
-      const { deposit, record } = splitRecordFile(file);
-      if (this.damaged.delete(n)) {
-        this.index.remove(n); // replace the damaged entry with the whole one
-        this.log.info(`${id} is whole again`);
-      }
-      const meta = this.add(n, deposit, claimsOf(record, this.shape));
-      if (meta && source !== 'scan') this.options.onNews(n, meta);
-      return null;
+      split = splitRecordFile(file);
     } catch (err) {
       return { error: err };
     }
+    return this.indexWhole(n, split.deposit, split.record, source);
+  }
+
+  /** Indexes a whole, checked record (in place of a damaged entry), and announces it unless the scan found it. */
+  private indexWhole(n: number, deposit: Deposit, record: Buffer, source: Source): null {
+    if (this.damaged.delete(n)) {
+      this.index.remove(n); // replace the damaged entry with the whole one
+      this.log.info(`${this.shape.format(n)} is whole again`);
+    }
+    const meta = this.add(n, deposit, claimsOf(record, this.shape));
+    if (meta && source !== 'scan') this.options.onNews(n, meta, { record, digest: deposit.digest });
+    return null;
   }
 
   /** The retries after a first look that failed (`first`), or every look for a damaged file being re-checked. */
@@ -353,7 +365,7 @@ export class CorpusIndexer {
   private verifyHeld(n: number): void {
     let file: Buffer;
     try {
-      file = readRecordFileSync(this.paths.record(this.shape.format(n)), this.options.maxRecordBytes);
+      file = this.reader.readSync(this.paths.record(this.shape.format(n)), this.options.maxRecordBytes);
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === 'ENOENT') return this.dropVanished(n);
       return this.holdDamaged(n, err);

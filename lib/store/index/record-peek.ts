@@ -12,7 +12,7 @@
  * match either. A file that does not fit the page, or is not a whole
  * record, goes the full way, with its retries.
  */
-import { closeSync, constants, openSync, readSync } from 'node:fs';
+import { readRecordHeadSync } from '../../disk/record-file.js';
 import { splitRecordFile, type Deposit } from '../../model/deposit.js';
 import type { IdShape } from '../../model/ids.js';
 import type { RecordClaims } from '../../model/record.js';
@@ -22,18 +22,22 @@ import { headerClaims } from './parsed-record.js';
 export interface Peek {
   deposit: Deposit;
   claims: RecordClaims;
+  /** The record's own bytes (a copy: the page is reused), checked against the digest: a record wanted at once is indexed from them. */
+  record: Buffer;
 }
 
 /** The page read: a swarm's records (a few hundred bytes) fit it with their deposit headers. */
 const PAGE = 4096;
-// Never a symlink followed or a FIFO blocked on (record-file.ts says why); what is not a regular file errs or fills the page.
-const FLAGS = constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW;
 
 export class RecordPeeker {
   /** One buffer for every look: a look is synchronous, and its result keeps no view of it. */
   private readonly page = Buffer.allocUnsafe(PAGE);
 
-  constructor(private readonly shape: IdShape) {}
+  constructor(
+    private readonly shape: IdShape,
+    /** Never a symlink followed or a FIFO blocked on (record-file.ts says why); what is not a regular file errs or fills the page. */
+    private readonly readHead: (file: string, into: Buffer) => number = readRecordHeadSync,
+  ) {}
 
   /**
    * The first look at `file`: null when it should be read the full way (it
@@ -43,12 +47,7 @@ export class RecordPeeker {
   look(file: string): Peek | null {
     let length: number;
     try {
-      const fd = openSync(file, FLAGS);
-      try {
-        length = readSync(fd, this.page, 0, PAGE, 0);
-      } finally {
-        closeSync(fd);
-      }
+      length = this.readHead(file, this.page);
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw err;
       return null;
@@ -56,7 +55,7 @@ export class RecordPeeker {
     if (length === PAGE) return null;
     try {
       const { deposit, record } = splitRecordFile(this.page.subarray(0, length));
-      return { deposit, claims: headerClaims(record, this.shape) };
+      return { deposit, claims: headerClaims(record, this.shape), record: Buffer.from(record) };
     } catch {
       return null;
     }

@@ -1,0 +1,80 @@
+/**
+ * The store's wait (wait_for_relay, the CLI's `wait`): a blocked wait
+ * (hear/waiters.ts) given this store's cursor and its peers' records, its
+ * question items counted answered, its bytes inlined on request.
+ */
+import { countsAsAnswer, isQuestion } from '../../model/answer-count.js';
+import type { IdShape } from '../../model/ids.js';
+import type { RecordIndex } from '../../model/record-index.js';
+import type { CorpusIndexer } from '../index/corpus-indexer.js';
+import type { Peers } from '../hear/peers.js';
+import { clampWait, WAIT_MAX_ITEMS, type WaitResult, type Waiters } from '../hear/waiters.js';
+import type { RecordReads } from '../read/records.js';
+import type { WaitOptions } from '../store-options.js';
+import { inlineBytes } from './inline-bytes.js';
+import type { RecordBytes } from './subscription.js';
+import type { Visibility } from './visibility.js';
+
+export interface WaitParts {
+  waiters: Waiters;
+  visibility: Pick<Visibility, 'cursorAfter'>;
+  peers: Pick<Peers, 'lookPast'>;
+  index: RecordIndex;
+  indexer: Pick<CorpusIndexer, 'idsOnDisk'>;
+  reads: Pick<RecordReads, 'read' | 'sizeOf'>;
+  shape: IdShape;
+}
+
+export class StoreWaits {
+  constructor(private readonly parts: WaitParts) {}
+
+  /**
+   * Blocks until a record matching the filter lands after `after` (null: after
+   * the call began), or the time runs out. Records the filter rejects wake
+   * nothing, but the answer's cursor moves past them.
+   */
+  async wait(options: WaitOptions, after: number | null): Promise<WaitResult & { cursor: string }> {
+    const { waiters, visibility, peers, indexer, reads } = this.parts;
+    // Files already there when a wait without a mark began (which this process
+    // may notice a moment later) are not news to it: list them.
+    const existing = after === null ? indexer.idsOnDisk().then((ids): ReadonlySet<number> => new Set(ids)) : undefined;
+    const heardBytes = options.includeBytes ? new Map<string, RecordBytes>() : undefined;
+    const result = await waiters.wait({
+      after,
+      timeoutMs: clampWait(options.timeoutMs),
+      signal: options.signal,
+      onProgress: options.onProgress,
+      existing,
+      filter: options.filter,
+      match: options.match,
+      limit: options.limit ?? WAIT_MAX_ITEMS,
+      cursor: (atLeast, caughtUp) => visibility.cursorAfter(after, atLeast, caughtUp),
+      lookForPeers: peers.lookPast,
+      heardBytes,
+    });
+    for (const item of result.appeared) if (isQuestion(item.kind)) item.answers = this.answersTo(item.id);
+    if (heardBytes) {
+      result.appeared = await inlineBytes(result.appeared, { heard: heardBytes, read: (id) => reads.read(id), sizeOf: (id) => reads.sizeOf(id) });
+    }
+    return { ...result, cursor: result.cursor! };
+  }
+
+  /**
+   * How many held answers `id` has (lib/model/answer-count.ts: later, and by
+   * their own author where the channel knows it). On a wait's question
+   * items, so that an agent sees a broadcast question already answered
+   * without a list_replies call per question (its recipe answers a to: all
+   * question only while none is).
+   */
+  private answersTo(id: string): number {
+    const { index, shape } = this.parts;
+    const n = shape.parseRecordId(id);
+    if (n === null) return 0;
+    let answers = 0;
+    for (const m of index.repliesTo(n)) {
+      const meta = index.get(m)?.meta;
+      if (meta && countsAsAnswer(n, id, m, meta)) answers++;
+    }
+    return answers;
+  }
+}

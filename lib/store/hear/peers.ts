@@ -1,0 +1,111 @@
+/**
+ * Hearing what peers (this store's other processes) have added, without a
+ * watch on the directory: the issued log says how far ids have gone, and
+ * every id up to there not held yet is looked for on disk, in id order.
+ *
+ * Synchronous, and one stat when nothing is new, so it runs before every
+ * operation, on every ring, and before an append or a listing indexes a
+ * higher id: a record is then never indexed while a lower one that exists
+ * is not, which is what lets a cursor trust the highest held id.
+ */
+import type { Logger } from '../../log.js';
+import type { IdShape } from '../../model/ids.js';
+import type { RecordIndex } from '../../model/record-index.js';
+import type { IssuedLog } from '../append/issued-log.js';
+import type { CorpusIndexer } from '../index/corpus-indexer.js';
+
+/** How a look goes: whether to read the issued log, and whether to look past the highest id. */
+export interface HowToLook {
+  log: boolean;
+  past: boolean;
+}
+
+/**
+ * Past the highest issued id only where a record may have been rung before
+ * its id was noted (a ring, the tick, a wait starting or answering): it
+ * costs a failed open, so not before every operation.
+ */
+export const LOOK_PAST: HowToLook = { log: true, past: true };
+/** Only below `upTo`, no log: for an append about to index its own record (the look past would read that record). */
+export const ONLY_BELOW: HowToLook = { log: false, past: false };
+/** At most this many ids looked for on disk in one look. */
+const MAX_PROBE = 20_000;
+
+export interface PeerParts {
+  index: RecordIndex;
+  issued: IssuedLog;
+  indexer: CorpusIndexer;
+  shape: IdShape;
+  log: Logger;
+}
+
+export class Peers {
+  /** Every id up to here has been looked for on disk, in order. */
+  private probedUpTo = 0;
+  private state: 'before-scan' | 'hearing' | 'stopped' = 'before-scan';
+
+  constructor(private readonly parts: PeerParts) {}
+
+  /** The start-up scan is done: every id up to the index's highest has been looked at. */
+  start(): void {
+    if (this.state !== 'before-scan') return;
+    this.state = 'hearing';
+    this.probedUpTo = this.parts.index.highest;
+  }
+
+  /** The store is closing: nothing more is looked for. */
+  stop(): void {
+    this.state = 'stopped';
+  }
+
+  /** A ring, a tick, a listener arriving, a wait about to answer: look past the highest id too. */
+  readonly lookPast = (): void => this.hear(0, LOOK_PAST);
+
+  /** Indexes what peers have added since the last look, up to the issued log's highest id or `upTo`, whichever is higher. */
+  hear(upTo = 0, how: HowToLook = { log: true, past: false }): void {
+    if (this.state !== 'hearing') return;
+    const { index, indexer } = this.parts;
+    const noted = how.log ? this.parts.issued.readNew() : [];
+    // Only below: up to upTo exactly (the highest may already count the append's own id).
+    let top = how.log ? Math.max(index.highest, upTo) : upTo;
+    for (const n of noted) {
+      if (n > top) top = n;
+      // A re-deposit fills in an id below what was looked at: the log is how it is heard.
+      else if (n <= this.probedUpTo && !index.has(n)) void indexer.ingest(n);
+    }
+    for (let n = this.firstToLookAt(top); n <= top; n++) if (!index.has(n)) void indexer.ingest(n);
+    // A writer rings as soon as its record is linked, before it notes the id
+    // in the log: ids are issued densely, so look on past the top until a
+    // name is not there (one failed open when nothing is new).
+    for (const last = how.past ? top + MAX_PROBE : top; top < last; top++) {
+      const n = top + 1;
+      void indexer.ingest(n);
+      if (!index.has(n) && !indexer.isSettling(n)) break;
+    }
+    if (top > this.probedUpTo) this.probedUpTo = top;
+  }
+
+  /** A directory listing: the ids below the highest it names are looked at first and in order, so no cursor passes one. */
+  heardListing(names: readonly string[]): void {
+    this.hear(highestIdIn(names, this.parts.shape));
+  }
+
+  private firstToLookAt(top: number): number {
+    const from = this.probedUpTo + 1;
+    if (top - from < MAX_PROBE) return from;
+    // An id far ahead (a file dropped in by hand): the listing finds what lies between.
+    const { shape } = this.parts;
+    this.parts.log.warn(`ids jumped from ${shape.format(this.probedUpTo)} to ${shape.format(top)}; looking at the newest ${MAX_PROBE} only, the next listing finds the rest`);
+    return top - MAX_PROBE + 1;
+  }
+}
+
+/** The highest id a directory listing names, or 0. */
+function highestIdIn(names: readonly string[], shape: IdShape): number {
+  let highest = 0;
+  for (const name of names) {
+    const n = shape.parseRecordId(name);
+    if (n !== null && n > highest) highest = n;
+  }
+  return highest;
+}

@@ -1,0 +1,144 @@
+/**
+ * The store's parts, each made once and handed the others it needs: the
+ * one place that says which wing talks to which. The facade (store.ts)
+ * calls them; they never call back into it, save through the two faces it
+ * shows them: its typed events, and its waits for a named agent's deliveries.
+ */
+import type { EventEmitter } from 'node:events';
+import { silentLogger, type Logger } from '../log.js';
+import { IdempotencyKeys } from '../model/idempotency-keys.js';
+import type { IdShape } from '../model/ids.js';
+import { DEFAULT_MAX_RECORD_BYTES } from '../model/record.js';
+import { RecordIndex } from '../model/record-index.js';
+import { TempLeftovers } from '../disk/lost-mount.js';
+import type { CorpusPaths } from '../disk/paths.js';
+import { DirectorySync } from '../disk/publish.js';
+import { diskRecords } from '../disk/record-file.js';
+import { AgentDeliveries, type DeliveryFeed } from './agents/deliveries.js';
+import { Appender } from './append/appender.js';
+import { IdAllocator } from './append/id-allocator.js';
+import { IdempotencyClaims } from './append/idempotency-claims.js';
+import { IssuedLog } from './append/issued-log.js';
+import { KeyedAppends } from './append/keyed-append.js';
+import { CorpusFacts } from './corpus-facts.js';
+import type { RecordFeed, StoreEvents } from './follow/subscription.js';
+import { Visibility } from './follow/visibility.js';
+import { StoreWaits } from './follow/waits.js';
+import { Bells } from './hear/bells.js';
+import { Interests } from './hear/interest.js';
+import { Peers } from './hear/peers.js';
+import { Waiters } from './hear/waiters.js';
+import { CorpusWatcher } from './hear/watch.js';
+import { CorpusIndexer } from './index/corpus-indexer.js';
+import { SnapshotKeeper } from './index/snapshot-keeper.js';
+import { Lifecycle } from './lifecycle.js';
+import { reattach } from './opening.js';
+import { Listing } from './read/listing.js';
+import { DEFAULT_CONCURRENT_READS, ReadGate } from './read/read-gate.js';
+import { RecordReads } from './read/records.js';
+import type { StoreOptions } from './store-options.js';
+
+/** How often a store lists a corpus other hosts write to, unless --poll says otherwise. */
+const SHARED_LISTING_MS = 1000;
+
+/** What the wings are given of the store itself. */
+export type StoreFace = Pick<EventEmitter<StoreEvents>, 'emit'> & RecordFeed & DeliveryFeed;
+
+export type Wings = ReturnType<typeof makeWings>;
+
+export function makeWings(store: StoreFace, options: StoreOptions, shape: IdShape, paths: CorpusPaths) {
+  const log: Logger = options.log ?? silentLogger;
+  const readOnly = options.readOnly ?? false;
+  const maxRecordBytes = options.maxRecordBytes ?? DEFAULT_MAX_RECORD_BYTES;
+  const reader = options.reader ?? diskRecords;
+  const index = new RecordIndex(shape.format);
+  const keys = new IdempotencyKeys();
+  const facts = new CorpusFacts(paths.corpus, readOnly, log);
+  const issued = new IssuedLog(paths.issued, shape, log);
+  const leftovers = new TempLeftovers(paths.tmp, log);
+  const dirSync = new DirectorySync(paths.corpus);
+  const agents = new AgentDeliveries(store, { marks: paths.marks, roster: paths.roster }, log);
+  const life = new Lifecycle(paths.corpus);
+  // The indexer announces through visibility, which asks the indexer and the
+  // allocator what is still in flight: the one loop of this wiring, closed
+  // below once both exist.
+  let visibility: Visibility | undefined;
+  let interests: Interests | undefined;
+  const indexer = new CorpusIndexer({
+    index, shape, paths, log, keys, maxRecordBytes,
+    reader,
+    onNews: (n, meta, bytes) => visibility!.announce(n, meta, bytes),
+    onRemoved: (id) => {
+      snapshots.noteChange();
+      store.emit('removed', id);
+    },
+    onSettled: () => visibility!.release(),
+    // Lazily, a peer's record is checked and announced at once only where some listener here may want it.
+    wanted: (options.lazyIndex ?? true) ? (claims) => interests!.wants(claims) : undefined,
+  });
+  const snapshots = new SnapshotKeeper(index, shape, () => facts.shared, keys, paths, () => issued.highest, log);
+  const peers = new Peers({ index, issued, indexer, shape, log });
+  const bells = readOnly ? null : new Bells(paths.bells, log, peers.lookPast);
+  const watcher = watcherFor(options, paths.corpus, log, indexer, peers, () => void reattach(wings));
+  const relist = async () => {
+    await watcher.reconcile();
+    await indexer.settled();
+  };
+  const ids = new IdAllocator(index, indexer, shape, paths, relist, () => facts.shared);
+  const keyed = keyedAppends(options, paths, shape, keys, index, indexer, leftovers, log);
+  visibility = new Visibility({ index, ids, indexer, shape, events: store, snapshots });
+  interests = new Interests({ bells, bellsDir: paths.bells, watcher, peers, log });
+  const reads = new RecordReads({ index, indexer, peers, shape, paths, maxRecordBytes, reader, gate: new ReadGate(options.concurrentReads ?? DEFAULT_CONCURRENT_READS) });
+  const waiters = new Waiters(store);
+  const strictRecipients = options.strictRecipients ?? false;
+  const appender = new Appender({ shape, maxRecordBytes, paths, index, indexer, ids, keyed, issued, bells, dirSync, leftovers, peers, visibility, agents, facts, strictRecipients, log });
+  const waits = new StoreWaits({ waiters, visibility, peers, index, indexer, reads, shape });
+  const listing = new Listing({ index, shape, paths, agents });
+  const wantBells = (options.bells ?? true) && (options.watch ?? 'events') === 'events' && !readOnly;
+  const buildWait = options.buildWait ?? {};
+  const wings = {
+    life, paths, log, readOnly, maxRecordBytes, wantBells, buildWait, index, facts, issued, leftovers, dirSync, agents,
+    indexer, snapshots, peers, bells, watcher, ids, visibility, interests, reads, waiters, appender, waits, listing,
+  };
+  return wings;
+}
+
+/** What notices other writers' files: directory events or polling, listings, a tick, a replaced corpus directory. */
+function watcherFor(options: StoreOptions, dir: string, log: Logger, indexer: CorpusIndexer, peers: Peers, onReplaced: () => void): CorpusWatcher {
+  return new CorpusWatcher({
+    dir,
+    mode: options.watch ?? 'events',
+    intervalMs: options.reconcileMs ?? 2000,
+    log,
+    onName: (name) => indexer.noticeName(name),
+    onListing: (names) => {
+      peers.heardListing(names);
+      return indexer.reconcileWith(names);
+    },
+    mustList: () => indexer.hasDamaged,
+    // Where bells serve, records for nobody here are read a batch at a time, not in the path of the next answer.
+    onTick: peers.lookPast,
+    onReplaced,
+    sharedIntervalMs: options.reconcileMs ?? SHARED_LISTING_MS,
+  });
+}
+
+/** Appends under an idempotency key: the key map, and claims under .state/idempotency/. */
+function keyedAppends(
+  options: StoreOptions,
+  paths: CorpusPaths,
+  shape: IdShape,
+  keys: IdempotencyKeys,
+  index: RecordIndex,
+  indexer: CorpusIndexer,
+  leftovers: TempLeftovers,
+  log: Logger,
+): KeyedAppends {
+  const claims = new IdempotencyClaims(paths.idempotency, paths.tmp, log, options.claimStaleMs, (file, err, creating) => leftovers.note(file, err, creating));
+  // A reconcile may be skipped (one already running, a directory that looks
+  // unchanged); taking over a dead writer's key must see every file.
+  const readUnheld = async () => {
+    for (const n of await indexer.idsOnDisk()) if (!index.has(n)) await indexer.ingest(n);
+  };
+  return new KeyedAppends({ keys, claims, shape, paths, readUnheld, dropIfGone: (n) => indexer.dropIfGone(n) });
+}
