@@ -78,11 +78,14 @@ async function detect(dir: string): Promise<FilesystemFacts> {
   if (type === 'fuse.sshfs' || type === 'sshfs') {
     const options = mount ? sshfsOptions(mount.mountPoint) : null;
     if (options === null) {
-      facts.unknownListings = `the sshfs options of ${mount?.mountPoint ?? dir} cannot be read from here; unless it was mounted with -o dir_cache=no, new records from other hosts stay out of its listings for up to 20 s`;
+      facts.unknownListings = `the sshfs options of ${mount?.mountPoint ?? dir} cannot be read from here; unless it was mounted with -o dir_cache=no, ` +
+        `new records from other hosts stay out of its listings for up to 20 s`;
     } else if (!listingsFresh(options)) {
-      facts.cachedListings = `${mount!.mountPoint} is an sshfs mount that caches directory listings (up to 20 s), so this writer would not see other hosts' records in time. Mount it again with -o dir_cache=no (or its older spelling -o cache=no), see docs/scaling.md.`;
+      facts.cachedListings = `${mount!.mountPoint} is an sshfs mount that caches directory listings (up to 20 s), so this writer would not see other ` +
+        `hosts' records in time. Mount it again with -o dir_cache=no (or its older spelling -o cache=no), see docs/scaling.md.`;
     }
-    facts.entryNotDurable = 'the record file is fsynced on the file server, but sshfs cannot fsync a directory there, so until the server commits its directory (ext4: within about 5 s) a power cut on the file server can lose the new name';
+    facts.entryNotDurable = 'the record file is fsynced on the file server, but sshfs cannot fsync a directory there, so until the server commits its ' +
+      'directory (ext4: within about 5 s) a power cut on the file server can lose the new name';
   } else if (family === 'nfs') {
     const o = mount?.superOptions ?? new Map<string, string>();
     const missing: string[] = [];
@@ -90,7 +93,8 @@ async function detect(dir: string): Promise<FilesystemFacts> {
     if (o.get('lookupcache') !== 'none') missing.push('lookupcache=none');
     if (mount === null) facts.unknownListings = `the NFS options of ${dir} cannot be read from here; mount it with -o actimeo=0,lookupcache=none so other hosts' records show up at once`;
     else if (missing.length > 0) {
-      facts.cachedListings = `${mount.mountPoint} is an NFS mount that caches directory attributes and lookups, so this writer would not see other hosts' records in time. Mount it again with -o ${missing.join(',')}, see docs/scaling.md.`;
+      facts.cachedListings = `${mount.mountPoint} is an NFS mount that caches directory attributes and lookups, so this writer would not see other ` +
+        `hosts' records in time. Mount it again with -o ${missing.join(',')}, see docs/scaling.md.`;
     }
   } else {
     facts.unknownListings = `${dir} is on ${type}, a network filesystem whose listing cache p-e-relay cannot check; see docs/scaling.md for the mount options to use`;

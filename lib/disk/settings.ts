@@ -21,7 +21,8 @@ export async function readSettings(corpusDir: string): Promise<StoreSettings> {
     text = (await readRecordFile(file)).toString('utf8');
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { idWidth: DEFAULT_ID_WIDTH };
-    if (err instanceof NotARecordFile) throw new RelayError('store_unavailable', `The corpus settings file ${file} cannot be used (${err.why}). Replace it with a text file holding "id-width: N" (or remove it for the default of ${DEFAULT_ID_WIDTH} digits).`);
+    if (err instanceof NotARecordFile) throw new RelayError('store_unavailable', `The corpus settings file ${file} cannot be used (${err.why}). ` +
+      `Replace it with a text file holding "id-width: N" (or remove it for the default of ${DEFAULT_ID_WIDTH} digits).`);
     throw err;
   }
   return parseSettings(text);

@@ -14,7 +14,8 @@ export const BROADCAST = 'all';
 
 /** The name, or a refusal that says what shape to send. `where` names what gave it (`--agent`, `P_E_RELAY_AGENT`). */
 export function checkAgentName(name: string, where: string): string {
-  if (name === BROADCAST) throw new RelayError('bad_agent_name', `${where} "all" is the name every agent listens for (to: all reaches everyone), so it cannot be one agent's. Pick another name (e.g. scout-7).`, { name });
+  if (name === BROADCAST) throw new RelayError('bad_agent_name', `${where} "all" is the name every agent listens for (to: all reaches everyone), so ` +
+    `it cannot be one agent's. Pick another name (e.g. scout-7).`, { name });
   if (AGENT_NAME_SHAPE.test(name)) return name;
   throw new RelayError(
     'bad_agent_name',
@@ -42,7 +43,8 @@ export function fromMismatch(from: string, agent: string, verified: boolean): Re
   const channel = verified ? `this request is signed by ${agent}` : `this server serves the agent ${agent} (serve --agent)`;
   return new RelayError(
     'from_mismatch',
-    `This record says "from: ${from}", but ${channel}, so nothing was stored. Send it with "from: ${agent}" (or no from: line at all); a record for another agent is sent through that agent's own server or key.`,
+    `This record says "from: ${from}", but ${channel}, so nothing was stored. Send it with "from: ${agent}" (or no from: line at all); a record for ` +
+      `another agent is sent through that agent's own server or key.`,
     { from, agent },
   );
 }
@@ -52,7 +54,8 @@ export function unknownRecipient(unknown: string[]): RelayError {
   const list = unknown.map((name) => `"${name}"`).join(', ');
   return new RelayError(
     'unknown_recipient',
-    `This record's to: names ${list}, which no agent on this relay's roster has, and this server refuses such records (--strict-recipients), so nothing was stored. Check the spelling against the roster (p-e-relay agents, GET /agents), or address all.`,
+    `This record's to: names ${list}, which no agent on this relay's roster has, and this server refuses such records (--strict-recipients), so ` +
+      `nothing was stored. Check the spelling against the roster (p-e-relay agents, GET /agents), or address all.`,
     { unknown },
   );
 }

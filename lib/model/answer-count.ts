@@ -11,8 +11,8 @@
  * - Where the channel says who deposited it (the HTTP door's `mcp/NAME` or
  *   `http/NAME`, a named stdio server's `agent:`), its `from:`, if any, is
  *   that agent: a from: someone else (a record from before from_mismatch,
- *   or put in by hand) does not count. An unnamed channel's answer counts
- *   as before: nothing there can say otherwise.
+ *   or put in by hand) does not count. An unnamed channel's answer counts:
+ *   nothing there can say otherwise.
  */
 import { depositingAgent } from './agent-name.js';
 import type { RecordMeta } from './record-index.js';

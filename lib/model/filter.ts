@@ -89,7 +89,8 @@ export function parseFilter(input: FilterInput, shape: IdShape): RecordFilter | 
   if (input.replies_to !== undefined) {
     const n = shape.parseRecordId(input.replies_to);
     if (n === null) {
-      throw new RelayError('bad_id', `replies_to "${input.replies_to}" is not a record id of this store, so no record can name it. Send ${shape.describe} (e.g. ${shape.example}), matched literally, or leave replies_to out.`, { param: 'replies_to' });
+      throw new RelayError('bad_id', `replies_to "${input.replies_to}" is not a record id of this store, so no record can name it. Send ` +
+        `${shape.describe} (e.g. ${shape.example}), matched literally, or leave replies_to out.`, { param: 'replies_to' });
     }
     filter.repliesTo = n;
   }

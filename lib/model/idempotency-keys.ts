@@ -24,7 +24,8 @@ const PRINTABLE_ASCII = /^[\x20-\x7e]+$/;
 export function checkIdempotencyKey(key: string): string {
   if (key.length >= 1 && key.length <= MAX_IDEMPOTENCY_KEY_LENGTH && PRINTABLE_ASCII.test(key)) return key;
   const why = key.length === 0 ? 'it is empty' : key.length > MAX_IDEMPOTENCY_KEY_LENGTH ? `it is ${key.length} characters long` : 'it holds a character that is not printable ASCII';
-  throw new RelayError('bad_idempotency_key', `That idempotency key cannot be used: ${why}. Send 1 to ${MAX_IDEMPOTENCY_KEY_LENGTH} printable ASCII characters (one per record, e.g. <your name>/q/<n>), or leave it out. Nothing was stored.`, { why });
+  throw new RelayError('bad_idempotency_key', `That idempotency key cannot be used: ${why}. Send 1 to ${MAX_IDEMPOTENCY_KEY_LENGTH} printable ASCII ` +
+    `characters (one per record, e.g. <your name>/q/<n>), or leave it out. Nothing was stored.`, { why });
 }
 
 /** What the record a key already stored says of itself, for the conflict's sentence. */
@@ -53,9 +54,12 @@ export function idempotencyConflict(key: string, stored: StoredUnderKey, why: st
     stored.kind === 'answer' ? `Your answer${stored.parent ? ` to ${stored.parent}` : ''} already landed as ${id}: do not send it again.`
     // Same bytes would have been replayed, so this is never a plain retry: the sender asked
     // the same question in other words, or the key was reused, by another agent or by itself.
-    : stored.kind === 'question' ? `A question from ${stored.from ?? '(no from:)'} already landed under this key as ${id}: if that was you asking this same question, do not ask again; its answers will name ${id} in parent:. Otherwise (another agent's, or another question of yours under a reused key) the key is taken: send yours under a new key.`
+    : stored.kind === 'question' ? `A question from ${stored.from ?? '(no from:)'} already landed under this key as ${id}: if that was you asking ` +
+      `this same question, do not ask again; its answers will name ${id} in parent:. Otherwise (another agent's, or another question of yours under a ` +
+      `reused key) the key is taken: send yours under a new key.`
     : `Use a fresh key for a new record, or send ${id}'s exact bytes again to get its answer.`;
-  return new RelayError('idempotency_conflict', `The idempotency key "${key}" was already used on this channel (${stored.depositedBy}) for ${id}, ${why}; nothing was stored. ${next}`, { id, digest: stored.digest });
+  return new RelayError('idempotency_conflict', `The idempotency key "${key}" was already used on this channel (${stored.depositedBy}) for ${id}, ` +
+    `${why}; nothing was stored. ${next}`, { id, digest: stored.digest });
 }
 
 /**

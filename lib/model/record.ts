@@ -51,13 +51,15 @@ export function decodeRecordText(bytes: Uint8Array): string {
 /** Reads a record's claims, or refuses it with a sentence saying what to send instead. */
 export function parseRecord(bytes: Uint8Array, shape: IdShape, maxBytes = DEFAULT_MAX_RECORD_BYTES): RecordClaims {
   if (bytes.length > maxBytes) {
-    throw new RelayError('too_large', `The record is ${bytes.length} bytes; this store takes at most ${maxBytes}. Send a shorter record, or split it and link the parts with ref:.`, { limit: maxBytes, size: bytes.length });
+    throw new RelayError('too_large', `The record is ${bytes.length} bytes; this store takes at most ${maxBytes}. Send a shorter record, or split it ` +
+      `and link the parts with ref:.`, { limit: maxBytes, size: bytes.length });
   }
   const text = decodeRecordText(bytes);
   const lines = text.split('\n');
   const first = stripCr(lines[0]!);
   if (first !== FIRST_LINE) {
-    throw new RelayError('bad_record', `A record must begin with the line "${FIRST_LINE}" and this one begins with ${JSON.stringify(first.slice(0, 40))}. Put "${FIRST_LINE}" on the first line, then headers such as "kind: note", an empty line and the body.`);
+    throw new RelayError('bad_record', `A record must begin with the line "${FIRST_LINE}" and this one begins with ` +
+      `${JSON.stringify(first.slice(0, 40))}. Put "${FIRST_LINE}" on the first line, then headers such as "kind: note", an empty line and the body.`);
   }
 
   const single = new Map<string, string>();
@@ -79,7 +81,8 @@ export function parseRecord(bytes: Uint8Array, shape: IdShape, maxBytes = DEFAUL
   if (parent !== null) named.add(parent);
   for (const value of refValues) for (const n of idsIn(value, shape)) named.add(n);
   if (named.size > MAX_NAMED_IDS) {
-    throw new RelayError('too_many_refs', `The record names ${named.size} ids in parent:/ref:; at most ${MAX_NAMED_IDS} are allowed. Name fewer ids, or point to a record that lists the rest.`, { limit: MAX_NAMED_IDS });
+    throw new RelayError('too_many_refs', `The record names ${named.size} ids in parent:/ref:; at most ${MAX_NAMED_IDS} are allowed. Name fewer ids, ` +
+      `or point to a record that lists the rest.`, { limit: MAX_NAMED_IDS });
   }
   const to = nonEmpty(single.get('to'));
   const recipients = parseRecipients(to).length;

@@ -64,7 +64,8 @@ export class Lifecycle {
   }
 
   closedRefusal(): RelayError {
-    return new RelayError('store_unavailable', `The relay's store at ${this.corpus} has closed (the server is shutting down), so this call was not carried out. Call again once the server is running; a wait can be repeated with the same after mark.`, { reason: 'closed' });
+    return new RelayError('store_unavailable', `The relay's store at ${this.corpus} has closed (the server is shutting down), so this call was not ` +
+      `carried out. Call again once the server is running; a wait can be repeated with the same after mark.`, { reason: 'closed' });
   }
 
   /** What open() answers once close() has been called (marked handled: nobody may be waiting). */

@@ -21,7 +21,7 @@ import { constants } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { RelayError } from '../errors.js';
-import { initCorpus } from '../ops/init.js';
+import { initCorpus } from '../disk/new-corpus.js';
 import { corpusPaths } from '../disk/paths.js';
 import { isRecordNameOfAnyWidth } from '../disk/record-names.js';
 
@@ -59,7 +59,8 @@ async function notAStore(corpusDir: string, names: readonly string[]): Promise<R
   const shown = names.slice(0, 3).join(', ') + (names.length > 3 ? ', …' : '');
   return new RelayError(
     'not_a_store',
-    `${dir} is not a p-e-relay store: it holds other files (${shown}) and nothing a store has (records, .p-e-relay, or the .gitattributes and .gitignore init writes), so nothing was read or written there.${hint} ` +
+    `${dir} is not a p-e-relay store: it holds other files (${shown}) and nothing a store has (records, .p-e-relay, or the .gitattributes and ` +
+      `.gitignore init writes), so nothing was read or written there.${hint} ` +
       `To make it a store, run \`p-e-relay init --corpus ${dir}\`; or give an empty directory, which becomes one.`,
     { corpus: dir, ...(hint ? { suggested: below } : {}) },
   );

@@ -200,7 +200,7 @@ export class RelayStore extends EventEmitter<StoreEvents> implements RecordFeed 
    */
   subscribe(options: SubscribeOptions, onRecord: OnRecord): Subscription {
     this.w.life.refuseIfClosed();
-    return subscribe(this, options, onRecord);
+    return subscribe(this.w.feed, options, onRecord);
   }
 
   /** A subscription's interest, until the returned function is called (hear/interest.ts). */

@@ -1,8 +1,9 @@
 /**
  * The store's parts, each made once and handed the others it needs: the
  * one place that says which wing talks to which. The facade (store.ts)
- * calls them; they never call back into it, save through the two faces it
- * shows them: its typed events, and its waits for a named agent's deliveries.
+ * calls them; they never call back into it, save through what it shows
+ * them: its typed events, its readiness, and its waits for a named agent's
+ * deliveries (agents/deliveries.ts).
  */
 import type { EventEmitter } from 'node:events';
 import { silentLogger, type Logger } from '../log.js';
@@ -42,7 +43,7 @@ import type { StoreOptions } from './store-options.js';
 const SHARED_LISTING_MS = 1000;
 
 /** What the wings are given of the store itself. */
-export type StoreFace = Pick<EventEmitter<StoreEvents>, 'emit'> & RecordFeed & DeliveryFeed;
+export type StoreFace = EventEmitter<StoreEvents> & DeliveryFeed;
 
 export type Wings = ReturnType<typeof makeWings>;
 
@@ -89,7 +90,8 @@ export function makeWings(store: StoreFace, options: StoreOptions, shape: IdShap
   visibility = new Visibility({ index, ids, indexer, shape, events: store, snapshots });
   interests = new Interests({ bells, bellsDir: paths.bells, watcher, peers, log });
   const reads = new RecordReads({ index, indexer, peers, shape, paths, maxRecordBytes, reader, gate: new ReadGate(options.concurrentReads ?? DEFAULT_CONCURRENT_READS) });
-  const waiters = new Waiters(store);
+  const feed = feedOf(store, index, visibility, interests);
+  const waiters = new Waiters(feed);
   const strictRecipients = options.strictRecipients ?? false;
   const appender = new Appender({ shape, maxRecordBytes, paths, index, indexer, ids, keyed, issued, bells, dirSync, leftovers, peers, visibility, agents, facts, strictRecipients, log });
   const waits = new StoreWaits({ waiters, visibility, peers, index, indexer, reads, shape });
@@ -98,7 +100,7 @@ export function makeWings(store: StoreFace, options: StoreOptions, shape: IdShap
   const buildWait = options.buildWait ?? {};
   const wings = {
     life, paths, log, readOnly, maxRecordBytes, wantBells, buildWait, index, facts, issued, leftovers, dirSync, agents,
-    indexer, snapshots, peers, bells, watcher, ids, visibility, interests, reads, waiters, appender, waits, listing,
+    indexer, snapshots, peers, bells, watcher, ids, visibility, interests, feed, reads, waiters, appender, waits, listing,
   };
   return wings;
 }
@@ -141,4 +143,18 @@ function keyedAppends(
     for (const n of await indexer.idsOnDisk()) if (!index.has(n)) await indexer.ingest(n);
   };
   return new KeyedAppends({ keys, claims, shape, paths, readUnheld, dropIfGone: (n) => indexer.dropIfGone(n) });
+}
+
+/** What subscriptions follow: the store's events and its readiness, and the wings that answer a catch-up and hear for it. */
+function feedOf(store: StoreFace, index: RecordIndex, visibility: Visibility, interests: Interests): RecordFeed {
+  return {
+    on: (event, listener) => store.on(event, listener),
+    off: (event, listener) => store.off(event, listener),
+    get ready() {
+      return store.ready;
+    },
+    eachHeldAfter: (mark, filter) => visibility.eachHeldAfter(mark, filter),
+    matches: (n, filter) => index.matches(n, filter),
+    listen: (filter) => interests.listen(filter),
+  };
 }

@@ -214,7 +214,7 @@ export class AgentDeliveries {
    * every agent with marks here. A delivery counts once proved (a mark on
    * disk past it), not while an answer is pending. Null when none of them
    * has marks at all (no named agent is there to ask), so an unnamed swarm's
-   * answers are as before.
+   * answers carry no receipts.
    */
   async deliveredTo(n: number, to: string | null, from: string | null): Promise<string[] | null> {
     const named = parseRecipients(to);

@@ -39,7 +39,8 @@ export const MAX_DELIVERED = 512;
 
 /** The refusal for a mark path that holds no mark; it names the path, never what a link there points at. */
 export function badMark(file: string, why: string): RelayError {
-  return new RelayError('bad_mark', `The mark file ${file} cannot be used: ${why}. Nothing was delivered and the mark did not move. Remove it (rm ${JSON.stringify(file)}): the next delivery then starts a new mark.`, { file, why });
+  return new RelayError('bad_mark', `The mark file ${file} cannot be used: ${why}. Nothing was delivered and the mark did not move. Remove it (rm ` +
+    `${JSON.stringify(file)}): the next delivery then starts a new mark.`, { file, why });
 }
 
 /** The mark at `file`, or null when there is none. */

@@ -64,7 +64,8 @@ export class IdAllocator {
   parseProposal(id: string): number {
     const n = this.shape.parseRecordId(id);
     if (n === null) {
-      throw new RelayError('bad_id', `"${id}" is not a record id of this store; ids are ${this.shape.describe}, compared literally (e.g. ${this.shape.example}). Send one of that shape, or leave id out and the store assigns the next free one.`);
+      throw new RelayError('bad_id', `"${id}" is not a record id of this store; ids are ${this.shape.describe}, compared literally (e.g. ` +
+        `${this.shape.example}). Send one of that shape, or leave id out and the store assigns the next free one.`);
     }
     return n;
   }
@@ -78,7 +79,8 @@ export class IdAllocator {
       if (n <= (next ?? this.shape.max)) return;
       if (fresh) {
         const nextText = next === null ? 'none: the id space is used up' : this.shape.format(next);
-        throw new RelayError('id_ahead', `${this.shape.format(n)} is beyond the next free id (${nextText}); a proposal may fill a gap or take the next free id, not reserve ids ahead, even ids a record cites. Leave id out to take the next free one.`, { nextFree: next === null ? null : this.shape.format(next) });
+        throw new RelayError('id_ahead', `${this.shape.format(n)} is beyond the next free id (${nextText}); a proposal may fill a gap or take the ` +
+          `next free id, not reserve ids ahead, even ids a record cites. Leave id out to take the next free one.`, { nextFree: next === null ? null : this.shape.format(next) });
       }
       await this.relist(); // our view may be stale: another process may have moved on
     }
@@ -125,7 +127,8 @@ export class IdAllocator {
     for (;;) {
       const n = this.nextFree();
       if (n === null) {
-        throw new RelayError('ids_exhausted', `This store has used every id up to ${this.shape.format(this.shape.max)} and cannot take another record. Start a new store, or create one with a wider id (\`p-e-relay init --id-width ${this.shape.width + 1}\`).`);
+        throw new RelayError('ids_exhausted', `This store has used every id up to ${this.shape.format(this.shape.max)} and cannot take another ` +
+          `record. Start a new store, or create one with a wider id (\`p-e-relay init --id-width ${this.shape.width + 1}\`).`);
       }
       if (await this.linkReserved(temp, n)) return n;
       // Another writer took it first: remember, and index what it published.

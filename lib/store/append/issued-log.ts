@@ -79,7 +79,8 @@ export class IssuedLog {
       const n = this.shape.parseRecordId(line);
       if (n === null) continue;
       if (n > top + MAX_LEAD && !this.heldNear(n)) {
-        if (!this.ignored.has(n)) this.log.warn(`${this.file} says ${line} was issued, ${n - top} past every id before it, and neither it nor any of the ${MAX_LEAD} ids below it is here; ignoring that line (a log copied from another store, or edited). \`p-e-relay verify\` checks the records themselves.`);
+        if (!this.ignored.has(n)) this.log.warn(`${this.file} says ${line} was issued, ${n - top} past every id before it, and neither it nor any of ` +
+          `the ${MAX_LEAD} ids below it is here; ignoring that line (a log copied from another store, or edited). \`p-e-relay verify\` checks the records themselves.`);
         this.ignored.add(n);
         continue;
       }

@@ -133,10 +133,12 @@ export class KeyedAppends {
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === 'ENOENT' && (await this.deps.dropIfGone(this.deps.shape.parseRecordId(id)!))) {
         if (proposed !== null && this.deps.shape.format(proposed) === id) return RESTORE;
-        throw new RelayError('not_found', `This idempotency key already stored ${id}, whose file is gone from this corpus, so nothing was stored. To put the record back, send this same call with id: ${id}; or ask the operator to restore ${id} from a mirror or from git.`, { id });
+        throw new RelayError('not_found', `This idempotency key already stored ${id}, whose file is gone from this corpus, so nothing was stored. To ` +
+          `put the record back, send this same call with id: ${id}; or ask the operator to restore ${id} from a mirror or from git.`, { id });
       }
       const why = err instanceof RelayError ? String(err.details.why ?? err.message) : (err as Error).message;
-      throw new RelayError('damaged', `This idempotency key already stored ${id}, but ${id} cannot be read back (${why}), so nothing was stored again. Ask the operator to run \`p-e-relay verify\` and restore ${id} from a mirror or from git.`, { id, state: 'PRESENT' });
+      throw new RelayError('damaged', `This idempotency key already stored ${id}, but ${id} cannot be read back (${why}), so nothing was stored ` +
+        `again. Ask the operator to run \`p-e-relay verify\` and restore ${id} from a mirror or from git.`, { id, state: 'PRESENT' });
     }
     const sameId = proposed === null || this.deps.shape.format(proposed) === id;
     if (deposit.digest !== digest || !sameId) {

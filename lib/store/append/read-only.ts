@@ -7,5 +7,6 @@ import { RelayError } from '../../errors.js';
 
 export function readOnlyRefusal(primary: string | null | undefined): RelayError {
   const where = primary ? ` at ${primary}` : '';
-  return new RelayError('read_only', `This relay is a read-only mirror; it stores nothing itself. Send the record to the primary${where} instead, and it will reach this mirror with the next sync.`, { primary: primary ?? null });
+  return new RelayError('read_only', `This relay is a read-only mirror; it stores nothing itself. Send the record to the primary${where} instead, and ` +
+    `it will reach this mirror with the next sync.`, { primary: primary ?? null });
 }

@@ -92,7 +92,8 @@ export interface WaitOptions {
 }
 
 export function appeared(meta: RecordMeta): AppearedRecord {
-  return { id: meta.id, kind: meta.kind, from: meta.from, to: meta.to, parent: meta.parent, refs: meta.refs, depositedBy: meta.depositedBy, provenance: meta.provenance, depositedAt: meta.depositedAt };
+  const { id, kind, from, to, parent, refs, depositedBy, provenance, depositedAt } = meta;
+  return { id, kind, from, to, parent, refs, depositedBy, provenance, depositedAt };
 }
 
 export function clampWait(timeoutMs: number | undefined): number {

@@ -164,7 +164,8 @@ export class CorpusWatcher {
       const replaced = identity !== null && this.identity !== null && identity !== this.identity;
       if (this.missingLogged || replaced) {
         // A watch on a deleted directory hears nothing ever again: watch what is there now.
-        this.options.log.info(replaced ? `the corpus directory ${this.options.dir} was replaced by another directory; watching and writing to the new one` : `the corpus directory ${this.options.dir} is back`);
+        this.options.log.info(replaced ? `the corpus directory ${this.options.dir} was replaced by another directory; watching and writing to the new ` +
+          `one` : `the corpus directory ${this.options.dir} is back`);
         this.missingLogged = false;
         this.identity = identity;
         if (this.options.mode === 'events' && !this.closed && this.directoryWanted) {

@@ -46,7 +46,8 @@ export class Listing {
     const { shape } = this.parts;
     const n = shape.parse(after);
     if (n === null) {
-      throw new RelayError('bad_id', `"${after}" is not an id of this store, so it cannot mark a place in id order. Send ${shape.describe} (e.g. ${shape.example}), or ${shape.format(0)} for the start, or leave after out.`);
+      throw new RelayError('bad_id', `"${after}" is not an id of this store, so it cannot mark a place in id order. Send ${shape.describe} (e.g. ` +
+        `${shape.example}), or ${shape.format(0)} for the start, or leave after out.`);
     }
     return n;
   }
