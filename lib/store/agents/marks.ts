@@ -85,7 +85,8 @@ export class AgentMarks {
       await this.reached(mark.after);
     } catch (err) {
       if (!(err instanceof RelayError && err.code === 'id_ahead')) throw err;
-      throw badMark(file, `it says ${this.shape.format(mark.after)}, ahead of this store (the newest id it has reached is ${String(err.details.newest)}), so a delivery from it would skip every record that lands up to it`);
+      throw badMark(file, `it says ${this.shape.format(mark.after)}, ahead of this store (the newest id it has reached is ` +
+        `${String(err.details.newest)}), so a delivery from it would skip every record that lands up to it`);
     }
     return mark;
   }
