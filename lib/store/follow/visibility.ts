@@ -14,8 +14,6 @@ import type { EventEmitter } from 'node:events';
 import type { RecordFilter } from '../../model/filter.js';
 import type { IdShape } from '../../model/ids.js';
 import type { RecordIndex, RecordMeta } from '../../model/record-index.js';
-import type { IdAllocator } from '../append/id-allocator.js';
-import type { CorpusIndexer } from '../index/corpus-indexer.js';
 import type { HeldRecord, RecordBytes, StoreEvents } from './subscription.js';
 
 /** Ids a catch-up takes from the index at a time (eachHeldAfter). */
@@ -23,10 +21,10 @@ const HELD_BATCH = 1024;
 
 export interface VisibilityParts {
   index: RecordIndex;
-  /** Ids linked here and not indexed yet. */
-  ids: Pick<IdAllocator, 'lowestUnindexed'>;
-  /** Files seen named and still being read. */
-  indexer: Pick<CorpusIndexer, 'lowestSettling'>;
+  /** The lowest id linked here and not indexed yet (append/id-allocator.ts). */
+  ids: { lowestUnindexed(): number | null };
+  /** The lowest id of a file seen named and still being read (index/corpus-indexer.ts). */
+  indexer: { lowestSettling(): number | null };
   shape: IdShape;
   /** Where announcements go: the store's typed events. */
   events: Pick<EventEmitter<StoreEvents>, 'emit'>;

@@ -9,9 +9,8 @@ import type { RecordIndex } from '../../model/record-index.js';
 import type { CorpusIndexer } from '../index/corpus-indexer.js';
 import type { Peers } from '../hear/peers.js';
 import { clampWait, WAIT_MAX_ITEMS, type WaitResult, type Waiters } from '../hear/waiters.js';
-import type { RecordReads } from '../read/records.js';
 import type { WaitOptions } from '../store-options.js';
-import { inlineBytes } from './inline-bytes.js';
+import { inlineBytes, type InlineSources } from './inline-bytes.js';
 import type { RecordBytes } from './subscription.js';
 import type { Visibility } from './visibility.js';
 
@@ -21,7 +20,8 @@ export interface WaitParts {
   peers: Pick<Peers, 'lookPast'>;
   index: RecordIndex;
   indexer: Pick<CorpusIndexer, 'idsOnDisk'>;
-  reads: Pick<RecordReads, 'read' | 'sizeOf'>;
+  /** Record files read and checked once (read/records.ts). */
+  reads: Omit<InlineSources, 'heard'>;
   shape: IdShape;
 }
 

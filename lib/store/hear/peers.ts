@@ -11,7 +11,6 @@
 import type { Logger } from '../../log.js';
 import type { IdShape } from '../../model/ids.js';
 import type { RecordIndex } from '../../model/record-index.js';
-import type { IssuedLog } from '../append/issued-log.js';
 import type { CorpusIndexer } from '../index/corpus-indexer.js';
 
 /** How a look goes: whether to read the issued log, and whether to look past the highest id. */
@@ -33,7 +32,8 @@ const MAX_PROBE = 20_000;
 
 export interface PeerParts {
   index: RecordIndex;
-  issued: IssuedLog;
+  /** The issued log (append/issued-log.ts): the ids other processes noted since the last look. */
+  issued: { readNew(): number[] };
   indexer: CorpusIndexer;
   shape: IdShape;
   log: Logger;
