@@ -47,13 +47,13 @@ export class Lifecycle {
     return this.opening;
   }
 
-  /** Runs `shutDown` once, after an open in progress has settled; every call answers the same promise. */
-  close(shutDown: () => Promise<void>, stopNow: () => void): Promise<void> {
+  /** Runs `stopNow` at once and `shutDown` once an open in progress has settled, the first time; every call answers the same promise. */
+  close(steps: { stopNow(): void; shutDown(): Promise<void> }): Promise<void> {
     return (this.closing ??= (async () => {
       this.current = 'closing';
-      stopNow();
+      steps.stopNow();
       await this.opening?.catch(() => {});
-      await shutDown();
+      await steps.shutDown();
       this.current = 'closed';
     })());
   }

@@ -101,21 +101,23 @@ export class RelayStore extends EventEmitter<StoreEvents> implements RecordFeed 
   close(): Promise<void> {
     const { w } = this;
     let bellsClosed: Promise<void> | undefined;
-    const stopNow = () => {
-      this.emit('closed', w.life.closedRefusal());
-      w.peers.stop();
-      w.interests.stop();
-      w.indexer.close();
-      w.watcher.close();
-      bellsClosed = w.bells?.close();
-    };
-    return w.life.close(async () => {
-      await Promise.allSettled([...this.appending]);
-      w.watcher.close();
-      await w.indexer.settled();
-      for (const part of [w.snapshots, w.agents.roster, w.dirSync, w.issued, w.leftovers]) await part.close();
-      await bellsClosed; // nothing is written under .state/bells/ or bell-holders/ after close
-    }, stopNow);
+    return w.life.close({
+      stopNow: () => {
+        this.emit('closed', w.life.closedRefusal());
+        w.peers.stop();
+        w.interests.stop();
+        w.indexer.close();
+        w.watcher.close();
+        bellsClosed = w.bells?.close();
+      },
+      shutDown: async () => {
+        await Promise.allSettled([...this.appending]);
+        w.watcher.close();
+        await w.indexer.settled();
+        for (const part of [w.snapshots, w.agents.roster, w.dirSync, w.issued, w.leftovers]) await part.close();
+        await bellsClosed; // nothing is written under .state/bells/ or bell-holders/ after close
+      },
+    });
   }
 
   /** Every operation starts here: refused after close, else waits for the scan, then hears what peers added. */

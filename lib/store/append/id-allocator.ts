@@ -24,7 +24,7 @@
  * issued by the link itself, so no id is ever issued and not yet visible
  * in another process; in this one, an id linked and not yet indexed is
  * `published` until the store indexes it, and the store's cursor stops
- * below it (store.ts visibleUpTo).
+ * below it (follow/visibility.ts visibleUpTo).
  *
  * Citing an id buys nothing here (SPEC §8c): a KNOWN_MISSING id above the
  * mark is neither stepped over nor open to a proposal. Either would let one

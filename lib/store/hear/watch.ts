@@ -29,7 +29,7 @@ export interface CorpusWatcherOptions {
   onName(name: string): void;
   /** The full list of names, from a readdir; a promise delays the next listing until it settles. */
   onListing(names: string[]): void | Promise<void>;
-  /** Called at every interval, before any listing (store.ts: a cheap look at the issued log). */
+  /** Called at every interval, before any listing (hear/peers.ts: a cheap look at the issued log). */
   onTick?(): void;
   /** True when a listing is wanted even if the directory looks unchanged (damaged files to look at again). */
   mustList?(): boolean;
@@ -84,7 +84,7 @@ export class CorpusWatcher {
   private closed = false;
   private shared = false;
   private started = false;
-  /** In events mode: whether the directory itself is watched (store.ts stops it while bells serve every listener). */
+  /** In events mode: whether the directory itself is watched (hear/interest.ts stops it while bells serve every listener). */
   private directoryWanted = true;
 
   constructor(private readonly options: CorpusWatcherOptions) {}
