@@ -38,6 +38,12 @@ export interface StoreOptions {
    * for the differential test and the bench's comparison.
    */
   lazyIndex?: boolean;
+  /**
+   * The agent this process serves (a named stdio server: serve --agent), if
+   * any: a lazy index indexes what is addressed to it, or to all, whole at
+   * first sight (record-peek.ts addressedTo).
+   */
+  agent?: string;
   /** How long another host's idempotency claim may stand still before it is presumed dead (tests shorten it). */
   claimStaleMs?: number;
   /** How long to wait for another process's first index snapshot, and when its lock is stale (index/snapshot-build.ts; tests shorten them). */

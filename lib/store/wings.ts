@@ -31,6 +31,7 @@ import { Peers } from './hear/peers.js';
 import { Waiters } from './hear/waiters.js';
 import { CorpusWatcher } from './hear/watch.js';
 import { CorpusIndexer } from './index/corpus-indexer.js';
+import { addressedTo } from './index/record-peek.js';
 import { SnapshotKeeper } from './index/snapshot-keeper.js';
 import { Lifecycle } from './lifecycle.js';
 import { reattach } from './opening.js';
@@ -74,8 +75,8 @@ export function makeWings(store: StoreFace, options: StoreOptions, shape: IdShap
       store.emit('removed', id);
     },
     onSettled: () => visibility!.release(),
-    // Lazily, a peer's record is checked and announced at once only where some listener here may want it.
-    wanted: (options.lazyIndex ?? true) ? (claims) => interests!.wants(claims) : undefined,
+    // Lazily, a peer's record is checked and announced at once only where some listener here may want it, or it is addressed to the agent served.
+    wanted: (options.lazyIndex ?? true) ? (claims) => interests!.wants(claims) || addressedTo(claims, options.agent) : undefined,
   });
   const snapshots = new SnapshotKeeper(index, shape, () => facts.shared, keys, paths, () => issued.highest, log);
   const peers = new Peers({ index, issued, indexer, shape, log });

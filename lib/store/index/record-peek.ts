@@ -14,6 +14,7 @@
  */
 import { readRecordHeadSync } from '../../disk/record-file.js';
 import { splitRecordFile, type Deposit } from '../../model/deposit.js';
+import { parseRecipients } from '../../model/filter.js';
 import type { IdShape } from '../../model/ids.js';
 import type { RecordClaims } from '../../model/record.js';
 import { headerClaims } from './parsed-record.js';
@@ -60,4 +61,16 @@ export class RecordPeeker {
       return null;
     }
   }
+}
+
+/**
+ * Whether a record claiming this is addressed to `agent` (its name or
+ * `all` in to:, what a named agent's waits ask for). A named server indexes
+ * such a record whole at first sight, even between its calls: its next wait
+ * will want it, and would otherwise read it a second time.
+ */
+export function addressedTo(claims: RecordClaims, agent: string | undefined): boolean {
+  if (agent === undefined || claims.to === null) return false;
+  const recipients = parseRecipients(claims.to);
+  return recipients.includes(agent) || recipients.includes('all');
 }
