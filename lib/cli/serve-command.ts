@@ -4,7 +4,7 @@ import { DEFAULT_LIMITS } from '../http/limits.js';
 import { DEFAULT_HOST, DEFAULT_PORT } from '../http/defaults.js';
 import { DEFAULT_MAX_RECORD_BYTES } from '../model/record.js';
 import type { StoreOptions } from '../store/store.js';
-import type { HubUrl } from '../bridge/hub-url.js';
+import type { Forwarding } from '../doors/door.js';
 import { UsageError, numberOption, stringOption, type Command, type CommandContext } from './command.js';
 import { pollOption } from './poll-option.js';
 import { checkAgentName } from '../model/agent-name.js';
@@ -127,7 +127,7 @@ Environment: P_E_RELAY_LOG=debug|info|warn|error|silent sets the log level.`,
         command: invokedAs(undefined, ctx.env),
         checkpoints: checkpointsFor(ctx),
         // Each append is signed for the primary as the agent that signed it here.
-        forward: await forwardOption(ctx),
+        forward: await forwarding(ctx),
       });
       return 0;
     }
@@ -138,9 +138,11 @@ Environment: P_E_RELAY_LOG=debug|info|warn|error|silent sets the log level.`,
     const agent = agentOption(ctx);
     const channel = ctx.values.channel === true || ctx.env.P_E_RELAY_CHANNEL === '1';
     if (channel && agent === undefined) throw new UsageError('--channel pushes to a named agent; add --agent NAME.');
-    const primary = await forwardOption(ctx);
-    if (primary && agent === undefined) throw new UsageError('--forward over stdio signs each append as the agent this server serves, with its key: add --agent NAME (or set P_E_RELAY_AGENT), and put NAME.key in --keys.');
-    await serveStdio({ ...storeOptions(ctx), log: ctx.log, agent, channel, forward: primary && { primary, keys: ctx.keys } });
+    const forward = await forwarding(ctx);
+    if (forward && agent === undefined) throw new UsageError(
+      '--forward over stdio signs each append as the agent this server serves, ' +
+      'with its key: add --agent NAME (or set P_E_RELAY_AGENT), and put NAME.key in --keys.');
+    await serveStdio({ ...storeOptions(ctx), log: ctx.log, agent, channel, forward });
     return 0;
   },
 };
@@ -164,15 +166,17 @@ function agentOption(ctx: CommandContext): string | undefined {
   }
 }
 
-/** A replica's primary (serve --forward), or undefined for any other server. */
-async function forwardOption(ctx: CommandContext): Promise<HubUrl | undefined> {
+/** A replica's forwarding (serve --forward): each append signed for the primary as its agent, with its key in --keys. */
+async function forwarding(ctx: CommandContext): Promise<Forwarding | undefined> {
   if (ctx.values.forward !== true) return undefined;
   const url = stringOption(ctx, 'primary');
   if (url === undefined) throw new UsageError('--forward sends appends to the primary: add --primary URL, the hub as `serve --http` prints it (e.g. --primary http://hub.example:7077).');
   const { parseHubUrl } = await import('../bridge/hub-url.js');
   const primary = parseHubUrl(url);
   if (primary === null) throw new UsageError(`--primary "${url}" is not an http:// or https:// URL; with --forward give the primary hub's address, e.g. http://hub.example:7077.`);
-  return primary;
+  const { primaryAppender } = await import('../replica/primary-appender.js');
+  const { keys } = ctx;
+  return { primary: primary.base, forwarderFor: (store, log) => primaryAppender({ primary, keys, store, log }) };
 }
 
 function indexOption(ctx: CommandContext): 'lazy' | 'eager' {

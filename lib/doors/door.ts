@@ -9,10 +9,29 @@
  * so a rule written here holds on every door.
  */
 import { RelayError } from '../errors.js';
-import type { AppendOptions, AppendResult } from '../store/store.js';
+import type { Logger } from '../log.js';
+import type { AppendOptions, AppendResult, RelayStore } from '../store/store.js';
 
 /** What stores an append: the store's own append, or one that sends it elsewhere (a replica's, to its primary: lib/replica/). */
 export type Appender = (bytes: Uint8Array, options: AppendOptions) => Promise<AppendResult>;
+
+/** A replica's way to its primary: where its appends go, and its connections there, closed with the server. */
+export interface Forwarder {
+  append: Appender;
+  close(): Promise<void>;
+}
+
+/**
+ * A server that forwards its appends (serve --forward): the primary it
+ * names, and the forwarder for the store it serves. The CLI makes it
+ * (lib/replica/), so no door loads the replica, or the bridge's hub client
+ * under it, unless it forwards.
+ */
+export interface Forwarding {
+  /** The primary's address, as the server's banner names it. */
+  readonly primary: string;
+  forwarderFor(store: RelayStore, log: Logger): Forwarder;
+}
 
 /** What a call takes from a hub's budget: one append from its agent's rate, or a wait or stream slot held until it ends. */
 export type Spend = 'append' | 'wait' | 'stream';

@@ -55,7 +55,7 @@ export async function serveHttp(options: ServeHttpOptions): Promise<void> {
   }
   let stopping = false;
   say(`serving ${hub.url} (MCP: POST ${hub.url}/mcp · REST: ${hub.url}/relays · events: ${hub.url}/events)`);
-  if (options.forward) say(`replica: reads and waits from this mirror; each append is sent to the primary at ${options.forward.base}, signed as its agent with the key here`);
+  if (options.forward) say(`replica: reads and waits from this mirror; each append is sent to the primary at ${options.forward.primary}, signed as its agent with the key here`);
   else if (store.readOnly) say(`read-only: appends are refused${store.primary ? `; they go to ${store.primary}` : ''}`);
 
   const keys = await listKeys(options.keys);

@@ -7,6 +7,7 @@
  * (dispatch.ts).
  */
 import { silentLogger, type Logger } from '../log.js';
+import type { Forwarding } from '../doors/door.js';
 import type { RelayStore } from '../store/store.js';
 import { KeyRing } from '../auth/key-ring.js';
 import { listRecordNames } from '../disk/record-names.js';
@@ -22,8 +23,6 @@ import { Listener, type ListenerOptions } from './listener.js';
 import { McpServerPool } from './mcp-server-pool.js';
 import { HubMetrics } from './metrics.js';
 import { rebindingGuard } from './rebinding.js';
-import type { HubUrl } from '../bridge/hub-url.js';
-import { primaryAppender } from '../replica/primary-appender.js';
 
 export { DEFAULT_HOST, DEFAULT_PORT };
 export { DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_CONNECTIONS_PER_ADDRESS } from './listener.js';
@@ -46,8 +45,8 @@ export interface HubOptions extends ListenerOptions {
   sseKeepAliveMs?: number;
   sseMaxBufferedBytes?: number;
   log?: Logger;
-  /** A replica (serve --http --forward): every append goes to this primary, signed as its agent with the key in `keys` (lib/replica/). */
-  forward?: HubUrl;
+  /** A replica (serve --http --forward): every append goes to the primary, signed as its agent with the key in `keys`. */
+  forward?: Forwarding;
 }
 
 export interface Hub {
@@ -99,7 +98,7 @@ async function openParts(options: HubOptions, log: Logger): Promise<Parts> {
   const metrics = new HubMetrics();
   const recordCap = options.recordCap ?? DEFAULT_RECORD_CAP;
   // A replica's appends go to its primary; any other read-only hub refuses them.
-  const replica = options.forward ? primaryAppender({ primary: options.forward, keys: options.keys, store, log }) : null;
+  const replica = options.forward?.forwarderFor(store, log) ?? null;
   const gate = new HttpGate(limits, { keys, guard }, metrics, store.readOnly && !replica ? readOnlyRefusal(store.primary) : null, recordCap, replica?.append);
   keys.on('revoked', (agent) => gate.revoke(agent));
   // Every agent given a key is on the roster (SPEC §8d), so an append to one that has not called yet is not "unknown".

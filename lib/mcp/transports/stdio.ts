@@ -31,12 +31,10 @@ import { asRelayError } from '../../errors.js';
 import type { Logger } from '../../log.js';
 import { DEFAULT_MAX_RECORD_BYTES } from '../../model/record.js';
 import { RelayStore, type StoreOptions } from '../../store/store.js';
-import { Door } from '../../doors/door.js';
+import { Door, type Forwarding } from '../../doors/door.js';
 import { attachChannelPush } from '../channel/attach.js';
 import { createMcpServer } from '../server.js';
 import { DrainingStdio, maxLineBytes } from './draining-stdio.js';
-import type { HubUrl } from '../../bridge/hub-url.js';
-import { primaryAppender } from '../../replica/primary-appender.js';
 
 /** How long answers to calls in flight may take after stdin ends (an append is milliseconds). */
 const DRAIN_MS = 10_000;
@@ -49,8 +47,8 @@ export interface StdioOptions extends StoreOptions {
   agent?: string;
   /** Push what is addressed to the agent into the session (serve --channel; lib/mcp/channel/attach.ts says when it runs). */
   channel?: boolean;
-  /** A replica: appends go to this primary, signed as the agent with its key in `keys` (serve --forward; lib/replica/). */
-  forward?: { primary: HubUrl; keys: string };
+  /** A replica (serve --forward): appends go to the primary, signed as the agent with its key. */
+  forward?: Forwarding;
 }
 
 export async function serveStdio(options: StdioOptions): Promise<void> {
@@ -68,7 +66,7 @@ export async function serveStdio(options: StdioOptions): Promise<void> {
   const ending = new AbortController();
   // No hub: nothing is signed or spent. A wait ends with the session, since nothing will wake it once the client has left.
   // A named server's name is stated by its operator, not verified: deposited-by stays `mcp`, and the record says `agent: NAME`.
-  const replica = options.forward ? primaryAppender({ ...options.forward, store, log }) : null;
+  const replica = options.forward?.forwarderFor(store, log) ?? null;
   const door = new Door({ channel: 'mcp', agent: options.agent ?? null, stated: true, closed: ending.signal, forwardAppends: replica?.append });
   // One server per connection (two when a client probes with server/discover and falls back to initialize), all on the one store.
   // A line that is not JSON-RPC, or too long to be one of ours, is refused; without onerror the operator would never learn why a session ended.
