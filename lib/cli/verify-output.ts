@@ -30,7 +30,13 @@ function frontierLine(report: VerifyReport): string {
   if (c.checkpoints === 0 && c.broken.length === 0) return 'no checkpoints here: completeness cannot be proven (the hub writes them: docs/mirroring.md)';
   const after = c.uncovered === 0 ? '' : `; ${c.uncovered} record${c.uncovered === 1 ? '' : 's'} after it not covered by a checkpoint yet`;
   const proof = c.frontier === null ? null : `up to ${c.frontier} (checkpoint ${c.frontierCheckpoint}; ${c.checkpoints} checkpoint${c.checkpoints === 1 ? '' : 's'}, ${signatureWords(report)})`;
-  const problems = [count(c.missing.length, 'missing'), count(c.altered.length, 'altered'), count(c.forks.length, 'fork', 'forks'), count(c.broken.length, 'broken checkpoint', 'broken checkpoints'), count(report.damaged.length, 'damaged')].filter(Boolean);
+  const problems = [
+    count(c.missing.length, 'missing'),
+    count(c.altered.length, 'altered'),
+    count(c.forks.length, 'fork', 'forks'),
+    count(c.broken.length, 'broken checkpoint', 'broken checkpoints'),
+    count(report.damaged.length, 'damaged'),
+  ].filter(Boolean);
   if (problems.length === 0 && proof) return `complete and identical ${proof}${after}`;
   return `not proven complete: ${problems.join(', ')}${proof ? `; consistent ${proof}` : '; nothing before the first problem is proven'}`;
 }
@@ -59,7 +65,9 @@ export function stateLines(report: VerifyReport): { out: string[]; info: string[
   if (index && !index.unusable && index.disagree.length === 0) info.push(`.state/index agrees with every record it describes (${index.records})`);
   for (const id of issued?.vanished ?? []) out.push(`state: .state/issued says ${id} was issued, and its record is not here (removed, or lost in a restore); its id is never given again`);
   if (issued && issued.vanishedCount > issued.vanished.length) out.push(`state: .state/issued names ${issued.vanishedCount - issued.vanished.length} more issued ids whose records are not here`);
-  for (const id of issued?.ignored ?? []) out.push(`state: .state/issued's line ${id} is ignored by the store: it is far past every id before it and no record is near it (a log copied or edited); remove the line`);
+  for (const id of issued?.ignored ?? []) out.push(
+    `state: .state/issued's line ${id} is ignored by the store: it is far past every id before it and no record is ` +
+    `near it (a log copied or edited); remove the line`);
   if (issued && issued.vanished.length === 0 && issued.ignored.length === 0) info.push(`.state/issued agrees with the records (high-water ${issued.believed ?? 'none'})`);
   return { out, info };
 }

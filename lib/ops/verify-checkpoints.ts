@@ -154,14 +154,20 @@ export class CheckpointAudit {
       // Not held, or damaged: verify names it so already. Held whole and not a checkpoint: another history.
       const at = this.positionOf(prev.id);
       if (at === -1 || !this.whole[at] || this.unreadable.has(prev.id)) return false;
-      this.findings.forks.push({ at: prevId, checkpoint: id, why: `checkpoint ${id} follows a checkpoint ${prevId}, but the ${prevId} held here is not a checkpoint of the hub: this copy and the hub that wrote ${id} hold different histories` });
+      this.findings.forks.push({ at: prevId, checkpoint: id, why: `checkpoint ${id} follows a checkpoint ${prevId}, ` +
+        `but the ${prevId} held here is not a checkpoint of the hub: this copy and the hub that wrote ${id} hold ` +
+        `different histories` });
       return false;
     }
     if (heldChain !== prev.chain) {
-      this.findings.forks.push({ at: prevId, checkpoint: id, why: `checkpoint ${id} follows a ${prevId} whose chain is ${prev.chain}, but the ${prevId} held here has chain ${heldChain}: this copy and the hub that wrote ${id} hold different histories from ${prevId} or before` });
+      this.findings.forks.push({ at: prevId, checkpoint: id, why: `checkpoint ${id} follows a ${prevId} whose chain ` +
+        `is ${prev.chain}, but the ${prevId} held here has chain ${heldChain}: this copy and the hub that wrote ${id} ` +
+        `hold different histories from ${prevId} or before` });
       return false;
     }
-    this.findings.forks.push({ at: prevId, checkpoint: id, why: `checkpoint ${id} follows ${prevId}, which ${this.shape.format(this.expected.id)} already follows: two checkpoints after one (a second history written onto this copy)` });
+    this.findings.forks.push({ at: prevId, checkpoint: id, why: `checkpoint ${id} follows ${prevId}, ` +
+      `which ${this.shape.format(this.expected.id)} already follows: two checkpoints after one (a second history ` +
+      `written onto this copy)` });
     return false;
   }
 

@@ -39,7 +39,9 @@ async function drawFrontier() {
   line.dataset.state = f.problem ? 'problem' : f.behind ? 'behind' : f.verified ? 'verified' : 'none';
   const parts = [];
   parts.push(f.verified ? `Verified complete up to ${f.verified} (checkpoint ${f.verifiedBy})` : 'No verified checkpoint yet');
-  if (f.behind) parts.push(`behind: checkpoint ${f.behind.checkpoint} lists ${f.behind.count} record${f.behind.count === 1 ? '' : 's'} not here yet (${f.behind.ids.join(' ')}${f.behind.count > f.behind.ids.length ? ' …' : ''})`);
+  if (f.behind) parts.push(`behind: checkpoint ${f.behind.checkpoint} lists ${f.behind.count} ` +
+    `record${f.behind.count === 1 ? '' : 's'} not here yet ` +
+    `(${f.behind.ids.join(' ')}${f.behind.count > f.behind.ids.length ? ' …' : ''})`);
   if (f.problem) parts.push(`checkpoint ${f.problem.checkpoint} does not hold: ${f.problem.why} (run p-e-relay verify)`);
   line.textContent = parts.join(' · ');
 }
