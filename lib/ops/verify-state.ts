@@ -1,5 +1,5 @@
 /**
- * What `verify` says about `.state/` (docs/security.md, on what `.state/` says): the two files a
+ * What `verify` says about `.state/` (docs/security.md says why): the two files a
  * store believes without reading every record, checked against the records.
  *
  * - `.state/index`, the index snapshot. A store answers from it once its
