@@ -12,7 +12,8 @@ import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { addKey } from '../../lib/auth/keys.js';
 import { initStore } from '../../lib/ops/init.js';
 import { BIN } from './helpers.js';
-import { spawnHub, type Cleanup, type HubProcess as KitHub } from './hub-process.js';
+import { cleanup, type Cleanup } from './cleanup.js';
+import { spawnHub, type HubProcess as KitHub } from './hub-process.js';
 
 export type { Cleanup };
 
@@ -24,7 +25,7 @@ export interface HubProcess extends KitHub {
 /** A fresh store (corpus + keys) with a key for each agent, removed afterwards. */
 export async function hubStore(t: Cleanup, options: { agents?: string[]; idWidth?: number } = {}): Promise<{ corpus: string; keys: string }> {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'pe-bridge-'));
-  t.after(() => rm(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 20 }));
+  cleanup(t, () => rm(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 20 }));
   const corpus = path.join(dir, 'corpus');
   const keys = path.join(dir, 'keys');
   await initStore({ corpus, keys, idWidth: options.idWidth });
@@ -40,12 +41,10 @@ export async function startHubProcess(
   t: Cleanup,
   options: { agents?: string[]; args?: string[]; port?: number; idWidth?: number; store?: { corpus: string; keys: string } } = {},
 ): Promise<HubProcess> {
-  // Registered before the store's removal: after() hooks run in the order
-  // they were added, and the hub must be gone before its corpus is.
-  let hub: KitHub | undefined;
-  t.after(() => hub?.stop());
   const store = options.store ?? (await hubStore(t, options));
-  hub = await spawnHub({ corpus: store.corpus, keys: store.keys, port: options.port, args: options.args });
+  // Stopped before its store goes: cleanup.ts runs the last registered first.
+  const hub: KitHub = await spawnHub({ corpus: store.corpus, keys: store.keys, port: options.port, args: options.args });
+  cleanup(t, () => hub.stop());
   return { ...hub, corpus: store.corpus, keys: store.keys };
 }
 
@@ -66,7 +65,7 @@ export async function bridgeClient(t: Cleanup, url: string, agent: string, keys:
   transport.stderr?.on('data', (d) => (stderr += d));
   const client = new Client({ name: 'p-e-relay-bridge-test', version: '0.0.0' });
   await client.connect(transport);
-  t.after(() => client.close());
+  cleanup(t, () => client.close());
   return { client, stderr: () => stderr };
 }
 

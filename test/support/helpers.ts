@@ -12,6 +12,7 @@ import { Client, type CallToolResult } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { initStore } from '../../lib/ops/init.js';
 import { openStore, type RelayStore, type StoreOptions } from '../../lib/store/store.js';
+import { cleanup } from './cleanup.js';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const BIN = path.join(ROOT, 'bin', 'p-e-relay');
@@ -19,9 +20,9 @@ export const BIN = path.join(ROOT, 'bin', 'p-e-relay');
 /** A fresh temp directory, removed when the test ends. */
 export async function tempDir(t: TestContext, prefix = 'pe-relay-'): Promise<string> {
   const dir = await mkdtemp(path.join(os.tmpdir(), prefix));
-  // after hooks run in the order registered, so this runs before the close of a store the test opened later;
-  // a store still writing (its index snapshot) can refill a directory mid-removal: rm retries ENOTEMPTY.
-  t.after(() => rm(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 20 }));
+  // Removed after what the test made in it (cleanup.ts runs last first); a process of another test kit's fixture
+  // may still be finishing a rename into it, so rm retries ENOTEMPTY.
+  cleanup(t, () => rm(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 20 }));
   return dir;
 }
 
@@ -38,7 +39,7 @@ export async function tempStore(t: TestContext, options: { idWidth?: number } = 
 export async function openTempStore(t: TestContext, options: Partial<StoreOptions> = {}): Promise<RelayStore> {
   const { corpus } = await tempStore(t);
   const store = await openStore({ corpus, ...options });
-  t.after(() => store.close());
+  cleanup(t, () => store.close());
   return store;
 }
 
@@ -85,7 +86,7 @@ export async function stdioClient(t: TestContext | null, corpus: string, extraAr
   transport.stderr?.on('data', (d) => (stderr += d));
   const client = new Client({ name: 'p-e-relay-test', version: '0.0.0' });
   await client.connect(transport);
-  t?.after(() => client.close());
+  if (t !== null) cleanup(t, () => client.close());
   return { client, transport, stderr: () => stderr };
 }
 

@@ -14,6 +14,7 @@ import { authorizationFor } from '../../lib/auth/sign.js';
 import { startHub, type Hub, type HubOptions } from '../../lib/http/server.js';
 import { initStore } from '../../lib/ops/init.js';
 import { RelayStore } from '../../lib/store/store.js';
+import { cleanup } from './cleanup.js';
 
 export interface TestHub {
   hub: Hub;
@@ -34,15 +35,15 @@ export interface HubStore {
 }
 
 /**
- * A fresh store (corpus + keys) for a hub. node:test runs `after` hooks in
- * the order they were added, so a plain tempStore would be deleted under a
- * hub still running; here everything given to stopFirst stops (last first)
- * before the directory goes.
+ * A fresh store (corpus + keys) for a hub, removed after the test: after
+ * everything given to stopFirst has stopped (last first), and, as cleanup.ts
+ * runs the last registered first, after the clients and processes the test
+ * made on it later.
  */
 export async function hubStore(t: TestContext): Promise<HubStore> {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'pe-relay-hub-'));
   const stops: (() => unknown)[] = [];
-  t.after(async () => {
+  cleanup(t, async () => {
     for (const stop of stops.reverse()) await stop();
     await rm(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 20 });
   });
@@ -96,7 +97,7 @@ export async function httpClient(t: TestContext, url: string, signer?: { agent: 
   const transport = new StreamableHTTPClientTransport(new URL('/mcp', url), signer ? { fetch: signingFetch(signer.agent, signer.key) } : {});
   const client = new Client({ name: 'p-e-relay-http-test', version: '0.0.0' });
   await client.connect(transport);
-  t.after(() => client.close());
+  cleanup(t, () => client.close());
   return client;
 }
 

@@ -6,12 +6,10 @@
  * listens, then `corpus: …` once the start-up scan is done.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { cleanup, type Cleanup } from './cleanup.js';
 import { BIN, killed } from './helpers.js';
 
-/** A test context, or a suite's collector of cleanups: anything with after(). */
-export interface Cleanup {
-  after(fn: () => unknown): void;
-}
+export type { Cleanup };
 
 export interface HubProcess {
   child: ChildProcess;
@@ -59,7 +57,7 @@ export async function spawnHub(options: HubSpawn): Promise<HubProcess> {
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
     await killed(child);
   };
-  options.cleanup?.after(async () => {
+  if (options.cleanup) cleanup(options.cleanup, async () => {
     if (child.exitCode === null && child.signalCode === null) child.kill(options.kill ?? 'SIGTERM');
     await killed(child);
   });

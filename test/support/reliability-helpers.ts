@@ -15,6 +15,7 @@ import type { TestContext } from 'node:test';
 import type { HubOptions } from '../../lib/http/server.js';
 import { BIN, ROOT, killed } from './helpers.js';
 import { spawnHub, type HubProcess } from './hub-process.js';
+import { cleanup } from './cleanup.js';
 
 export type { HubProcess };
 
@@ -115,10 +116,12 @@ export interface RawStdio {
 
 export async function rawStdio(t: TestContext | null, corpus: string, env: Record<string, string> = {}, args: string[] = []): Promise<RawStdio> {
   const child = spawn(process.execPath, [BIN, 'serve', '--corpus', corpus, ...args], { env: { ...process.env, P_E_RELAY_LOG: 'warn', ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
-  t?.after(() => {
-    child.kill('SIGKILL');
-    return killed(child);
-  });
+  if (t !== null) {
+    cleanup(t, () => {
+      child.kill('SIGKILL');
+      return killed(child);
+    });
+  }
   let stderr = '';
   child.stderr!.on('data', (d) => (stderr += d));
   child.stdin!.on('error', () => {});
