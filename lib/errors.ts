@@ -113,7 +113,12 @@ export function isRelayError(value: unknown): value is RelayError {
  */
 export function damagedRecord(why: string, id?: string): RelayError {
   const what = id === undefined ? 'The record file' : id;
-  return new RelayError('damaged', `${what} is held but damaged (${why}), so it is not returned as if it were whole. Ask the operator to run \`p-e-relay verify\` and restore it from a mirror or from git.`, id === undefined ? { why } : { id, state: 'PRESENT', why });
+  return new RelayError(
+    'damaged',
+    `${what} is held but damaged (${why}), so it is not returned as if it were whole. ` +
+      'Ask the operator to run `p-e-relay verify` and restore it from a mirror or from git.',
+    id === undefined ? { why } : { id, state: 'PRESENT', why },
+  );
 }
 
 /**
@@ -151,7 +156,12 @@ export function asRelayError(err: unknown): RelayError {
     return new RelayError('store_unavailable', 'The corpus cannot be written by this server (the filesystem refused it), so nothing was stored. Ask the operator to check the corpus permissions.');
   }
   if (code !== undefined && LOST_CONNECTION.has(code)) {
-    return new RelayError('store_unreachable', `The corpus stopped answering: the connection to the file server under it was lost (${code}). This is transient: send the same call again in a moment (an append with the same idempotency_key, which is safe).`, { errno: code });
+    return new RelayError(
+      'store_unreachable',
+      `The corpus stopped answering: the connection to the file server under it was lost (${code}). ` +
+        'This is transient: send the same call again in a moment (an append with the same idempotency_key, which is safe).',
+      { errno: code },
+    );
   }
   if (code === 'ENOENT') {
     return new RelayError('store_unavailable', 'The corpus directory is gone, so nothing was stored. Ask the operator to restore it or run `p-e-relay init`.');

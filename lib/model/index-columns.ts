@@ -269,7 +269,10 @@ function checkImage(image: IndexImage): void {
     if (image.ids[i]! <= (i === 0 ? 0 : image.ids[i - 1]!)) throw new Error('ids not ascending');
     const whole = (image.flags[i]! & WHOLE) !== 0 && (image.flags[i]! & UNVERIFIED) === 0;
     if (!whole || image.namedCount[i]! > MAX_NAMED_IDS) throw new Error('a record that is not whole, or names too many ids');
-    if (image.kind[i]! > strings || image.from[i]! > strings || image.to[i]! > strings || image.depositedBy[i]! === 0 || image.depositedBy[i]! > strings) throw new Error('a string number out of range');
+    const outOfRange =
+      image.kind[i]! > strings || image.from[i]! > strings || image.to[i]! > strings ||
+      image.depositedBy[i]! === 0 || image.depositedBy[i]! > strings;
+    if (outOfRange) throw new Error('a string number out of range');
     namedTotal += image.namedCount[i]!;
   }
   if (namedTotal !== image.named.length) throw new Error('named ids do not add up');

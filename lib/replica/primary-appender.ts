@@ -69,7 +69,13 @@ export function primaryAppender(options: ReplicaOptions): PrimaryAppender {
   };
 
   const append: Appender = async (bytes, { id, idempotencyKey, agent }) => {
-    if (agent === undefined) throw new RelayError('unsigned', 'This replica forwards each append to its primary signed as the agent that sends it, and this call names none, so nothing was sent. Serve the replica with --agent NAME (over HTTP: sign the call).');
+    if (agent === undefined) {
+      throw new RelayError(
+        'unsigned',
+        'This replica forwards each append to its primary signed as the agent that sends it, and this call names none, ' +
+          'so nothing was sent. Serve the replica with --agent NAME (over HTTP: sign the call).',
+      );
+    }
     const route = routeFor(agent);
     const given = { bytes: new TextDecoder().decode(bytes), ...(id === undefined ? {} : { id }), ...(idempotencyKey === undefined ? {} : { [KEY_PARAM]: idempotencyKey }) };
     // Always keyed, as the bridge keys it: a retry (ours, or the agent's under the key the refusal names) is stored once.
@@ -108,20 +114,37 @@ function storedOrRefused(result: CallToolResult, primary: HubUrl): AppendResult 
     if (typeof code === 'string' && Object.hasOwn(ERROR_STATUS, code)) {
       throw new RelayError(code as ErrorCode, text.startsWith(`${code}: `) ? text.slice(code.length + 2) : text, details);
     }
-    throw new RelayError('hub_error', `The primary at ${primary.base} refused the append with a code this replica does not know (${String(code)}), so nothing was stored: ${text}`, { hubCode: code ?? null });
+    throw new RelayError(
+      'hub_error',
+      `The primary at ${primary.base} refused the append with a code this replica does not know (${String(code)}), ` +
+        `so nothing was stored: ${text}`,
+      { hubCode: code ?? null },
+    );
   }
   const stored = result.structuredContent as AppendResult | undefined;
-  if (typeof stored?.id !== 'string') throw new RelayError('hub_error', `The primary at ${primary.base} answered the append without the record's id, so its outcome is unknown. Check that --primary points at a p-e-relay hub; look (list_relays) before sending it again.`);
+  if (typeof stored?.id !== 'string') {
+    throw new RelayError(
+      'hub_error',
+      `The primary at ${primary.base} answered the append without the record's id, so its outcome is unknown. ` +
+        'Check that --primary points at a p-e-relay hub; look (list_relays) before sending it again.',
+    );
+  }
   return stored;
 }
 
 /** Why the append did not reach the primary (or its answer did not come back), in the replica's words, naming the key to resend it under. */
 function notForwarded(err: unknown, primary: HubUrl, key: string): RelayError {
   if (err instanceof ProtocolError) {
-    return new RelayError('hub_error', `The primary at ${primary.base} refused the forwarded append at the protocol level (${err.message}), so nothing was stored. Check that --primary points at a p-e-relay hub of this version.`);
+    return new RelayError(
+      'hub_error',
+      `The primary at ${primary.base} refused the forwarded append at the protocol level (${err.message}), ` +
+        'so nothing was stored. Check that --primary points at a p-e-relay hub of this version.',
+    );
   }
   const failure = asRelayError(err);
-  const resend = `Reads and waits here go on answering from this mirror. Send the append again once the primary answers, with idempotency_key "${key}": it is stored once, whatever an earlier try did.`;
+  const resend =
+    'Reads and waits here go on answering from this mirror. ' +
+    `Send the append again once the primary answers, with idempotency_key "${key}": it is stored once, whatever an earlier try did.`;
   const details = { ...failure.details, primary: primary.base, idempotencyKey: key };
   switch (failure.code) {
     case 'hub_unreachable': {
@@ -132,9 +155,21 @@ function notForwarded(err: unknown, primary: HubUrl, key: string): RelayError {
       return new RelayError('hub_unreachable', `${what} ${resend}`, details);
     }
     case 'hub_timeout':
-      return new RelayError('hub_timeout', `The primary at ${primary.base} did not answer the append in time, so whether it was stored there is unknown; this replica queued nothing. ${resend}`, details);
+      return new RelayError(
+        'hub_timeout',
+        `The primary at ${primary.base} did not answer the append in time, so whether it was stored there is unknown; ` +
+          `this replica queued nothing. ${resend}`,
+        details,
+      );
     case 'key_unusable':
-      return new RelayError('key_unusable', `This replica signs the appends it forwards to the primary with ${String(failure.details.keyFile)}, which it cannot use (${String(failure.details.cause)}), so nothing was sent. Copy the agent's key from the primary's keys/ there (mode 0600), or point --keys at the directory that holds it. Reads and waits need no key.`, details);
+      return new RelayError(
+        'key_unusable',
+        `This replica signs the appends it forwards to the primary with ${String(failure.details.keyFile)}, ` +
+          `which it cannot use (${String(failure.details.cause)}), so nothing was sent. ` +
+          "Copy the agent's key from the primary's keys/ there (mode 0600), or point --keys at the directory that holds it. " +
+          'Reads and waits need no key.',
+        details,
+      );
     default:
       return failure;
   }

@@ -17,7 +17,17 @@
  */
 import { isRelayError } from '../errors.js';
 import type { Logger } from '../log.js';
-import { buildCheckpoint, CHECKPOINT_DEPOSITOR, checkpointKey, GENESIS_CHAIN, isCheckpoint, MAX_CHECKPOINT_RECORDS, SHORT_DIGEST_HEX, type ChainLink, type CheckpointEntry } from '../model/checkpoint.js';
+import {
+  buildCheckpoint,
+  CHECKPOINT_DEPOSITOR,
+  checkpointKey,
+  GENESIS_CHAIN,
+  isCheckpoint,
+  MAX_CHECKPOINT_RECORDS,
+  SHORT_DIGEST_HEX,
+  type ChainLink,
+  type CheckpointEntry,
+} from '../model/checkpoint.js';
 import type { RecordMeta } from '../model/record-index.js';
 import { newestCheckpoint } from './checkpoint-frontier.js';
 import type { RelayStore } from './store.js';
@@ -67,7 +77,9 @@ export class CheckpointWriter {
         throw err;
       }
       written.push(id);
-      this.log.debug(`checkpoint ${id} covers ${store.shape.format(entries[0]!.n)}…${store.shape.format(entries[entries.length - 1]!.n)} (${entries.length} records${signer ? `, signed with ${signer.name}'s key` : ', unsigned'})`);
+      const range = `${store.shape.format(entries[0]!.n)}…${store.shape.format(entries[entries.length - 1]!.n)}`;
+      const signed = signer ? `, signed with ${signer.name}'s key` : ', unsigned';
+      this.log.debug(`checkpoint ${id} covers ${range} (${entries.length} records${signed})`);
       if (entries.length < this.maxEntries()) return written;
     }
   }
@@ -97,7 +109,12 @@ export class CheckpointWriter {
     if (newest === null) return NONE;
     const id = this.store.shape.format(newest.n);
     // Starting over from none would only be refused (checkpoint-after-relay-0000 is taken): say why instead.
-    if ('invalid' in newest.checkpoint) throw new Error(`${id} was deposited as a checkpoint but cannot be read as one (${newest.checkpoint.invalid}); no checkpoint can follow it until it is looked at (p-e-relay verify)`);
+    if ('invalid' in newest.checkpoint) {
+      throw new Error(
+        `${id} was deposited as a checkpoint but cannot be read as one (${newest.checkpoint.invalid}); ` +
+          'no checkpoint can follow it until it is looked at (p-e-relay verify)',
+      );
+    }
     return { link: { id: newest.n, chain: newest.checkpoint.chain }, last: newest.checkpoint.last };
   }
 }

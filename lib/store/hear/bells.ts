@@ -22,7 +22,7 @@
  * ever listened to: its file does not exist, and ENOENT is the whole answer.
  * A listener makes the file before it watches it. Bells live in `.state/`
  * because they are this machine's: a writer on another host rings nothing
- * here, which is why a shared filesystem never relies on them (store.ts).
+ * here, which is why a shared filesystem never relies on them (opening.ts).
  *
  * Watches are the user's, not the process's (fs.inotify.max_user_watches is
  * shared by every process of that user), so they are bounded: a filter names
@@ -39,7 +39,7 @@
  * shared 2-core machine), so files are made on libuv's threads and only the
  * watch itself (~27 µs a bell) runs on the event loop. A listener hears its
  * bells once listen() resolves; whoever listens looks for what is new after
- * that (store.ts), so nothing landing meanwhile is missed.
+ * that (hear/interest.ts), so nothing landing meanwhile is missed.
  */
 import { statSync, unlinkSync, utimesSync, truncateSync, watch, type FSWatcher, constants as fsc } from 'node:fs';
 import fs from 'node:fs/promises';
@@ -253,7 +253,7 @@ export class Bells {
     return this.listening.size;
   }
 
-  /** The directory they live in was replaced (store.ts reattach): watch the new one's files. */
+  /** The directory they live in was replaced (opening.ts, reattach): watch the new one's files. */
   rearmAll(): void {
     for (const [key, entry] of this.listening) this.rearm(key, entry);
   }

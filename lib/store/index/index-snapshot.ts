@@ -147,7 +147,12 @@ export function decodeSnapshot(file: Buffer, width: number): SnapshotRead {
   }
   if (!Array.isArray(strings) || !Array.isArray(odd) || !Array.isArray(keys)) return { refused: 'its string table does not parse' };
   if (!keys.every((k) => Array.isArray(k) && Number.isInteger(k[0]) && typeof k[1] === 'string')) return { refused: 'its idempotency keys do not parse' };
-  const image: IndexImage = { highWater: file.readUInt32LE(24), ids, flags, kind, from, to, depositedBy, depositedAt, digest, namedCount, named, strings: strings as string[], odd: odd as IndexImage['odd'] };
+  const image: IndexImage = {
+    highWater: file.readUInt32LE(24),
+    ...{ ids, flags, kind, from, to, depositedBy, depositedAt, digest, namedCount, named },
+    strings: strings as string[],
+    odd: odd as IndexImage['odd'],
+  };
   return { snapshot: { image, stamp, width, issued: file.readUInt32LE(28), keys: keys as [number, string][] } };
 }
 

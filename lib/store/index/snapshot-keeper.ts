@@ -102,7 +102,10 @@ export class SnapshotKeeper {
     }
     const { snapshot } = read;
     if (snapshot.issued > this.issuedHighest()) {
-      this.log.info(`not using the index snapshot: it knows ids up to ${snapshot.issued} were issued and ${this.paths.issued} does not (copied from elsewhere, or the log was cut); reading every record`);
+      this.log.info(
+        `not using the index snapshot: it knows ids up to ${snapshot.issued} were issued and ${this.paths.issued} does not ` +
+          '(copied from elsewhere, or the log was cut); reading every record',
+      );
       return no;
     }
     const mismatch = spotCheck(snapshot.image, this.paths, this.shape, DEFAULT_MAX_RECORD_BYTES);
@@ -124,7 +127,9 @@ export class SnapshotKeeper {
   private stillAsStamped(stamp: DirectoryStamp | null): boolean {
     if (!stamp || this.shared()) return false;
     const now = stampOf(this.paths.corpus);
-    return now !== null && now.dev === stamp.dev && now.ino === stamp.ino && now.mtimeMs === stamp.mtimeMs && now.ctimeMs === stamp.ctimeMs && stamp.takenAt - Math.max(stamp.mtimeMs, stamp.ctimeMs) > RACY_MS;
+    if (now === null || now.dev !== stamp.dev || now.ino !== stamp.ino) return false;
+    if (now.mtimeMs !== stamp.mtimeMs || now.ctimeMs !== stamp.ctimeMs) return false;
+    return stamp.takenAt - Math.max(stamp.mtimeMs, stamp.ctimeMs) > RACY_MS;
   }
 
   /**
