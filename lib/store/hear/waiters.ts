@@ -43,7 +43,8 @@ export type AppearedRecord = Pick<RecordMeta, 'id' | 'kind' | 'from' | 'to' | 'p
   answers?: number;
 };
 
-export interface WaitOptions {
+/** A blocked wait, as the store's wait (store-options.ts WaitOptions) hands it on: its mark parsed, its cursor and catch-up decided. */
+export interface BlockedWaitOptions {
   /** The last id seen (as a number; 0 means from the start), or null for "whatever lands from now on". */
   after: number | null;
   timeoutMs: number;
@@ -117,7 +118,7 @@ export class Waiters {
     return this.active;
   }
 
-  wait(options: WaitOptions): Promise<WaitResult> {
+  wait(options: BlockedWaitOptions): Promise<WaitResult> {
     const started = Date.now();
     const elapsed = () => Date.now() - started;
     if (options.signal?.aborted) return Promise.resolve({ appeared: [], timedOut: false, waitedMs: 0, cursor: options.cursor?.(0, false) });
@@ -174,7 +175,7 @@ export class Waiters {
   }
 
   /** The subscription a wait is: after its mark (a mirror's late fill-in at or below it is not what this caller asked for). */
-  private follow(options: WaitOptions, onClosed: (reason: RelayError) => void, onRecord: OnRecord): Subscription {
+  private follow(options: BlockedWaitOptions, onClosed: (reason: RelayError) => void, onRecord: OnRecord): Subscription {
     const { after } = options;
     const match = after === null ? options.match : (meta: RecordMeta, n: number) => n > after && (options.match?.(meta, n) ?? true);
     return subscribe(this.feed, { after, skip: options.existing, filter: options.filter, match, onClosed }, onRecord);
@@ -187,7 +188,7 @@ export class Waiters {
  * burst past it cut to its lowest ids, so that what is left out lies above
  * the cursor; and that cursor.
  */
-function answerOf(landed: HeldRecord[], options: WaitOptions, end: { limited: boolean; caughtUp: boolean; timedOut: boolean; waitedMs: number }): WaitResult {
+function answerOf(landed: HeldRecord[], options: BlockedWaitOptions, end: { limited: boolean; caughtUp: boolean; timedOut: boolean; waitedMs: number }): WaitResult {
   let { limited } = end;
   if (options.after !== null) landed.sort((a, b) => a.n - b.n);
   if (options.limit !== undefined && landed.length > options.limit) {
