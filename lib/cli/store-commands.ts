@@ -3,7 +3,7 @@
  * matching MCP tool and prints the same text.
  */
 import { RelayStore } from '../store/store.js';
-import { WAIT_MAX_ITEMS } from '../store/hear/waiters.js';
+import { WAIT_MAX_ITEMS } from '../store/follow/waiters.js';
 import { appendText, existsText, listText, repliesText, waitText } from '../doors/render.js';
 import { EXIT_OK, EXIT_TIMED_OUT, UsageError, localUser, numberOption, readAll, stringOption, writeLine, type Command, type CommandContext } from './command.js';
 import { randomUUID } from 'node:crypto';

@@ -5,7 +5,7 @@
  */
 import type { IdState } from '../model/record-index.js';
 import type { AppendResult, ListResult, RepliesResult } from '../store/store.js';
-import type { AppearedRecord, WaitResult } from '../store/hear/waiters.js';
+import type { AppearedRecord, WaitResult } from '../store/follow/waiters.js';
 import type { Behind } from '../store/checkpoint-frontier.js';
 import { drawBoundary, fenceRule, fenced } from '../model/fence.js';
 

@@ -8,7 +8,7 @@ import type { Provenance } from '../model/deposit.js';
 import type { RecordFilter } from '../model/filter.js';
 import type { RecordMeta } from '../model/record-index.js';
 import type { RecordReader } from '../disk/record-file.js';
-import type { AppearedRecord } from './hear/waiters.js';
+import type { AppearedRecord } from './follow/waiters.js';
 import type { WatchMode } from './hear/watch.js';
 
 export interface StoreOptions {
@@ -89,7 +89,7 @@ export interface WaitOptions {
   filter?: RecordFilter | null;
   /** Inline each record's bytes and digest, up to INLINE_BYTES_BUDGET in one answer. */
   includeBytes?: boolean;
-  /** At most this many items in one answer (default WAIT_MAX_ITEMS, every door's); the cursor is then the last of them (hear/waiters.ts). */
+  /** At most this many items in one answer (default WAIT_MAX_ITEMS, every door's); the cursor is then the last of them (follow/waiters.ts). */
   limit?: number;
   /** A test beside the filter (a named agent's marks: lib/store/agents/deliveries.ts). */
   match?: (meta: RecordMeta, n: number) => boolean;

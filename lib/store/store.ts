@@ -21,7 +21,7 @@ import type { AgentDeliveries } from './agents/deliveries.js';
 import type { RosterEntry } from './agents/roster.js';
 import { readOnlyRefusal } from './append/read-only.js';
 import { subscribe, type HeldRecord, type OnRecord, type RecordFeed, type StoreEvents, type SubscribeOptions, type Subscription } from './follow/subscription.js';
-import type { Waiters, WaitResult } from './hear/waiters.js';
+import type { Waiters, WaitResult } from './follow/waiters.js';
 import type { StoreState } from './lifecycle.js';
 import { load, prepare } from './opening.js';
 import type { AppendOptions, AppendResult, ListIds, ListResult, RepliesResult, StoreOptions, WaitOptions } from './store-options.js';

@@ -28,7 +28,7 @@ import { StoreWaits } from './follow/waits.js';
 import { Bells } from './hear/bells.js';
 import { Interests } from './hear/interest.js';
 import { Peers } from './hear/peers.js';
-import { Waiters } from './hear/waiters.js';
+import { Waiters } from './follow/waiters.js';
 import { CorpusWatcher } from './hear/watch.js';
 import { CorpusIndexer } from './index/corpus-indexer.js';
 import { addressedTo } from './index/record-peek.js';

@@ -16,7 +16,7 @@ import { addKey, readKey } from '../../lib/auth/keys.js';
 import { authorizationFor } from '../../lib/auth/sign.js';
 import { buildRecordFile, digestOf } from '../../lib/model/deposit.js';
 import { openStore } from '../../lib/store/store.js';
-import { WAIT_MAX_ITEMS } from '../../lib/store/hear/waiters.js';
+import { WAIT_MAX_ITEMS } from '../../lib/store/follow/waiters.js';
 import { record, runCli, tempStore } from '../support/helpers.js';
 import { spawnHub } from '../support/hub-process.js';
 import { sseReader } from '../support/http-helpers.js';

@@ -10,7 +10,7 @@ import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { test } from 'node:test';
 import type { CallToolResult } from '@modelcontextprotocol/client';
-import { WAIT_MAX_ITEMS } from '../../lib/store/hear/waiters.js';
+import { WAIT_MAX_ITEMS } from '../../lib/store/follow/waiters.js';
 import { buildRecordFile, digestOf } from '../../lib/model/deposit.js';
 import { stdioClient, tempStore, textOf } from '../support/helpers.js';
 

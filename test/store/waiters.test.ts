@@ -5,7 +5,7 @@ import { matches, parseFilter, parseRecipients, type RecordFilter } from '../../
 import { idShape } from '../../lib/model/ids.js';
 import type { RecordMeta } from '../../lib/model/record-index.js';
 import { subscribe, type HeldRecord, type RecordFeed, type StoreEvents } from '../../lib/store/follow/subscription.js';
-import { DEFAULT_WAIT_MS, MAX_WAIT_MS, Waiters, appeared, clampWait } from '../../lib/store/hear/waiters.js';
+import { DEFAULT_WAIT_MS, MAX_WAIT_MS, Waiters, appeared, clampWait } from '../../lib/store/follow/waiters.js';
 
 function meta(n: number, to: string | null = null): RecordMeta {
   return { id: `relay-${String(n).padStart(4, '0')}`, kind: 'note', from: 'a', to, parent: null, refs: [], depositedBy: 'mcp', provenance: 'as-received', depositedAt: '2026-11-30T00:00:00.000Z', digest: 'sha256:00' };

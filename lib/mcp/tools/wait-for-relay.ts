@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { waitText } from '../../doors/render.js';
-import { clampWait, DEFAULT_WAIT_MS, MAX_WAIT_MS, WAIT_MAX_ITEMS } from '../../store/hear/waiters.js';
+import { clampWait, DEFAULT_WAIT_MS, MAX_WAIT_MS, WAIT_MAX_ITEMS } from '../../store/follow/waiters.js';
 import { parseFilter } from '../../model/filter.js';
 import type { IdShape } from '../../model/ids.js';
 import { bare, claimFields, depositedAtField, filterParams, linkFields, namedFilterParams, namedRepliesTo, provenanceValues, recordIdField, waitRepliesTo } from './shared.js';

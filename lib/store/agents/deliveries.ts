@@ -25,7 +25,7 @@ import type { Logger } from '../../log.js';
 import type { IdShape } from '../../model/ids.js';
 import type { RecordMeta } from '../../model/record-index.js';
 import type { HeldRecord } from '../follow/subscription.js';
-import { WAIT_MAX_ITEMS, type WaitResult } from '../hear/waiters.js';
+import { WAIT_MAX_ITEMS, type WaitResult } from '../follow/waiters.js';
 import type { WaitOptions } from '../store-options.js';
 import { filterKey } from './filter-key.js';
 import type { Mark } from './mark-file.js';

@@ -7,7 +7,7 @@
  * in bytes (read from the file's size and head, not its bytes), so that an
  * agent can tell one call's worth from a record it must fetch alone.
  */
-import type { AppearedRecord } from '../hear/waiters.js';
+import type { AppearedRecord } from './waiters.js';
 import type { RecordBytes } from './subscription.js';
 
 export const INLINE_BYTES_BUDGET = 64 * 1024;

@@ -1,6 +1,6 @@
 /**
  * The store's wait (wait_for_relay, the CLI's `wait`): a blocked wait
- * (hear/waiters.ts) given this store's cursor and its peers' records, its
+ * (follow/waiters.ts) given this store's cursor and its peers' records, its
  * question items counted answered, its bytes inlined on request.
  */
 import { countsAsAnswer, isQuestion } from '../../model/answer-count.js';
@@ -8,7 +8,7 @@ import type { IdShape } from '../../model/ids.js';
 import type { RecordIndex } from '../../model/record-index.js';
 import type { CorpusIndexer } from '../index/corpus-indexer.js';
 import type { Peers } from '../hear/peers.js';
-import { clampWait, WAIT_MAX_ITEMS, type WaitResult, type Waiters } from '../hear/waiters.js';
+import { clampWait, WAIT_MAX_ITEMS, type WaitResult, type Waiters } from './waiters.js';
 import type { WaitOptions } from '../store-options.js';
 import { inlineBytes, type InlineSources } from './inline-bytes.js';
 import type { RecordBytes } from './subscription.js';

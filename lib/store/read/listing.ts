@@ -11,7 +11,7 @@ import type { RecordIndex } from '../../model/record-index.js';
 import type { CorpusPaths } from '../../disk/paths.js';
 import type { AgentDeliveries } from '../agents/deliveries.js';
 import { aheadRefusal, highestMark } from '../follow/after-mark.js';
-import { appeared } from '../hear/waiters.js';
+import { appeared } from '../follow/waiters.js';
 import type { ListIds, RepliesResult } from '../store-options.js';
 
 export interface ListingParts {

@@ -5,7 +5,7 @@
 import { asRelayError, type RelayError } from '../../errors.js';
 import type { RecordFilter } from '../../model/filter.js';
 import type { RecordMeta } from '../../model/record-index.js';
-import { subscribe, type HeldRecord, type OnRecord, type RecordBytes, type RecordFeed, type Subscription } from '../follow/subscription.js';
+import { subscribe, type HeldRecord, type OnRecord, type RecordBytes, type RecordFeed, type Subscription } from './subscription.js';
 
 export const DEFAULT_WAIT_MS = 30_000;
 export const MAX_WAIT_MS = 90_000;
