@@ -5,27 +5,12 @@
 
 import { checkpointFrontier } from './api.js';
 import { byId } from './dom.js';
-import { POLL_MS } from './live.js';
+import { redrawLoop } from './live.js';
 
-let timer = null;
-let soon = null;
-
-export function startFrontier() {
-  const tick = () => {
-    clearTimeout(timer);
-    void drawFrontier().finally(() => (timer = setTimeout(tick, POLL_MS)));
-  };
-  tick();
-}
-
+const loop = redrawLoop(drawFrontier);
+export const startFrontier = loop.start;
 /** Redraws within a second, once however many records land. */
-export function frontierSoon() {
-  if (soon) return;
-  soon = setTimeout(() => {
-    soon = null;
-    void drawFrontier();
-  }, 1000);
-}
+export const frontierSoon = loop.soon;
 
 async function drawFrontier() {
   const line = byId('frontier');

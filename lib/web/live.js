@@ -5,6 +5,30 @@ import { hubNowSeconds, listRelays } from './api.js';
 import { hmacSigner } from './sha256.js';
 
 export const POLL_MS = 3000;
+
+/**
+ * A panel redrawn at the list's pace: start() draws now and then every
+ * POLL_MS; soon() redraws within a second (records landed), once however
+ * many land, so the page never asks more than once per interval.
+ */
+export function redrawLoop(draw) {
+  let timer = null;
+  let soon = null;
+  const tick = () => {
+    clearTimeout(timer);
+    void draw().finally(() => (timer = setTimeout(tick, POLL_MS)));
+  };
+  return {
+    start: tick,
+    soon() {
+      if (soon) return;
+      soon = setTimeout(() => {
+        soon = null;
+        void draw();
+      }, 1000);
+    },
+  };
+}
 /** Every this many polls, list everything (not only after the mark) to catch fill-ins below it. */
 const FULL_LIST_EVERY = 10;
 /** The hub sends keep-alive comments on an idle stream; this long with no byte at all means it is gone. */

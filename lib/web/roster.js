@@ -5,28 +5,13 @@
 
 import { listAgents } from './api.js';
 import { byId, el, localTime } from './dom.js';
-import { POLL_MS } from './live.js';
+import { redrawLoop } from './live.js';
 
-let timer = null;
-let soon = null;
-
-/** Draws the roster now and then every POLL_MS. */
-export function startRoster() {
-  const tick = () => {
-    clearTimeout(timer);
-    void drawRoster().finally(() => (timer = setTimeout(tick, POLL_MS)));
-  };
-  tick();
-}
-
+const loop = redrawLoop(drawRoster);
+/** Draws the roster now and then every poll interval. */
+export const startRoster = loop.start;
 /** Redraws within a second (a record landed), once however many land. */
-export function rosterSoon() {
-  if (soon) return;
-  soon = setTimeout(() => {
-    soon = null;
-    void drawRoster();
-  }, 1000);
-}
+export const rosterSoon = loop.soon;
 
 async function drawRoster() {
   const bar = byId('roster');
