@@ -14,8 +14,9 @@
  */
 import type { BenchContext, Section } from '../lib/context.js';
 import { emptyCorpus } from '../lib/corpus.js';
-import { cpuSecondsOf, forkWorker, relayServer } from '../lib/procs.js';
+import { cpuSecondsOf, relayServer } from '../lib/procs.js';
 import { nowMs, percentiles } from '../lib/stats.js';
+import { floorSwarm } from '../lib/floor-swarm.js';
 import { runSwarm } from '../lib/swarm.js';
 
 const THINK_MS = 1000;
@@ -41,22 +42,10 @@ async function swarmAt(ctx: BenchContext, agents: number, questionsEach: number,
   }
 }
 
-/** The same plan by bare processes (floor-agent.ts). */
+/** The same plan by bare processes (bench/lib/floor-swarm.ts). */
 async function floorAt(ctx: BenchContext, agents: number, questionsEach: number): Promise<SizeRun> {
-  const store = await emptyCorpus(ctx.tmp, 4);
-  const workers = Array.from({ length: agents }, (_, i) => forkWorker('floor-agent', [store.corpus, String(i), String(agents), String(questionsEach)]));
-  try {
-    await Promise.all(workers.map((w) => w.next('ready')));
-    const pids = workers.map((w) => w.child.pid!);
-    const before = await cpuSecondsOf(pids);
-    const done = Promise.all(workers.map((w) => w.next<{ latencies: number[] }>('done')));
-    for (const w of workers) w.send({ type: 'go' });
-    const latencies = (await done).flatMap((d) => d.latencies);
-    return { cpuMsPerQuestion: (1000 * ((await cpuSecondsOf(pids)) - before)) / latencies.length, p50: percentiles(latencies, [0.5])[0]! };
-  } finally {
-    await Promise.all(workers.map((w) => w.stop()));
-    await store.dispose();
-  }
+  const { latencies, cpuMsPerQuestion } = await floorSwarm(ctx, agents, questionsEach);
+  return { cpuMsPerQuestion, p50: percentiles(latencies, [0.5])[0]! };
 }
 
 export const bySizeSection: Section = {

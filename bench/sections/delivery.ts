@@ -17,6 +17,7 @@
 import os from 'node:os';
 import type { BenchContext, Section } from '../lib/context.js';
 import { emptyCorpus } from '../lib/corpus.js';
+import { floorSwarm } from '../lib/floor-swarm.js';
 import { cpuSecondsOf, forkWorker, relayServer, type StdioPeer } from '../lib/procs.js';
 import { nowMs, percentiles, sleep } from '../lib/stats.js';
 import { agentName, runSwarm, type SwarmMode, type SwarmReport } from '../lib/swarm.js';
@@ -56,29 +57,6 @@ async function swarm(ctx: BenchContext, mode: SwarmMode, questionsEach: number, 
     return { ...report, cpuMsPerQuestion, clientCpuMsPerQuestion };
   } finally {
     await Promise.all(peers.map((p) => p.close()));
-    await store.dispose();
-  }
-}
-
-/**
- * The same plan run by bare processes (bench/workers/floor-agent.ts): each
- * woken by every record and reading it, publishing as the store does, with
- * no MCP and no index. Its ask → answer latencies are the floor for twenty
- * processes on this machine.
- */
-async function floorSwarm(ctx: BenchContext, questionsEach: number): Promise<{ latencies: number[]; cpuMsPerQuestion: number }> {
-  const store = await emptyCorpus(ctx.tmp, 4);
-  const agents = Array.from({ length: AGENTS }, (_, i) => forkWorker('floor-agent', [store.corpus, String(i), String(AGENTS), String(questionsEach)]));
-  try {
-    await Promise.all(agents.map((a) => a.next('ready')));
-    const pids = agents.map((a) => a.child.pid!);
-    const before = await cpuSecondsOf(pids);
-    const done = Promise.all(agents.map((a) => a.next<{ latencies: number[] }>('done')));
-    for (const a of agents) a.send({ type: 'go' });
-    const latencies = (await done).flatMap((d) => d.latencies);
-    return { latencies, cpuMsPerQuestion: (1000 * ((await cpuSecondsOf(pids)) - before)) / latencies.length };
-  } finally {
-    await Promise.all(agents.map((a) => a.stop()));
     await store.dispose();
   }
 }
@@ -197,7 +175,7 @@ export const deliverySection: Section = {
       put('paced.directory.p50', d50!);
       put('paced.directory.cpu', watching.cpuMsPerQuestion);
       ctx.log(`paced, servers started with --wake directory: ask→answer p50 ${d50!.toFixed(1)} ms`);
-      const { latencies: floor, cpuMsPerQuestion } = await floorSwarm(ctx, questionsEach);
+      const { latencies: floor, cpuMsPerQuestion } = await floorSwarm(ctx, AGENTS, questionsEach);
       const [f50, f90] = percentiles(floor, [0.5, 0.9]);
       put('floor.p50', f50!);
       put('floor.p90', f90!);
