@@ -125,6 +125,11 @@ const never = new AbortController().signal;
 export class Door {
   constructor(private readonly options: DoorOptions) {}
 
+  /** The agent whose signature this door verified (or a named stdio server's); null when none was. */
+  get agent(): string | null {
+    return this.options.agent;
+  }
+
   /** Grants a call with these needs, or throws a RelayError saying what to send instead. */
   authorize({ signed, spends }: Admission): Grant {
     const { channel, agent, closed = never, budget, stated = false, refuseAppends } = this.options;

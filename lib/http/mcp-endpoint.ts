@@ -75,7 +75,7 @@ export async function handleMcp(request: DecodedRequest): Promise<void> {
     request: webRequest(request.req, request.url, request.body, gone.signal),
     message: decoded.message,
     stream: wantsProgressStream(decoded.message, request.req.headers.accept),
-    agent: signedAgent(request.req),
+    agent: request.door.agent,
   };
   if (await isLegacyRequest(call.request, call.message)) return answerLegacy(request, call);
   return answerModern(request, call);
@@ -114,11 +114,6 @@ async function answerLegacy({ res, ctx, door }: HubRequest, { request, message, 
   });
   await lease.server.connect(transport);
   await sendResponse(await transport.handleRequest(request, { parsedBody: message }), res);
-}
-
-/** The agent a request is signed by: its Authorization header, already verified by the gate (a wrong one never gets here). */
-function signedAgent(req: IncomingMessage): string | null {
-  return /\bagent=([^,\s]+)/i.exec(req.headers.authorization ?? '')?.[1] ?? null;
 }
 
 /** The request as the SDK's web-standard entries take it: the raw bytes already read (and verified) become its body. */
