@@ -20,6 +20,7 @@ import type { CallToolResult } from '@modelcontextprotocol/server';
 import { asRelayError, type RelayError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { appendRelay } from '../mcp/tools/append-relay.js';
+import { answerParent } from '../mcp/tools/named-key.js';
 import { ERROR_META_KEY } from '../mcp/result.js';
 
 /** The tool the bridge keys and retries: the one the table marks as the append. */
@@ -37,23 +38,8 @@ export const RETRY_PAUSES_MS = [250, 1000];
  */
 export function withIdempotencyKey(name: string, args: Record<string, unknown> | undefined, agent?: string): Record<string, unknown> | undefined {
   if (name !== KEYED_TOOL || (args && args[KEY_PARAM] !== undefined)) return args;
-  const parent = agent === undefined ? null : answerParent(args?.bytes);
+  const parent = agent === undefined || typeof args?.bytes !== 'string' ? null : answerParent(args.bytes);
   return { ...args, [KEY_PARAM]: parent === null ? `bridge-${randomUUID()}` : `${agent}/answer/${parent}` };
-}
-
-/** The parent: of a record whose kind: is answer, read as the store reads headers (first of each wins, up to the first empty line); else null. */
-function answerParent(bytes: unknown): string | null {
-  if (typeof bytes !== 'string') return null;
-  let kind: string | null = null;
-  let parent: string | null = null;
-  for (const line of bytes.split(/\r?\n/).slice(1)) {
-    if (line === '') break;
-    const m = /^([^:]+):\s*(.*?)\s*$/.exec(line);
-    if (!m) continue;
-    if (m[1] === 'kind' && kind === null) kind = m[2]!;
-    if (m[1] === 'parent' && parent === null) parent = m[2]!;
-  }
-  return kind?.toLowerCase() === 'answer' && parent ? parent : null;
 }
 
 /** Whether the hub's listed append_relay takes an idempotency key. */

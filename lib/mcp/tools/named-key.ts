@@ -14,7 +14,7 @@ import { createHash } from 'node:crypto';
 import { FIRST_LINE } from '../../model/record.js';
 
 export function namedKey(text: string, given: string | undefined): string | undefined {
-  if (given !== undefined || isAnswer(headerLines(text))) return given;
+  if (given !== undefined || answerParent(text) !== null) return given;
   return `sha256/${createHash('sha256').update(text).digest('hex')}`;
 }
 
@@ -26,8 +26,12 @@ function headerLines(text: string): string[] {
   return lines.slice(1, end === -1 ? lines.length : end);
 }
 
-/** As the store reads it (lib/model/record.ts: keys trimmed, in any case; the first of a repeated key wins). */
-function isAnswer(headers: string[]): boolean {
+/**
+ * The parent: of a record whose kind: is answer, else null; read as the store reads headers
+ * (lib/model/record.ts: keys trimmed, in any case; the first of a repeated key wins). The bridge keys answers by it too.
+ */
+export function answerParent(text: string): string | null {
+  const headers = headerLines(text);
   const value = (key: string) => {
     for (const line of headers) {
       const colon = line.indexOf(':');
@@ -35,5 +39,6 @@ function isAnswer(headers: string[]): boolean {
     }
     return undefined;
   };
-  return Boolean(value('parent')) && value('kind')?.toLowerCase() === 'answer';
+  const parent = value('parent');
+  return parent && value('kind')?.toLowerCase() === 'answer' ? parent : null;
 }
