@@ -16,6 +16,7 @@ import { ProtocolError, type Tool } from '@modelcontextprotocol/client';
 import type { CallToolResult } from '@modelcontextprotocol/server';
 import { asRelayError, ERROR_STATUS, RelayError, type ErrorCode } from '../errors.js';
 import type { Logger } from '../log.js';
+import { decodeRecordText } from '../model/record.js';
 import type { Appender } from '../doors/door.js';
 import { ERROR_META_KEY } from '../mcp/result.js';
 import type { AppendResult, RelayStore } from '../store/store.js';
@@ -77,7 +78,7 @@ export function primaryAppender(options: ReplicaOptions): PrimaryAppender {
       );
     }
     const route = routeFor(agent);
-    const given = { bytes: new TextDecoder().decode(bytes), ...(id === undefined ? {} : { id }), ...(idempotencyKey === undefined ? {} : { [KEY_PARAM]: idempotencyKey }) };
+    const given = { bytes: decodeRecordText(bytes), ...(id === undefined ? {} : { id }), ...(idempotencyKey === undefined ? {} : { [KEY_PARAM]: idempotencyKey }) };
     // Always keyed, as the bridge keys it: a retry (ours, or the agent's under the key the refusal names) is stored once.
     const args = withIdempotencyKey(KEYED_TOOL, given, agent)!;
     const key = String(args[KEY_PARAM]);

@@ -73,3 +73,12 @@ test('an unkeyed answer forwarded twice lands once: the replica keys it as the h
   assert.match((await primary.store.read(first.id)).toString('utf8'), new RegExp(`\\nidempotency-key: alice/answer/${question.id}\\n`));
   assert.equal(primary.store.size, 2);
 });
+
+test('bytes that are not UTF-8 are refused bad_record as the store refuses them, and nothing is sent in their place', async (t) => {
+  const { primary, mirror, keys } = await setUp(t);
+  const replica = primaryAppender({ primary: parseHubUrl(primary.url)!, keys, store: mirror, log: WARN([]), arrivalWaitMs: 200 });
+  t.after(() => replica.close());
+  const bytes = Buffer.concat([Buffer.from(record({ from: 'alice' })), Buffer.from([0xff, 0xfe])]);
+  await assert.rejects(replica.append(bytes, { depositedBy: 'mcp', agent: 'alice' }), (err: { code?: string }) => err.code === 'bad_record');
+  assert.equal(primary.store.size, 0);
+});
