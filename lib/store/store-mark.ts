@@ -27,6 +27,9 @@ import { isRecordNameOfAnyWidth } from '../disk/record-names.js';
 
 /** Refuses a directory that is not a store; makes an empty one a store (unless `readOnly`: then it is left as it is). */
 export async function ensureStore(corpusDir: string, readOnly: boolean): Promise<void> {
+  // A store's settings file says so at the cost of one stat; only a directory without one is listed (every
+  // process of a swarm opens the store, and a million-name readdir is seconds).
+  if (await exists(corpusPaths(corpusDir).settings)) return;
   let names: string[];
   try {
     names = await fs.readdir(corpusDir);
