@@ -78,12 +78,16 @@ export class Appender {
     return { bytes, claims, options: named.options, statedAgent: named.statedAgent, key };
   }
 
+  /** The from: of the held record `parent` names, which a reply may name as a recipient without being told it is unknown. */
+  private authorOf(parent: number | null): string | null {
+    return parent === null ? null : (this.parts.index.get(parent)?.meta?.from ?? null);
+  }
+
   /** Stores a checked record once (once per key, where one is sent). Call only on an open store. */
   async append(checked: CheckedAppend): Promise<AppendResult> {
     const { bytes, claims, options, key } = checked;
-    const { index, agents } = this.parts;
-    const parentAuthor = claims.parent === null ? null : (index.get(claims.parent)?.meta?.from ?? null);
-    const unknown = options.agent === undefined ? [] : await agents.unknownRecipients(claims.to, parentAuthor);
+    const { agents } = this.parts;
+    const unknown = options.agent === undefined ? [] : await agents.unknownRecipients(claims.to, this.authorOf(claims.parent));
     if (unknown.length > 0 && this.parts.strictRecipients) throw unknownRecipient(unknown);
     const digest = digestOf(bytes);
     const proposed = options.id === undefined ? null : this.parts.ids.parseProposal(options.id);
