@@ -8,7 +8,7 @@ import { appendText, existsText, listText, repliesText, waitText } from '../door
 import { EXIT_OK, EXIT_TIMED_OUT, UsageError, localUser, numberOption, readAll, stringOption, writeLine, type Command, type CommandContext } from './command.js';
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs/promises';
-import { behindNewest } from '../store/checkpoint-frontier.js';
+import { behindAfterEmptyWait } from '../store/checkpoint-frontier.js';
 import { filesystemFacts } from '../disk/filesystem.js';
 import { retryingLostMount } from '../disk/lost-mount.js';
 import { POLL_HELP, pollOption } from './poll-option.js';
@@ -164,7 +164,7 @@ ${FILTER_HELP}`,
       async (store) => {
         const filter = filterOption(ctx, store.shape);
         const result = await store.wait({ after: stringOption(ctx, 'after'), timeoutMs: numberOption(ctx, 'timeout'), filter, includeBytes: ctx.values['include-bytes'] === true });
-        const behind = store.readOnly && result.appeared.length === 0 ? await behindNewest(store) : null; // a mirror that lacks what its checkpoint lists
+        const behind = await behindAfterEmptyWait(store, result.appeared);
         writeLine(ctx.stdout, waitText(result, { behind }));
         if (result.appeared.length >= WAIT_MAX_ITEMS) writeLine(ctx.stderr,
           `p-e-relay wait: ${WAIT_MAX_ITEMS.toLocaleString('en-US')} records, the most one answer carries; ` +

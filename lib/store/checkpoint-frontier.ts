@@ -52,9 +52,17 @@ async function readCheckpoint(store: RelayStore, n: number): Promise<Checkpoint 
   return checkpoint;
 }
 
+/**
+ * Said by a wait that found nothing on a read-only store (a mirror or a replica): what its newest checkpoint lists
+ * that it lacks, so "nothing new" is not said of a copy that is behind; null everywhere else.
+ */
+export async function behindAfterEmptyWait(store: RelayStore, appeared: readonly unknown[]): Promise<Behind | null> {
+  if (!store.readOnly || appeared.length > 0) return null;
+  return behindOf(store, await newestCheckpoint(store).catch(() => null));
+}
+
 /** The records the newest checkpoint held here lists and this store does not hold; null when it holds them all (or has no checkpoint). */
-export async function behindNewest(store: RelayStore): Promise<Behind | null> {
-  const newest = await newestCheckpoint(store).catch(() => null);
+function behindOf(store: RelayStore, newest: Awaited<ReturnType<typeof newestCheckpoint>>): Behind | null {
   if (newest === null || 'invalid' in newest.checkpoint) return null;
   const ids: string[] = [];
   let count = 0;
@@ -95,7 +103,7 @@ export class CheckpointFrontier {
       newest: newest ? store.shape.format(newest.n) : null,
       verified: this.link.id === 0 ? null : store.shape.format(this.verifiedLast),
       verifiedBy: this.link.id === 0 ? null : store.shape.format(this.link.id),
-      behind: await behindNewest(store),
+      behind: behindOf(store, newest),
       problem: this.problem,
     };
   }

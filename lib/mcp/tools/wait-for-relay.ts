@@ -7,7 +7,7 @@ import { bare, claimFields, depositedAtField, filterParams, linkFields, namedFil
 import { openInboxWait } from '../channel/inbox-waits.js';
 import { rosterLine, rosterNews } from './roster-news.js';
 import { defineTool, servesAgents } from './tool.js';
-import { behindNewest } from '../../store/checkpoint-frontier.js';
+import { behindAfterEmptyWait } from '../../store/checkpoint-frontier.js';
 
 export const waitForRelay = defineTool({
   name: 'wait_for_relay',
@@ -38,7 +38,7 @@ export const waitForRelay = defineTool({
     // A named agent without after goes on from its own mark for this filter set (SPEC §8d); with after, as any wait.
     if (grant.agent === null || after !== undefined) {
       const result = await store.wait({ ...options, after, filter });
-      const behind = store.readOnly && result.appeared.length === 0 ? await behindNewest(store) : null;
+      const behind = await behindAfterEmptyWait(store, result.appeared);
       return { text: waitText(result, { cursor: agent === undefined, behind }), structured: { ...result } };
     }
     // The named loop's own call: while it is open, the channel push holds back (it would say the same record twice).
