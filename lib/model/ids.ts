@@ -75,3 +75,17 @@ export function idsIn(value: string, shape: IdShape): number[] {
   }
   return found;
 }
+
+/** Where `n` stands in ids sorted ascending, or -1 when it is not there. */
+export function sortedIndexOf(ids: ArrayLike<number>, n: number): number {
+  let lo = 0;
+  let hi = ids.length - 1;
+  while (lo <= hi) {
+    const mid = (lo + hi) >> 1;
+    const m = ids[mid]!;
+    if (m === n) return mid;
+    if (m < n) lo = mid + 1;
+    else hi = mid - 1;
+  }
+  return -1;
+}

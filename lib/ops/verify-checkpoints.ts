@@ -13,7 +13,8 @@ import { timingSafeEqual } from 'node:crypto';
 import { loadKey } from '../auth/keys.js';
 import type { Deposit } from '../model/deposit.js';
 import { chainOf, CHECKPOINT_DEPOSITOR, parseCheckpoint, signCheckpoint, type Checkpoint, type CheckpointEntry } from '../model/checkpoint.js';
-import type { IdShape } from '../model/ids.js';
+import { sortedIndexOf, type IdShape } from '../model/ids.js';
+import { DIGEST_BYTES } from '../model/index-columns.js';
 
 export interface CheckpointFindings {
   /** Checkpoints of the hub read (kind checkpoint, deposited-by hub). */
@@ -35,7 +36,6 @@ export interface CheckpointFindings {
   signatures: { checked: number; unsigned: number; unchecked: { key: string; count: number }[] };
 }
 
-const DIGEST_BYTES = 32;
 
 export class CheckpointAudit {
   /** One digest per held record, by its position in `ids`; a damaged record's position stays unset. */
@@ -101,7 +101,7 @@ export class CheckpointAudit {
     let sound = this.linked(n, c);
     const entries: CheckpointEntry[] = [];
     for (const { n: m, short } of c.listed) {
-      const at = this.positionOf(m);
+      const at = sortedIndexOf(this.ids, m);
       const listed = `sha256:${short}…`;
       if (at === -1) {
         if (!f.missing.some((x) => x.id === this.shape.format(m))) f.missing.push({ id: this.shape.format(m), checkpoint: id, listed });
@@ -152,7 +152,7 @@ export class CheckpointAudit {
     const heldChain = this.chains.get(prev.id);
     if (heldChain === undefined) {
       // Not held, or damaged: verify names it so already. Held whole and not a checkpoint: another history.
-      const at = this.positionOf(prev.id);
+      const at = sortedIndexOf(this.ids, prev.id);
       if (at === -1 || !this.whole[at] || this.unreadable.has(prev.id)) return false;
       this.findings.forks.push({ at: prevId, checkpoint: id, why: `checkpoint ${id} follows a checkpoint ${prevId}, ` +
         `but the ${prevId} held here is not a checkpoint of the hub: this copy and the hub that wrote ${id} hold ` +
@@ -215,20 +215,6 @@ export class CheckpointAudit {
 
   private digestAt(at: number): string {
     return `sha256:${Buffer.from(this.digests.buffer, at * DIGEST_BYTES, DIGEST_BYTES).toString('hex')}`;
-  }
-
-  /** Where `n` is in the held ids, or -1. */
-  private positionOf(n: number): number {
-    let lo = 0;
-    let hi = this.ids.length - 1;
-    while (lo <= hi) {
-      const mid = (lo + hi) >> 1;
-      const m = this.ids[mid]!;
-      if (m === n) return mid;
-      if (m < n) lo = mid + 1;
-      else hi = mid - 1;
-    }
-    return -1;
   }
 }
 

@@ -17,8 +17,9 @@
  */
 import fs from 'node:fs/promises';
 import type { Deposit } from '../model/deposit.js';
-import type { IdShape } from '../model/ids.js';
+import { sortedIndexOf, type IdShape } from '../model/ids.js';
 import { parseRecord } from '../model/record.js';
+import { DIGEST_BYTES } from '../model/index-columns.js';
 import type { IndexImage } from '../model/record-index.js';
 import { readSnapshot } from '../store/index/index-snapshot.js';
 import { IssuedLog } from '../store/append/issued-log.js';
@@ -52,7 +53,6 @@ export interface StateFindings {
 
 /** At most this many ids named per kind of finding; the count says the rest. */
 export const NAMED_AT_MOST = 20;
-const DIGEST_BYTES = 32;
 
 export class StateAudit {
   private readonly disagree: { id: string; why: string }[] = [];
@@ -76,7 +76,7 @@ export class StateAudit {
   see(n: number, deposit: Deposit, record: Buffer): void {
     const image = this.image;
     if (image === null) return;
-    const at = positionIn(image.ids, n);
+    const at = sortedIndexOf(image.ids, n);
     if (at === -1) return; // not in the snapshot: the store reads it
     const why = this.difference(image, at, deposit, record);
     if (why === null) return;
@@ -149,17 +149,4 @@ export class StateAudit {
       vanishedCount,
     };
   }
-}
-
-function positionIn(ids: Int32Array, n: number): number {
-  let lo = 0;
-  let hi = ids.length - 1;
-  while (lo <= hi) {
-    const mid = (lo + hi) >> 1;
-    const m = ids[mid]!;
-    if (m === n) return mid;
-    if (m < n) lo = mid + 1;
-    else hi = mid - 1;
-  }
-  return -1;
 }
