@@ -235,11 +235,6 @@ export class RelayStore extends EventEmitter<StoreEvents> implements RecordFeed 
     await this.opened();
     return this.w.listing.checkMark(n, listing);
   }
-
-  /** Parses an `after` mark (its shape only; markOf also checks it against the store); relay-0000 means "from the start". */
-  parseAfter(after: string): number {
-    return this.w.listing.parseAfter(after);
-  }
 }
 
 export async function openStore(options: StoreOptions): Promise<RelayStore> {

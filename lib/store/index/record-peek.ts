@@ -13,6 +13,7 @@
  * record, goes the full way, with its retries.
  */
 import { readRecordHeadSync } from '../../disk/record-file.js';
+import { BROADCAST } from '../../model/agent-name.js';
 import { splitRecordFile, type Deposit } from '../../model/deposit.js';
 import { parseRecipients } from '../../model/filter.js';
 import type { IdShape } from '../../model/ids.js';
@@ -72,5 +73,5 @@ export class RecordPeeker {
 export function addressedTo(claims: RecordClaims, agent: string | undefined): boolean {
   if (agent === undefined || claims.to === null) return false;
   const recipients = parseRecipients(claims.to);
-  return recipients.includes(agent) || recipients.includes('all');
+  return recipients.includes(agent) || recipients.includes(BROADCAST);
 }
