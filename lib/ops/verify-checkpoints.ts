@@ -98,7 +98,11 @@ export class CheckpointAudit {
   private async check(n: number, c: Checkpoint): Promise<void> {
     const id = this.shape.format(n);
     const f = this.findings;
+    const forksBefore = f.forks.length;
     let sound = this.linked(n, c);
+    // A fork named at the checkpoint this one follows is why that checkpoint's digest differs from what this one
+    // lists: the same finding, named once (as forked), not again as an altered record.
+    const forkedPrevious = f.forks.length > forksBefore && f.forks.at(-1)!.at === this.shape.format(c.previous.id) ? c.previous.id : null;
     const entries: CheckpointEntry[] = [];
     for (const { n: m, short } of c.listed) {
       const at = sortedIndexOf(this.ids, m);
@@ -115,7 +119,7 @@ export class CheckpointAudit {
       }
       const held = this.digestAt(at);
       if (held.slice(7, 7 + short.length) !== short) {
-        f.altered.push({ id: this.shape.format(m), checkpoint: id, listed, held });
+        if (m !== forkedPrevious) f.altered.push({ id: this.shape.format(m), checkpoint: id, listed, held });
         sound = false;
         continue;
       }

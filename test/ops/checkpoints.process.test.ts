@@ -242,7 +242,9 @@ test('a mirror fed by a primary whose history was rewritten: verify names the fo
   const check = await verify(dest);
   assert.equal(check.code, 1);
   assert.match(check.stdout, new RegExp(`^forked at relay-0007: checkpoint relay-0009 follows a relay-0007 whose chain is ${rewritten.chain}, but the relay-0007 held here has chain ${before.chain}`, 'm'));
-  assert.match(check.stdout, /^not proven complete: 1 altered, 1 fork; consistent up to relay-0006 \(checkpoint relay-0007; 3 checkpoints, 3 unsigned\)$/m);
+  // relay-0009 lists the hub's relay-0007, whose digest differs from the one held here: that is the fork, named once.
+  assert.doesNotMatch(check.stdout, /^(altered|missing|broken)/m, check.stdout);
+  assert.match(check.stdout, /^not proven complete: 1 fork; consistent up to relay-0006 \(checkpoint relay-0007; 3 checkpoints, 3 unsigned\)$/m);
 });
 
 test('a checkpoint rewritten on a copy, whole but with another chain: verify names it broken, not its records', needs('rsync'), async (t) => {
