@@ -84,9 +84,10 @@ export function primaryAppender(options: ReplicaOptions): PrimaryAppender {
     const key = String(args[KEY_PARAM]);
     route.tools ??= await route.hub.listTools(LIST_TIMEOUT_MS).catch(() => null);
     const timeoutMs = callTimeoutMs(KEYED_TOOL, args);
+    const toolDefinition = unvalidated(route.tools);
     let result: CallToolResult;
     try {
-      const send = () => route.hub.run({}, timeoutMs, (client) => client.callTool({ name: KEYED_TOOL, arguments: args }, { timeout: timeoutMs })) as Promise<CallToolResult>;
+      const send = () => route.hub.run({}, timeoutMs, (client) => client.callTool({ name: KEYED_TOOL, arguments: args }, { timeout: timeoutMs, toolDefinition })) as Promise<CallToolResult>;
       result = await sendWithRetries(send, { name: KEYED_TOOL, keyed: hubTakesKey(route.tools), log });
     } catch (err) {
       throw notForwarded(err, primary, key);
@@ -105,6 +106,21 @@ export function primaryAppender(options: ReplicaOptions): PrimaryAppender {
       await Promise.all([...routes.values()].map((route) => route.hub.close()));
     },
   };
+}
+
+/**
+ * The primary's append as it listed it, minus its output schema, for the SDK client not to check the answer against.
+ * The list is fetched unsigned (reads need no signature), so it is the contract of an unnamed caller; the append goes
+ * out signed, and the primary answers a named agent's append by the named contract, which adds unknownRecipients when
+ * to: names no agent it knows. Checked against the unnamed schema, that answer failed ("additional properties") after
+ * the record was stored, and the replica said nothing was. The answer is checked here (storedOrRefused), and the
+ * replica's own door lists the contract its caller is answered by.
+ */
+function unvalidated(tools: Tool[] | null): Tool | undefined {
+  const listed = tools?.find((tool) => tool.name === KEYED_TOOL);
+  if (!listed) return undefined; // nothing listed: the SDK has no schema to check against either
+  const { outputSchema: _schema, ...rest } = listed;
+  return rest;
 }
 
 /** The primary's answer as the store's, or its refusal as the same RelayError it gave. */

@@ -82,3 +82,15 @@ test('bytes that are not UTF-8 are refused bad_record as the store refuses them,
   await assert.rejects(replica.append(bytes, { depositedBy: 'mcp', agent: 'alice' }), (err: { code?: string }) => err.code === 'bad_record');
   assert.equal(primary.store.size, 0);
 });
+
+test('a forwarded record addressed to a name the primary does not know is answered with its id and the primary\'s unknownRecipients, not refused after it was stored', async (t) => {
+  const { primary, mirror, keys } = await setUp(t);
+  const replica = primaryAppender({ primary: parseHubUrl(primary.url)!, keys, store: mirror, log: WARN([]), arrivalWaitMs: 200 });
+  t.after(() => replica.close());
+  // The primary lists its tools to the replica unsigned (an unnamed caller's contract) but answers the signed append by
+  // the named one: the SDK client must not hold that answer to the unnamed schema.
+  const answer = await replica.append(Buffer.from(record({ kind: 'question', from: 'alice', to: 'bob' }, 'which route?')), { depositedBy: 'mcp', agent: 'alice' });
+  assert.equal(answer.id, 'relay-0001');
+  assert.deepEqual(answer.unknownRecipients, ['bob']);
+  assert.equal(primary.store.size, 1, 'stored once');
+});
