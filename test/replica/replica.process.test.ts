@@ -85,6 +85,24 @@ test('an append on the replica is stored once on the primary, signed as the agen
   assert.equal(textOf(got), onPrimary);
 });
 
+test('the replica\'s waits answer a forwarded append\'s own record: a look after the mark before it finds it at once, and its id is a mark there for the replies the primary stores', RSYNC, async (t) => {
+  const bed = await replicaBed(t);
+  const result = await append(bed.client, record({ kind: 'question', from: 'alice', to: 'bob' }, 'which route?'));
+  assert.equal(result.isError, undefined, textOf(result));
+  const { id, unknownRecipients } = result.structuredContent as { id: string; unknownRecipients?: string[] };
+  assert.deepEqual(unknownRecipients, ['bob'], 'the primary\'s answer, as the primary gave it (bob never served or signed there)');
+  // No sync awaited here: the append answered once its record had reached the mirror.
+  const looked = (await bed.client.callTool({ name: 'wait_for_relay', arguments: { after: 'relay-0000', timeout_ms: 0 } })).structuredContent as { appeared: { id: string; from: string }[]; timedOut: boolean };
+  assert.deepEqual(looked.appeared.map((r) => [r.id, r.from]), [[id, 'alice']]);
+  // The id the primary gave is not ahead of the replica (id_ahead): a wait for its replies starts on it at once.
+  const replies = bed.client.callTool({ name: 'wait_for_relay', arguments: { after: id, replies_to: id, timeout_ms: 30_000 } });
+  const cli = await runCli(['append', '--corpus', bed.primary.corpus], { input: record({ kind: 'answer', from: 'bob', to: 'alice', parent: id }, 'the north one'), env: QUIET });
+  assert.equal(cli.code, 0, cli.stderr);
+  const answered = (await replies) as { isError?: boolean; structuredContent?: { appeared: { id: string; parent: string | null }[] } };
+  assert.equal(answered.isError, undefined, textOf(answered as never));
+  assert.deepEqual(answered.structuredContent!.appeared.map((r) => [r.id, r.parent]), [['relay-0002', id]]);
+});
+
 test('a waiter on the replica wakes for a record appended on the primary', RSYNC, async (t) => {
   const bed = await replicaBed(t);
   const waiting = bed.client.callTool({ name: 'wait_for_relay', arguments: { after: 'relay-0000', timeout_ms: 30_000 } });
