@@ -68,6 +68,10 @@ export function stateLines(report: VerifyReport): { out: string[]; info: string[
   for (const id of issued?.ignored ?? []) out.push(
     `state: .state/issued's line ${id} is ignored by the store: it is far past every id before it and no record is ` +
     `near it (a log copied or edited); remove the line`);
-  if (issued && issued.vanished.length === 0 && issued.ignored.length === 0) info.push(`.state/issued agrees with the records (high-water ${issued.believed ?? 'none'})`);
+  for (const id of issued?.misdescribed ?? []) out.push(
+    `state: .state/issued's line for ${id} claims other than the record does (kind, from, to, the ids it names, or its key): ` +
+    `a server that read the line held ${id} by it until a call read the file; restart the servers running now (a line is read once)`);
+  if (issued && issued.misdescribedCount > issued.misdescribed.length) out.push(`state: .state/issued misdescribes ${issued.misdescribedCount - issued.misdescribed.length} more records`);
+  if (issued && issued.vanished.length === 0 && issued.ignored.length === 0 && issued.misdescribedCount === 0) info.push(`.state/issued agrees with the records (high-water ${issued.believed ?? 'none'})`);
   return { out, info };
 }

@@ -12,7 +12,7 @@
  *     .gitignore            ignores .state/
  *     .state/               this machine's working state; never mirrored or committed
  *       tmp/                records being written (same filesystem, for link())
- *       issued              high-water log: one id per line, append-only
+ *       issued              high-water log: one id per line (and what it holds), append-only
  *       index               the index snapshot: a cache of what the records say, checked before use
  *       index.build         held while one process builds the first snapshot for the others (snapshot-build.ts)
  *       replay/<minute>/<sha256 of a signature>   the one-time signature guard, shared by every process

@@ -89,3 +89,20 @@ export function sortedIndexOf(ids: ArrayLike<number>, n: number): number {
   }
   return -1;
 }
+
+/** Two ascending id lists compared: what only `disk` has (missing from the index), what only `held` has (extra). */
+export function sortedDifference(disk: ArrayLike<number>, held: ArrayLike<number>): { missing: number[]; extra: number[] } {
+  const missing: number[] = [];
+  const extra: number[] = [];
+  let i = 0;
+  let j = 0;
+  while (i < disk.length || j < held.length) {
+    if (j >= held.length || (i < disk.length && disk[i]! < held[j]!)) missing.push(disk[i++]!);
+    else if (i >= disk.length || held[j]! < disk[i]!) extra.push(held[j++]!);
+    else {
+      i++;
+      j++;
+    }
+  }
+  return { missing, extra };
+}

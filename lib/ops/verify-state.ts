@@ -10,19 +10,23 @@
  * - `.state/issued`, the issued-id log. Every append notes its id, so an id
  *   in the log with no record here is a record that vanished; a line far
  *   past the records is one the store ignores (issued-log.ts) or, believed,
- *   a high-water that ends assignment early.
+ *   a high-water that ends assignment early. A line's claims about its record
+ *   (model/issued-line.ts) are what the store's other processes held it by
+ *   until a call read the file: one that is not the record's is named.
  *
  * Both are this machine's cache, never mirrored: a mirror or a clone has
  * neither, and nothing is said.
  */
+import { createHash } from 'node:crypto';
 import fs from 'node:fs/promises';
 import type { Deposit } from '../model/deposit.js';
 import { sortedIndexOf, type IdShape } from '../model/ids.js';
-import { parseRecord } from '../model/record.js';
+import { parseRecord, type RecordClaims } from '../model/record.js';
 import { DIGEST_BYTES } from '../model/index-columns.js';
 import type { IndexImage } from '../model/record-index.js';
 import { readSnapshot } from '../store/index/index-snapshot.js';
 import { IssuedLog } from '../store/append/issued-log.js';
+import { formatIssuedLine, parseIssuedLine, type IssuedHint } from '../model/issued-line.js';
 import type { CorpusPaths } from '../disk/paths.js';
 
 export interface StateFindings {
@@ -48,6 +52,10 @@ export interface StateFindings {
     vanished: string[];
     /** How many vanished in all. */
     vanishedCount: number;
+    /** Records whose line claims other than the record does (the first NAMED_AT_MOST). */
+    misdescribed: string[];
+    /** How many in all. */
+    misdescribedCount: number;
   } | null;
 }
 
@@ -57,46 +65,59 @@ export const NAMED_AT_MOST = 20;
 export class StateAudit {
   private readonly disagree: { id: string; why: string }[] = [];
   private disagreeing = 0;
+  private readonly misdescribed: string[] = [];
+  private misdescribedCount = 0;
 
   private constructor(
     private readonly paths: CorpusPaths,
     private readonly shape: IdShape,
     private readonly image: IndexImage | null,
     private readonly index: StateFindings['index'],
+    /** Each issued line's claims about its record, as a fingerprint (a million lines held as numbers, not objects). */
+    private readonly described: Map<number, number>,
   ) {}
 
   static async open(paths: CorpusPaths, shape: IdShape): Promise<StateAudit> {
-    const read = await readSnapshot(paths.snapshot, shape.width);
-    if ('snapshot' in read) return new StateAudit(paths, shape, read.snapshot.image, { unusable: null, records: read.snapshot.image.ids.length, disagree: [], disagreeing: 0 });
-    if (read.refused === 'there is none') return new StateAudit(paths, shape, null, null);
-    return new StateAudit(paths, shape, null, { unusable: read.refused, records: 0, disagree: [], disagreeing: 0 });
+    const [read, described] = await Promise.all([readSnapshot(paths.snapshot, shape.width), describedIn(paths.issued, shape)]);
+    if ('snapshot' in read) {
+      const index = { unusable: null, records: read.snapshot.image.ids.length, disagree: [], disagreeing: 0 };
+      return new StateAudit(paths, shape, read.snapshot.image, index, described);
+    }
+    if (read.refused === 'there is none') return new StateAudit(paths, shape, null, null, described);
+    return new StateAudit(paths, shape, null, { unusable: read.refused, records: 0, disagree: [], disagreeing: 0 }, described);
   }
 
-  /** A whole record: does the snapshot describe it as its file does? */
+  /** A whole record: do the snapshot and its issued line describe it as its file does? */
   see(n: number, deposit: Deposit, record: Buffer): void {
+    let claims: RecordClaims | null = null;
+    try {
+      claims = parseRecord(record, this.shape, Infinity);
+    } catch {
+      // a record the store cannot read claims nothing; its own checks deal with it
+    }
+    const line = this.described.get(n);
+    if (line !== undefined && claims !== null && line !== fingerprint(this.shape, n, { claims, ...deposit })) {
+      this.misdescribedCount++;
+      if (this.misdescribed.length < NAMED_AT_MOST) this.misdescribed.push(this.shape.format(n));
+    }
     const image = this.image;
     if (image === null) return;
     const at = sortedIndexOf(image.ids, n);
     if (at === -1) return; // not in the snapshot: the store reads it
-    const why = this.difference(image, at, deposit, record);
+    const why = this.difference(image, at, deposit, claims);
     if (why === null) return;
     this.disagreeing++;
     if (this.disagree.length < NAMED_AT_MOST) this.disagree.push({ id: this.shape.format(n), why });
   }
 
-  private difference(image: IndexImage, at: number, deposit: Deposit, record: Buffer): string | null {
+  private difference(image: IndexImage, at: number, deposit: Deposit, claims: RecordClaims | null): string | null {
     const text = (k: number) => (k === 0 ? null : (image.strings[k - 1] ?? null));
     const odd = image.odd.find(([p]) => p === at);
     const digest = odd?.[2] ?? `sha256:${Buffer.from(image.digest.buffer, image.digest.byteOffset + at * DIGEST_BYTES, DIGEST_BYTES).toString('hex')}`;
     if (digest !== deposit.digest) return `digest is ${deposit.digest} in the file and ${digest} in the snapshot`;
     const label = deposit.agent === undefined ? deposit.depositedBy : `${deposit.depositedBy}\n${deposit.agent}`;
     if (text(image.depositedBy[at]!) !== label) return `deposited-by is ${JSON.stringify(label)} in the file and ${JSON.stringify(text(image.depositedBy[at]!))} in the snapshot`;
-    let claims;
-    try {
-      claims = parseRecord(record, this.shape, Infinity);
-    } catch {
-      return null; // a record the store cannot read claims nothing; its own checks deal with it
-    }
+    if (claims === null) return null;
     for (const [name, column] of [['kind', image.kind], ['from', image.from], ['to', image.to]] as const) {
       if (text(column[at]!) !== claims[name]) return `${name}: is ${JSON.stringify(claims[name])} in the file and ${JSON.stringify(text(column[at]!))} in the snapshot`;
     }
@@ -123,8 +144,8 @@ export class StateAudit {
     await log.close();
     let highest = 0;
     const issued = new Set<number>();
-    for (const line of text.split('\n')) {
-      const n = this.shape.parseRecordId(line);
+    for (const written of text.split('\n')) {
+      const n = parseIssuedLine(written, this.shape)?.n ?? null;
       if (n === null) continue;
       issued.add(n);
       if (n > highest) highest = n;
@@ -147,6 +168,26 @@ export class StateAudit {
       ignored: ignoredLines,
       vanished,
       vanishedCount,
+      misdescribed: this.misdescribed,
+      misdescribedCount: this.misdescribedCount,
     };
   }
+}
+
+/** Each issued line's claims about its record, by id, as a fingerprint; none where there is no log. */
+async function describedIn(file: string, shape: IdShape): Promise<Map<number, number>> {
+  const described = new Map<number, number>();
+  const text = await fs.readFile(file, 'latin1').catch(() => '');
+  for (const written of text.split('\n')) {
+    const line = parseIssuedLine(written, shape);
+    if (line?.hint) described.set(line.n, fingerprint(shape, line.n, line.hint));
+  }
+  return described;
+}
+
+/** 48 bits of the line a hint makes: equal hints make equal lines. */
+function fingerprint(shape: IdShape, n: number, hint: IssuedHint): number {
+  const { claims, depositedBy, idempotencyKey, agent } = hint;
+  const line = formatIssuedLine(shape, n, { claims, depositedBy, ...(idempotencyKey === undefined ? {} : { idempotencyKey }), ...(agent === undefined ? {} : { agent }) });
+  return createHash('sha256').update(line).digest().readUIntBE(0, 6);
 }

@@ -61,3 +61,18 @@ test('a mirror has no .state/index or .state/issued of its own: verify says noth
   assert.equal(run.code, 0);
   assert.doesNotMatch(run.stdout + run.stderr, /\.state\//);
 });
+
+test("verify names an issued line whose claims are not its record's, which other servers held the record by", async (t) => {
+  const { corpus } = await tempStore(t);
+  const store = await openStore({ corpus, watch: 'none' });
+  for (const to of ['ana', 'bo', 'cy']) await store.append(Buffer.from(record({ kind: 'note', to }, `for ${to}`)), { depositedBy: 'mcp', idempotencyKey: `k-${to}` });
+  await store.close();
+  const clean = await runCli(['verify', '--corpus', corpus], { env: { P_E_RELAY_LOG: 'info' } });
+  assert.match(clean.stderr, /\.state\/issued agrees with the records/, clean.stdout + clean.stderr);
+  const log = corpusPaths(corpus).issued;
+  await fs.writeFile(log, (await fs.readFile(log, 'latin1')).replace('"t":"bo"', '"t":"cy"'));
+  const run = await runCli(['verify', '--corpus', corpus], { env: QUIET });
+  assert.equal(run.code, 0, 'the records themselves are whole');
+  assert.match(run.stdout, /^state: \.state\/issued's line for relay-0002 claims other than the record does/m);
+  assert.doesNotMatch(run.stdout, /line for relay-000[13]/);
+});

@@ -4,29 +4,11 @@
 // through; the writer is another process (the CLI), so that every count
 // here is the woken process's own.
 import assert from 'node:assert/strict';
-import path from 'node:path';
 import { test, type TestContext } from 'node:test';
-import { diskRecords, type RecordReader } from '../../lib/disk/record-file.js';
 import { parseFilter } from '../../lib/model/filter.js';
 import { openStore } from '../../lib/store/store.js';
+import { countingReader } from '../support/counting-reader.js';
 import { record, runCli, tempStore } from '../support/helpers.js';
-
-/** A reader that counts the record files read through it, by name (a look for a name not there yet reads nothing). */
-function countingReader(): { reader: RecordReader; reads: Map<string, number> } {
-  const reads = new Map<string, number>();
-  const count = <T>(file: string, bytes: T): T => {
-    const name = path.basename(file);
-    reads.set(name, (reads.get(name) ?? 0) + 1);
-    return bytes;
-  };
-  const reader: RecordReader = {
-    read: async (file, max) => count(file, await diskRecords.read(file, max)),
-    readSync: (file, max) => count(file, diskRecords.readSync(file, max)),
-    readHeadSync: (file, into) => count(file, diskRecords.readHeadSync(file, into)),
-    sizeOf: (file, max) => diskRecords.sizeOf(file, max),
-  };
-  return { reader, reads };
-}
 
 /** Counts sha256 hashes of bytes (a record's digest check; bell names hash strings) until the test ends. */
 function countDigests(t: TestContext): { readonly count: number } {

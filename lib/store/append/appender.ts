@@ -106,20 +106,17 @@ export class Appender {
     if (proposed !== null) await ids.checkProposal(proposed, digest);
     const deposit = depositFor(options, digest);
     let linked: number | null = null;
-    let fillIn = false;
     try {
       const n = await publish(buildRecordFile(deposit, bytes), this.into, async (temp) => {
         linked = proposed === null ? await ids.linkNextFree(temp) : await ids.linkProposed(temp, proposed, digest);
-        // The record is visible from here on: ring now, so waiters read it while
-        // this process makes it durable. They find it by looking past the highest
-        // id they know; a re-deposit below that is found in the log, so it rings
-        // once noted there.
-        fillIn = proposed !== null && linked <= this.parts.index.highest;
-        if (!fillIn) this.ring(claims);
+        // The record is visible from here on. Note it in the log with what it
+        // claims, then ring, both before this process makes it durable, so that
+        // waiters read it meanwhile, and the other processes learn from the line
+        // whom it is for instead of opening it (model/issued-line.ts).
+        await this.parts.issued.note(linked, { claims, depositedBy: deposit.depositedBy, idempotencyKey: deposit.idempotencyKey, agent: deposit.agent });
+        this.ring(claims);
         return linked;
       });
-      await this.parts.issued.note(n);
-      if (fillIn) this.ring(claims);
       // Every id below is indexed first (or known absent), so a cursor that covers this one misses none of them.
       this.parts.peers.hear(n - 1, ONLY_BELOW);
       const meta = indexer.add(n, deposit, claims);

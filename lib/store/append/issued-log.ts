@@ -1,6 +1,7 @@
 /**
  * The id high-water log, `.state/issued`: one id per line, appended by every
- * process that shares the corpus. Its highest line, together with the scan,
+ * process that shares the corpus, each followed by what its writer parsed of
+ * the record (model/issued-line.ts says why and how). Its highest line, together with the scan,
  * is the highest id ever issued, so a record file that vanishes never hands
  * its id to a new record, even after a restart.
  *
@@ -24,6 +25,7 @@ import path from 'node:path';
 import { errnoName } from '../../errors.js';
 import fs from 'node:fs/promises';
 import type { IdShape } from '../../model/ids.js';
+import { formatIssuedLine, parseIssuedLine, type IssuedHint, type IssuedLine } from '../../model/issued-line.js';
 import type { Logger } from '../../log.js';
 
 /**
@@ -67,27 +69,28 @@ export class IssuedLog {
     } catch {
       return this.highestNoted;
     }
-    for (const n of this.idsIn(text.slice(0, this.readTo))) if (n > this.highestNoted) this.highestNoted = n;
+    for (const { n } of this.linesIn(text.slice(0, this.readTo))) if (n > this.highestNoted) this.highestNoted = n;
     return this.highestNoted;
   }
 
-  /** The plausible ids among these lines, in order (see the top of this file); the rest are warned about once. */
-  private idsIn(text: string): number[] {
-    const ids: number[] = [];
+  /** The plausible lines among these, in order (see the top of this file); the rest are warned about once. */
+  private linesIn(text: string): IssuedLine[] {
+    const lines: IssuedLine[] = [];
     let top = this.highestNoted;
-    for (const line of text.split('\n')) {
-      const n = this.shape.parseRecordId(line);
-      if (n === null) continue;
+    for (const written of text.split('\n')) {
+      const line = parseIssuedLine(written, this.shape);
+      if (line === null) continue;
+      const { n } = line;
       if (n > top + MAX_LEAD && !this.heldNear(n)) {
-        if (!this.ignored.has(n)) this.log.warn(`${this.file} says ${line} was issued, ${n - top} past every id before it, and neither it nor any of ` +
+        if (!this.ignored.has(n)) this.log.warn(`${this.file} says ${this.shape.format(n)} was issued, ${n - top} past every id before it, and neither it nor any of ` +
           `the ${MAX_LEAD} ids below it is here; ignoring that line (a log copied from another store, or edited). \`p-e-relay verify\` checks the records themselves.`);
         this.ignored.add(n);
         continue;
       }
-      ids.push(n);
+      lines.push(line);
       if (n > top) top = n;
     }
-    return ids;
+    return lines;
   }
 
   /** Whether anything is named for this id, or for one of the MAX_LEAD below it, in the corpus (the log's directory's parent) now. */
@@ -105,13 +108,13 @@ export class IssuedLog {
   }
 
   /**
-   * The ids noted since the last read, by any process (none when nothing
-   * was). Synchronous and cheap when nothing changed (one stat), so
+   * The lines noted since the last read, by any process (none when nothing
+   * was), each with its record's hint where the writer left one. Synchronous and cheap when nothing changed (one stat), so
    * a store can ask before every answer: this is how a process that was not
    * woken for a record (bells.ts) learns of it. A log that was replaced or
    * cut short is read again from its start.
    */
-  readNew(): number[] {
+  readNew(): IssuedLine[] {
     let size: number;
     let inode: number;
     try {
@@ -137,9 +140,9 @@ export class IssuedLog {
     }
     const end = text.lastIndexOf('\n') + 1; // a line still being written is read next time
     this.readTo += end;
-    const ids = this.idsIn(text.slice(0, end));
-    for (const n of ids) if (n > this.highestNoted) this.highestNoted = n;
-    return ids;
+    const lines = this.linesIn(text.slice(0, end));
+    for (const { n } of lines) if (n > this.highestNoted) this.highestNoted = n;
+    return lines;
   }
 
   private closeReader(): void {
@@ -151,7 +154,7 @@ export class IssuedLog {
   }
 
   /**
-   * Adds an id. A failure is logged, never thrown: the caller has already
+   * Adds an id, with what its writer parsed of the record (`hint`). A failure is logged, never thrown: the caller has already
    * published the record, and refusing now would make its client retry and
    * deposit the same bytes twice.
    *
@@ -163,8 +166,8 @@ export class IssuedLog {
    * A new log starts with the highest id carried over. ESTALE (NFS: the
    * file was replaced on the server) is answered by opening again.
    */
-  async note(n: number): Promise<void> {
-    const line = `${this.shape.format(n)}\n`;
+  async note(n: number, hint?: IssuedHint): Promise<void> {
+    const line = formatIssuedLine(this.shape, n, hint);
     try {
       for (let attempt = 0; ; attempt++) {
         try {

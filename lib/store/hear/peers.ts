@@ -10,6 +10,7 @@
  */
 import type { Logger } from '../../log.js';
 import type { IdShape } from '../../model/ids.js';
+import type { IssuedHint, IssuedLine } from '../../model/issued-line.js';
 import type { RecordIndex } from '../../model/record-index.js';
 import type { CorpusIndexer } from '../index/corpus-indexer.js';
 
@@ -32,8 +33,8 @@ const MAX_PROBE = 20_000;
 
 export interface PeerParts {
   index: RecordIndex;
-  /** The issued log (append/issued-log.ts): the ids other processes noted since the last look. */
-  issued: { readNew(): number[] };
+  /** The issued log (append/issued-log.ts): the ids other processes noted since the last look, with their records' hints. */
+  issued: { readNew(): IssuedLine[] };
   indexer: CorpusIndexer;
   shape: IdShape;
   log: Logger;
@@ -43,6 +44,8 @@ export class Peers {
   /** Every id up to here has been looked for on disk, in order. */
   private probedUpTo = 0;
   private state: 'before-scan' | 'hearing' | 'stopped' = 'before-scan';
+  /** Hints read from the log for ids not looked at yet (above probedUpTo), kept until they are. */
+  private readonly hints = new Map<number, IssuedHint>();
 
   constructor(private readonly parts: PeerParts) {}
 
@@ -68,12 +71,13 @@ export class Peers {
     const noted = how.log ? this.parts.issued.readNew() : [];
     // Only below: up to upTo exactly (the highest may already count the append's own id).
     let top = how.log ? Math.max(index.highest, upTo) : upTo;
-    for (const n of noted) {
+    for (const { n, hint } of noted) {
+      if (n > this.probedUpTo && hint !== null) this.hints.set(n, hint);
       if (n > top) top = n;
       // A re-deposit fills in an id below what was looked at: the log is how it is heard.
       else if (n <= this.probedUpTo && !index.has(n)) void indexer.ingest(n);
     }
-    for (let n = this.firstToLookAt(top); n <= top; n++) if (!index.has(n)) void indexer.ingest(n);
+    for (let n = this.firstToLookAt(top); n <= top; n++) if (!index.has(n)) void indexer.ingestNoted(n, this.hints.get(n));
     // A writer rings as soon as its record is linked, before it notes the id
     // in the log: ids are issued densely, so look on past the top until a
     // name is not there (one failed open when nothing is new).
@@ -83,6 +87,7 @@ export class Peers {
       if (!index.has(n) && !indexer.isSettling(n)) break;
     }
     if (top > this.probedUpTo) this.probedUpTo = top;
+    for (const n of this.hints.keys()) if (n <= this.probedUpTo) this.hints.delete(n);
   }
 
   /** A directory listing: the ids below the highest it names are looked at first and in order, so no cursor passes one. */

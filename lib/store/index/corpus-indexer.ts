@@ -24,7 +24,8 @@ import fs from 'node:fs/promises';
 import { isRelayError } from '../../errors.js';
 import { splitRecordFile, type Deposit, type SplitFile } from '../../model/deposit.js';
 import { idempotencyScope, type IdempotencyKeys } from '../../model/idempotency-keys.js';
-import type { IdShape } from '../../model/ids.js';
+import { sortedDifference, type IdShape } from '../../model/ids.js';
+import type { IssuedHint } from '../../model/issued-line.js';
 import type { Logger } from '../../log.js';
 import type { CorpusPaths } from '../../disk/paths.js';
 import type { RecordClaims } from '../../model/record.js';
@@ -116,7 +117,7 @@ export class CorpusIndexer {
     let toRead: ArrayLike<number> = onDisk;
     let dropped = 0;
     if (fromSnapshot) {
-      const { missing, extra } = difference(onDisk, this.index.heldIds());
+      const { missing, extra } = sortedDifference(onDisk, this.index.heldIds());
       toRead = missing;
       if (extra.length > 8) this.log.warn(`${extra.length} records in the index snapshot are no longer on disk; dropping them from the index (their ids are never reused)`);
       await Promise.all(extra.map((n) => this.dropIfGone(n, extra.length <= 8)));
@@ -161,6 +162,20 @@ export class CorpusIndexer {
     });
     this.settling.set(n, pending);
     return pending;
+  }
+
+  /**
+   * Indexes `n`, which another process noted in the issued log with what it
+   * parsed of the record (`hint`). Lazily, a record no listener here may want
+   * is held unverified from that line alone: no file is opened until a call
+   * needs the record, which is what keeps a swarm's servers from each reading
+   * every record any of them writes. Anything else is ingested as usual.
+   */
+  ingestNoted(n: number, hint: IssuedHint | undefined): Promise<void> {
+    if (hint === undefined || !this.peeker || this.closed || this.index.has(n) || this.settling.has(n) || this.damaged.has(n)) return this.ingest(n);
+    if (this.options.wanted!(hint.claims)) return this.ingest(n);
+    this.holdUnverified(n, hint);
+    return DONE;
   }
 
   /**
@@ -211,7 +226,7 @@ export class CorpusIndexer {
     if (!this.scanned) return; // the start-up scan is reading every name already
     // Two sorted id lists compared: no Set of a million numbers every listing.
     const onDisk = Int32Array.from(recordIdsIn(names, this.shape)).sort();
-    const { missing, extra } = difference(onDisk, this.index.heldIds());
+    const { missing, extra } = sortedDifference(onDisk, this.index.heldIds());
     const unlisted = new Set(extra);
     for (const n of [...this.damaged]) if (!unlisted.has(n)) void this.ingest(n, 'recheck');
     for (const n of missing) void this.ingest(n);
@@ -290,7 +305,7 @@ export class CorpusIndexer {
       } catch {
         return null; // ENOENT: nothing there (yet)
       }
-      if (peek && !this.options.wanted!(peek.claims)) return this.holdUnverified(n, peek);
+      if (peek && !this.options.wanted!(peek.claims)) return this.holdUnverified(n, { claims: peek.claims, ...peek.deposit });
       // Wanted, and whole in the page it read: indexed from that read and that digest check, not from another.
       if (peek) return this.indexWhole(n, peek.deposit, peek.record, source);
     }
@@ -349,9 +364,9 @@ export class CorpusIndexer {
     else this.index.add(n, null, null);
   }
 
-  /** Holds a peer's record as its first look found it; its idempotency key is noted now (the key map must miss no record). */
-  private holdUnverified(n: number, { deposit, claims }: Peek): null {
-    if (this.index.addUnverified(n, claims) && deposit.idempotencyKey !== undefined) this.options.keys?.note(idempotencyScope(deposit.depositedBy, deposit.idempotencyKey, deposit.agent), n);
+  /** Holds a peer's record as its first look or its log line has it; its idempotency key is noted now (the key map must miss no record). */
+  private holdUnverified(n: number, { claims, depositedBy, idempotencyKey, agent }: IssuedHint): null {
+    if (this.index.addUnverified(n, claims) && idempotencyKey !== undefined) this.options.keys?.note(idempotencyScope(depositedBy, idempotencyKey, agent), n);
     return null;
   }
 
@@ -377,21 +392,4 @@ export class CorpusIndexer {
       this.holdDamaged(n, err);
     }
   }
-}
-
-/** Two ascending id lists compared: what only `disk` has (missing from the index), what only `held` has (extra). */
-export function difference(disk: ArrayLike<number>, held: ArrayLike<number>): { missing: number[]; extra: number[] } {
-  const missing: number[] = [];
-  const extra: number[] = [];
-  let i = 0;
-  let j = 0;
-  while (i < disk.length || j < held.length) {
-    if (j >= held.length || (i < disk.length && disk[i]! < held[j]!)) missing.push(disk[i++]!);
-    else if (i >= disk.length || held[j]! < disk[i]!) extra.push(held[j++]!);
-    else {
-      i++;
-      j++;
-    }
-  }
-  return { missing, extra };
 }
