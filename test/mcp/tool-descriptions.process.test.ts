@@ -17,11 +17,13 @@ test(`the six tool descriptions together fit in ${DESCRIPTION_BUDGET_BYTES} byte
   assert.ok(total <= DESCRIPTION_BUDGET_BYTES, `${total} bytes: ${JSON.stringify(sizes)}`);
 });
 
-// The whole listing is what a model re-reads: parameter and output text weighed five times the descriptions (29.5 KB pretty in round 9).
-test('the whole tools/list, as sent (compact JSON), stays within 16,000 bytes', async () => {
+// The whole listing is what a model re-reads: parameter and output text weighed five times the descriptions (29.5 KB pretty).
+// 16,000 until the outputs named unknownRecipients and deliveredTo, which a signed caller's answers carry: a schema
+// without them failed every client that checks answers, after the record was stored.
+test('the whole tools/list, as sent (compact JSON), stays within 16,200 bytes', async () => {
   const { tools } = await listing;
   const bytes = Buffer.byteLength(JSON.stringify(tools));
-  assert.ok(bytes <= 16_000, `${bytes} bytes`);
+  assert.ok(bytes <= 16_200, `${bytes} bytes`);
 });
 
 // The SDK wrote a $schema into each of the 11 schemas and the title twice per tool: 867 bytes that said nothing new (lib/mcp/listed-schema.ts says why dropping them is safe).

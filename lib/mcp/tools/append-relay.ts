@@ -135,9 +135,14 @@ function unnamedOutput() {
     depositedAt: depositedAtField,
     // Two calls in flight at once (an original and its retry) reach the store in an order the sender cannot see: the one it reaches first stores.
     replayed: z.literal(true).optional().describe('true: another call with this key stored it'),
-    durability: z.string().optional().describe('only on a filesystem that cannot make it durable (e.g. sshfs): what a power cut could lose. It is stored: do not re-append'),
+    durability: z.string().optional().describe('stored, but a power cut could lose it (e.g. on sshfs): do not re-append'),
+    // A signed call over HTTP is a named agent's, and this listing is the hub's for every caller: a field the answer may
+    // carry that the schema (additionalProperties: false) left out fails every client that checks, after the record is stored.
+    unknownRecipients: z.array(z.string()).optional().describe('to: names no agent here has used (a typo?)'),
   };
 }
+
+
 
 /**
  * A named server's append: the relay checks from:, keys every record (an

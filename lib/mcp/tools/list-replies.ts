@@ -24,7 +24,8 @@ export const listReplies = defineTool({
       replies: z
         .array(replyItem())
         .describe('ascending by id, damaged records never; fields as in wait_for_relay\'s items'),
-      // deliveredTo (receipts) is left out of the unnamed listing, which stays as it was; the answer carries it where a recipient has marks.
+      // Receipts come wherever a recipient keeps marks, whoever asks: a field the schema left out fails a checking client.
+      deliveredTo: DELIVERED_TO,
     },
   })),
   async run(store, { id }) {
@@ -34,7 +35,7 @@ export const listReplies = defineTool({
 });
 
 /** Receipts: who of the id's named recipients has had it delivered, so an asker can tell "has it, no answer yet" apart: "has not seen it". */
-const DELIVERED_TO = z.array(z.string()).optional().describe('its to: recipients that have been given it (absent when none is named)');
+const DELIVERED_TO = z.array(z.string()).optional().describe('its to: names it was delivered to (absent: to: names none)');
 
 /** A named server's list_replies: a thread or a question's answers, one level. */
 function named(shape: IdShape) {

@@ -22,7 +22,7 @@ export function idParam(shape: IdShape, role: string, more = '') {
 export const provenanceValues = z.enum(['as-received', 'authored']);
 
 export const provenanceField = provenanceValues
-  .describe('as-received: relayed, as every MCP append is; authored: a local operator declared it their own (CLI)');
+  .describe('authored: a local operator declared it their own (CLI); as-received: all else (every MCP append)');
 
 export const depositedByField = z
   .string()
