@@ -16,7 +16,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { initStore } from '../lib/ops/init.js';
 
 export const DESCRIPTION_BUDGET_BYTES = 4720;
-/** A named server's budgets (issue 21: half the listing, the loop said once in the instructions). */
+/** A named server's budgets: half the unnamed listing's, since its instructions say the loop once and each tool only what it does. */
 export const NAMED_DESCRIPTION_BUDGET_BYTES = 2400;
 export const NAMED_LISTING_BUDGET_BYTES = 8500;
 

@@ -18,9 +18,9 @@
  * memory begins from the start as `init`'s does. That is the shipped
  * `./corpus` of a fresh clone, which has no `.state/` at all.
  */
-import { randomBytes } from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
+import { tempBeside } from '../disk/paths.js';
 
 export const SINCE_FILE = '.since';
 
@@ -72,7 +72,7 @@ async function begin(dir: string, sinceS: number | null): Promise<void> {
   await fs.mkdir(parent).catch((e: NodeJS.ErrnoException) => {
     if (e.code !== 'EEXIST') throw e;
   });
-  const temp = path.join(parent, `.replay-${process.pid}-${randomBytes(4).toString('hex')}`);
+  const temp = tempBeside(dir);
   await fs.mkdir(temp);
   try {
     if (sinceS !== null) await fs.writeFile(path.join(temp, SINCE_FILE), `${sinceS}\n`);

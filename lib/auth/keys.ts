@@ -6,7 +6,6 @@
  * The agent name becomes a file name, which is why it is held to a narrow
  * shape before it ever reaches a path.
  */
-import { randomBytes } from 'node:crypto';
 import { constants } from 'node:fs';
 import fs, { type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
@@ -134,7 +133,8 @@ export async function addKey(keysDir: string, agent: string): Promise<string> {
   const kp = keyPaths(keysDir);
   await fs.mkdir(kp.keys, { recursive: true, mode: 0o700 });
   const file = kp.key(agent);
-  const temp = await writeTemp(kp.keys, Buffer.from(`${randomBytes(32).toString('hex')}\n`), 0o600); // not named *.key: no watcher acts on it
+  const secret = process.getBuiltinModule('node:crypto').randomBytes(32).toString('hex');
+  const temp = await writeTemp(kp.keys, Buffer.from(`${secret}\n`), 0o600); // not named *.key: no watcher acts on it
   try {
     if (!(await linkExclusive(temp, file))) {
       throw new RelayError('key_exists', `Agent ${agent} already has a key at ${file}. Revoke it first (\`p-e-relay keys revoke ${agent}\`) if you mean to replace it.`, { agent });

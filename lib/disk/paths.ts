@@ -1,6 +1,8 @@
 /**
  * Where things live on disk: every directory and fixed file of a corpus and
- * of a keys directory is named here, and so is every temp file's name. The
+ * of a keys directory is named here, and so is every temp file's name (a
+ * record's under .state/tmp/, `tempName`; one beside a file it replaces,
+ * `tempBeside`). The
  * rooms that keep many files in one of these directories (the replay guard,
  * marks, the roster, bells, idempotency claims) name the files inside it
  * themselves, as the layout below shows.
@@ -90,6 +92,18 @@ export function keyPaths(keysDir: string): KeyPaths {
     gitignore: path.join(keys, '.gitignore'),
     key: (agent: string) => path.join(keys, `${agent}.key`),
   };
+}
+
+/**
+ * A temp name beside `target`, for a file (or directory) made whole there and
+ * then renamed over it (a mark, a roster entry, the signature guard's
+ * directory): hidden, unguessable, and made exclusively by its caller, so no
+ * one can plant it first. node:crypto is fetched on first use: a server that
+ * never replaces a file never loads it.
+ */
+export function tempBeside(target: string): string {
+  const nonce = process.getBuiltinModule('node:crypto').randomBytes(12).toString('hex');
+  return path.join(path.dirname(target), `.${path.basename(target)}.${nonce}.tmp`);
 }
 
 /**

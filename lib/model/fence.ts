@@ -14,14 +14,12 @@
  * frame-like lines instead would have to foresee every shape a model could
  * read as a frame; a boundary the reader checks needs no such list.
  */
-import { randomBytes } from 'node:crypto';
-
 /** 48 random bits: a guess is one in 2^48, and each rendering draws anew. */
 export function drawBoundary(texts: Iterable<string>): string {
   const all = [...texts];
   // Bounded: a clash is itself one in 2^48 per text; eight in a row is no chance but a broken random source.
   for (let tries = 0; tries < 8; tries++) {
-    const boundary = randomBytes(6).toString('hex');
+    const boundary = process.getBuiltinModule('node:crypto').randomBytes(6).toString('hex');
     if (!all.some((text) => text.includes(boundary))) return boundary;
   }
   throw new Error('could not draw a fence boundary that no record holds');

@@ -10,12 +10,11 @@
  * by its question (`answer/<parent id>`, lib/store/agents/named-append.ts),
  * so a restarted agent that answers again in other words stores nothing.
  */
-import { createHash } from 'node:crypto';
 import { FIRST_LINE } from '../../model/record.js';
 
 export function namedKey(text: string, given: string | undefined): string | undefined {
   if (given !== undefined || answerParent(text) !== null) return given;
-  return `sha256/${createHash('sha256').update(text).digest('hex')}`;
+  return `sha256/${process.getBuiltinModule('node:crypto').createHash('sha256').update(text).digest('hex')}`;
 }
 
 /** The header lines, or [] for a record that does not begin with the first line (the store refuses it and says why). */

@@ -3,7 +3,6 @@
  * filter set). Canonical: the names of each filter sorted, so `--to a --to b`
  * and `--to b --to a` share one mark and `--to a` alone has another. Pure.
  */
-import { createHash } from 'node:crypto';
 import type { RecordFilter } from '../../model/filter.js';
 import type { IdShape } from '../../model/ids.js';
 
@@ -27,5 +26,5 @@ export function filterKey(filter: RecordFilter | null | undefined, shape: IdShap
   const text = filterText(filter, shape);
   const plain = text.split(/[=;,]/).every((part) => PLAIN.test(part));
   if (plain && text.length <= MAX_PLAIN_KEY) return text;
-  return 'h-' + createHash('sha256').update(text).digest('hex').slice(0, 40);
+  return 'h-' + process.getBuiltinModule('node:crypto').createHash('sha256').update(text).digest('hex').slice(0, 40);
 }

@@ -15,12 +15,12 @@
  * record's path the same way, does all three), and a write must not go
  * through a symlink or to a temp name another user could guess and plant first.
  */
-import { randomBytes } from 'node:crypto';
 import { constants } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { RelayError } from '../../errors.js';
 import type { IdShape } from '../../model/ids.js';
+import { tempBeside } from '../../disk/paths.js';
 import { NotARecordFile, readRegularFile } from '../../disk/record-file.js';
 
 export interface Mark {
@@ -103,7 +103,7 @@ export function formatMark(mark: Mark, shape: IdShape, filterText?: string): str
  */
 export async function writeMarkFile(file: string, text: string): Promise<void> {
   const isNew = await fs.lstat(file).then(() => false, () => true);
-  const temp = path.join(path.dirname(file), `.${path.basename(file)}.${randomBytes(12).toString('hex')}.tmp`);
+  const temp = tempBeside(file);
   const handle = await fs.open(temp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600);
   try {
     await handle.writeFile(text);

@@ -15,12 +15,12 @@
  * from another host counts for ten minutes after it was written. The roster
  * holds at most MAX_NAMES names (past that a new name is logged, not kept).
  */
-import { randomBytes } from 'node:crypto';
 import { constants } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { Logger } from '../../log.js';
 import { hostIdentity, hostTag, pidAlive, whereabouts } from '../../disk/host.js';
+import { tempBeside } from '../../disk/paths.js';
 
 export type KnownBy = 'served' | 'signed' | 'key';
 
@@ -219,7 +219,7 @@ async function readSmall(file: string): Promise<string> {
 
 /** Temp name beside it (unguessable, exclusive), then rename. */
 async function writeWhole(file: string, text: string): Promise<void> {
-  const temp = path.join(path.dirname(file), `.${path.basename(file)}.${randomBytes(8).toString('hex')}.tmp`);
+  const temp = tempBeside(file);
   await fs.writeFile(temp, text, { flag: 'wx', mode: 0o600 });
   await fs.rename(temp, file).catch(async (err: unknown) => {
     await fs.unlink(temp).catch(() => {});
