@@ -68,6 +68,23 @@ test('a wait past the process\'s bells is heard through the directory: a record 
   await Promise.allSettled(filler);
 });
 
+test('a record to 64 recipients nobody waits for makes no bell file: a ring touches only bells that exist; a waiting recipient\'s is rung', async (t) => {
+  const { corpus } = await tempStore(t);
+  const bellsDir = path.join(corpus, '.state', 'bells');
+  const writer = await openStore({ corpus });
+  t.after(() => writer.close());
+  const stored = await writer.append(Buffer.from(record({ kind: 'note', to: names('r', 64).join(', ') }, 'to many, heard by none')), { depositedBy: 'test' });
+  assert.equal(stored.id, 'relay-0001');
+  assert.equal(bellsIn(bellsDir), 0, 'no bell made by ringing');
+  const reader = await openStore({ corpus, reconcileMs: 600_000 });
+  t.after(() => reader.close());
+  const waiting = reader.wait({ after: 'relay-0001', timeoutMs: 20_000, filter: { to: new Set(['r-7']) } });
+  await eventually(() => reader.listening.bells === 1, 'the wait listening to its bell');
+  await writer.append(Buffer.from(record({ kind: 'note', to: names('r', 64).join(', ') }, 'to many, heard by one')), { depositedBy: 'test' });
+  assert.deepEqual((await waiting).appeared.map((r) => r.id), ['relay-0002']);
+  assert.equal(bellsIn(bellsDir), 1, 'only the waiting recipient\'s bell');
+});
+
 test('a bell made here and never rung leaves no file once let go; one that was rung stays for its writers', async (t) => {
   const dir = path.join(await tempDir(t), 'bells');
   let rings = 0;
