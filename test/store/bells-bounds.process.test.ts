@@ -11,10 +11,11 @@ import { existsSync, readdirSync, statSync, utimesSync } from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
 import type { CallToolResult } from '@modelcontextprotocol/client';
-import { Bells, bellFile } from '../../lib/store/hear/bells.js';
+import { Bells, DEFAULT_MAX_BELLS, bellFile } from '../../lib/store/hear/bells.js';
 import { holdersRoot } from '../../lib/store/hear/bell-holders.js';
 import { silentLogger } from '../../lib/log.js';
-import { BIN, errorCode, killed, stdioClient, tempDir, tempStore, textOf } from '../support/helpers.js';
+import { openStore } from '../../lib/store/store.js';
+import { BIN, errorCode, killed, record, stdioClient, tempDir, tempStore, textOf } from '../support/helpers.js';
 import { eventually } from '../support/poll.js';
 
 const names = (prefix: string, n: number) => Array.from({ length: n }, (_, i) => `${prefix}-${i}`);
@@ -47,6 +48,41 @@ test('past its cap a process lets lingering bells go first, then refuses bells (
   await bells.tidied();
   assert.equal(bellsIn(dir), 4, 'the bells let go, made here and never rung, left no file');
   second();
+});
+
+test('a wait past the process\'s bells is heard through the directory: a record for it wakes it, with no listing to fall back on', { timeout: 60_000 }, async (t) => {
+  const { corpus } = await tempStore(t);
+  const reader = await openStore({ corpus, reconcileMs: 600_000 }); // no periodic listing in this test's time: only a watch can wake it
+  const writer = await openStore({ corpus, reconcileMs: 600_000 });
+  t.after(() => Promise.all([writer.close(), reader.close()]));
+  const filler = Array.from({ length: DEFAULT_MAX_BELLS / 64 }, (_, i) => reader.wait({ after: 'relay-0000', timeoutMs: 50_000, filter: { to: new Set(names(`w${i}`, 64)) } }));
+  await eventually(() => reader.listening.bells === DEFAULT_MAX_BELLS, 'the waits to hold every bell this process may watch', { timeoutMs: 30_000 });
+  assert.equal(reader.listening.directory, false);
+  const late = reader.wait({ after: 'relay-0000', timeoutMs: 20_000, filter: { to: new Set(['late']) } });
+  await eventually(() => reader.listening.directory, 'the wait past the cap to be heard through the directory');
+  assert.equal(reader.listening.bells, DEFAULT_MAX_BELLS, 'never more bells than the cap');
+  await writer.append(Buffer.from(record({ kind: 'note', to: 'late' }, 'for the wait past the cap')), { depositedBy: 'test' });
+  const answer = await late;
+  assert.deepEqual([answer.appeared.map((r) => r.id), answer.timedOut], [['relay-0001'], false]);
+  await reader.close();
+  await Promise.allSettled(filler);
+});
+
+test('a record to 64 recipients nobody waits for makes no bell file: a ring touches only bells that exist; a waiting recipient\'s is rung', async (t) => {
+  const { corpus } = await tempStore(t);
+  const bellsDir = path.join(corpus, '.state', 'bells');
+  const writer = await openStore({ corpus });
+  t.after(() => writer.close());
+  const stored = await writer.append(Buffer.from(record({ kind: 'note', to: names('r', 64).join(', ') }, 'to many, heard by none')), { depositedBy: 'test' });
+  assert.equal(stored.id, 'relay-0001');
+  assert.equal(bellsIn(bellsDir), 0, 'no bell made by ringing');
+  const reader = await openStore({ corpus, reconcileMs: 600_000 });
+  t.after(() => reader.close());
+  const waiting = reader.wait({ after: 'relay-0001', timeoutMs: 20_000, filter: { to: new Set(['r-7']) } });
+  await eventually(() => reader.listening.bells === 1, 'the wait listening to its bell');
+  await writer.append(Buffer.from(record({ kind: 'note', to: names('r', 64).join(', ') }, 'to many, heard by one')), { depositedBy: 'test' });
+  assert.deepEqual((await waiting).appeared.map((r) => r.id), ['relay-0002']);
+  assert.equal(bellsIn(bellsDir), 1, 'only the waiting recipient\'s bell');
 });
 
 test('a bell made here and never rung leaves no file once let go; one that was rung stays for its writers', async (t) => {

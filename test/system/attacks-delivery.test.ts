@@ -17,7 +17,7 @@ import { createLogger } from '../../lib/log.js';
 import { corpusPaths } from '../../lib/disk/paths.js';
 import { openStore } from '../../lib/store/store.js';
 import type { CallToolResult } from '@modelcontextprotocol/client';
-import { record, runCli, stdioClient, tempStore, textOf } from '../support/helpers.js';
+import { errorCode, record, runCli, stdioClient, tempStore, textOf } from '../support/helpers.js';
 import { hubProcess, LONG, scale } from '../support/reliability-helpers.js';
 import { httpClient } from '../support/http-helpers.js';
 import { connectionHog } from '../support/connection-hog.js';
@@ -105,7 +105,7 @@ test('N2: a client network is an IPv4 /24 (mapped into IPv6 too) or an IPv6 /64,
 
 // ---- N3 (medium): a record naming thousands of recipients -----------------------------------------
 
-test('N3: a record whose to: names 65 recipients is refused too_many_recipients, naming the cap, over REST and stdio; 64 are stored', { timeout: 60_000 }, async (t) => {
+test('N3: a record whose to: names 65 recipients is refused too_many_recipients, naming the cap, over REST, stdio and the CLI; 64 are stored', { timeout: 60_000 }, async (t) => {
   const { corpus, keys } = await tempStore(t);
   await addKey(keys, 'alice');
   const alice = (await readKey(keys, 'alice'))!;
@@ -120,6 +120,9 @@ test('N3: a record whose to: names 65 recipients is refused too_many_recipients,
   assert.match(String(refused.json.message), /65 recipients; at most 64/);
   const stored = await post(wide(64));
   assert.equal(stored.status, 201, JSON.stringify(stored.json));
+  const { client } = await stdioClient(t, corpus);
+  const stdio = (await client.callTool({ name: 'append_relay', arguments: { bytes: wide(65).toString() } })) as CallToolResult;
+  assert.deepEqual([stdio.isError, errorCode(stdio)], [true, 'too_many_recipients'], textOf(stdio));
   const cli = await runCli(['append', '--corpus', corpus], { input: wide(65) });
   assert.notEqual(cli.code, 0);
   assert.match(cli.stderr, /65 recipients; at most 64/);

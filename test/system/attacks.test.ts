@@ -40,6 +40,11 @@ function send(hub: HubProcess, req: Send): Promise<Answer> {
     const headers = { Host: `127.0.0.1:${hub.port}`, 'Content-Length': Buffer.byteLength(body), ...req.headers };
     const r = http.request({ host: '127.0.0.1', port: hub.port, method: req.method ?? 'GET', path: req.path, agent: false, setHost: false, headers });
     r.on('response', (res) => {
+      // A stream that was let open never ends by itself: its status and headers are the answer.
+      if (String(res.headers['content-type']).startsWith('text/event-stream')) {
+        res.destroy();
+        return resolve({ status: res.statusCode!, headers: res.headers, body: '' });
+      }
       let text = '';
       res.setEncoding('utf8');
       res.on('data', (d) => (text += d));
@@ -117,6 +122,10 @@ let uniqueBodies = 0;
 /** A body no other row signs: rows whose signature gets spent must not share one. */
 const fresh = () => Buffer.from(record({ kind: 'attack' }, `this must never be stored (${uniqueBodies++})`));
 const MCP_HEADERS = { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' };
+/** One name past what a filter may list and a record's to: may name (64 each). */
+const WIDE = Array.from({ length: 65 }, (_, i) => `n${i}`);
+/** A record addressed to WIDE, no other row's bytes. */
+const wide = () => Buffer.from(record({ kind: 'attack', to: WIDE.join(', ') }, `this must never be stored (${uniqueBodies++})`));
 
 /** The time at the start of a fresh second, waiting for one when less than 900 ms of this one are left. */
 async function secondStart(): Promise<number> {
@@ -362,6 +371,48 @@ const ROWS: Row[] = [
     attack: (c) => {
       const b = fresh();
       return post(c, '/relays?id=relay-0001', b, signed(c, 'POST', b));
+    },
+  },
+
+  // ---- what one call may make the hub watch and ring (issue 22: N1, N3) ------------------------
+  // Last: these spend their signature, and a signed GET of '' made in the same second as another is the same signature.
+  {
+    name: 'a signed GET /events whose to: names 65 names (a doorbell file and an inotify watch per name): refused bad_filter, naming the cap',
+    status: 400,
+    code: 'bad_filter',
+    spends: true,
+    attack: (c) => send(c.hub, { path: `/events?to=${WIDE.join(',')}`, headers: { Authorization: signed(c, 'GET', '') } }),
+    check: (a) => assert.match(JSON.parse(a.body).message, /names 65 names; a filter may name at most 64/),
+  },
+  {
+    name: 'a signed MCP wait_for_relay whose to: names 65 names: a tool refusal, bad_filter, no wait held',
+    status: 200,
+    code: 'bad_filter',
+    spends: true,
+    attack: (c) => {
+      const body = toolCall('wait_for_relay', { to: WIDE, after: 'relay-0000', timeout_ms: 0 });
+      return post(c, '/mcp', body, signed(c, 'POST', body), MCP_HEADERS);
+    },
+  },
+  {
+    name: 'a signed append whose to: names 65 recipients (a ring and index entries per recipient): refused too_many_recipients',
+    status: 400,
+    code: 'too_many_recipients',
+    spends: true,
+    attack: (c) => {
+      const b = wide();
+      return post(c, '/relays', b, signed(c, 'POST', b));
+    },
+    check: (a) => assert.match(JSON.parse(a.body).message, /65 recipients; at most 64/),
+  },
+  {
+    name: 'a signed MCP append_relay whose to: names 65 recipients: a tool refusal, too_many_recipients',
+    status: 200,
+    code: 'too_many_recipients',
+    spends: true,
+    attack: (c) => {
+      const body = toolCall('append_relay', { bytes: wide().toString() });
+      return post(c, '/mcp', body, signed(c, 'POST', body), MCP_HEADERS);
     },
   },
 ];
