@@ -92,7 +92,7 @@ export async function load(w: OpeningParts): Promise<void> {
   w.peers.hear();
   // Records brought by rsync or git are in no process's issued log; note the
   // highest now, so that if it vanishes later its id is still never reused.
-  if (!w.readOnly && index.highest > issuedBefore) await w.issued.note(index.highest);
+  if (!w.readOnly && index.highest > issuedBefore) w.issued.note(index.highest);
   w.snapshots.afterScan(scan);
   const read = snapshot.loaded ? `snapshot${snapshot.unchanged ? ', directory unchanged since' : ''}, then ${scan.read} read and ${scan.dropped} dropped` : `${scan.read} read`;
   w.log.debug(`indexed ${index.size} records from ${paths.corpus} (${read})`);
@@ -114,5 +114,5 @@ export async function reattach(w: OpeningParts): Promise<void> {
   } catch (err) {
     w.log.warn(`cannot create ${w.paths.tmp} in the new corpus directory (${(err as Error).message}); appends will be refused until it can be`);
   }
-  if (w.index.highest > 0) await w.issued.note(w.index.highest);
+  if (w.index.highest > 0) w.issued.note(w.index.highest);
 }

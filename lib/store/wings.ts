@@ -86,7 +86,7 @@ export function makeWings(store: StoreFace, options: StoreOptions, shape: IdShap
     await watcher.reconcile();
     await indexer.settled();
   };
-  const ids = new IdAllocator(index, indexer, shape, paths, relist, () => facts.shared);
+  const ids = new IdAllocator(index, indexer, shape, paths, relist, () => facts.shared, (n) => peers.hear(n));
   const keyed = keyedAppends(options, paths, shape, keys, index, indexer, leftovers, log);
   visibility = new Visibility({ index, ids, indexer, shape, events: store, snapshots });
   interests = new Interests({ bells, bellsDir: paths.bells, watcher, peers, log });

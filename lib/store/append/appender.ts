@@ -113,7 +113,7 @@ export class Appender {
         // claims, then ring, both before this process makes it durable, so that
         // waiters read it meanwhile, and the other processes learn from the line
         // whom it is for instead of opening it (model/issued-line.ts).
-        await this.parts.issued.note(linked, { claims, depositedBy: deposit.depositedBy, idempotencyKey: deposit.idempotencyKey, agent: deposit.agent });
+        this.parts.issued.note(linked, { claims, depositedBy: deposit.depositedBy, idempotencyKey: deposit.idempotencyKey, agent: deposit.agent });
         this.ring(claims);
         return linked;
       });

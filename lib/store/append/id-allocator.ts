@@ -58,6 +58,8 @@ export class IdAllocator {
     private readonly relist: () => Promise<void>,
     /** True on a filesystem other hosts share (NFS, sshfs), where link()'s EEXIST may be our own success. */
     private readonly shared: () => boolean = () => false,
+    /** Hears what peers took up to at least `n` (hear/peers.ts: the issued log, each id held from its line where it has one). */
+    private readonly hearUpTo: (n: number) => void = () => {},
   ) {}
 
   /** The number of a proposed id, or a refusal showing the expected shape. */
@@ -131,8 +133,10 @@ export class IdAllocator {
           `record. Start a new store, or create one with a wider id (\`p-e-relay init --id-width ${this.shape.width + 1}\`).`);
       }
       if (await this.linkReserved(temp, n)) return n;
-      // Another writer took it first: remember, and index what it published.
+      // Another writer took it first: remember, and hear what every writer took meanwhile, so the next try is past
+      // them all rather than one past this one (with many writers, one failed link() each), then index what it published.
       this.index.noteIssued(n);
+      this.hearUpTo(n);
       await this.indexer.ingest(n);
     }
   }

@@ -20,7 +20,7 @@
  * would otherwise end assignment for everyone (ids_exhausted); such a line
  * is ignored with a warning, and the high-water is what the rest says.
  */
-import { closeSync, constants as fsc, lstatSync, openSync, readSync, statSync } from 'node:fs';
+import { closeSync, constants as fsc, lstatSync, openSync, readSync, statSync, writeSync } from 'node:fs';
 import path from 'node:path';
 import { errnoName } from '../../errors.js';
 import fs from 'node:fs/promises';
@@ -154,31 +154,36 @@ export class IssuedLog {
   }
 
   /**
-   * Adds an id, with what its writer parsed of the record (`hint`). A failure is logged, never thrown: the caller has already
-   * published the record, and refusing now would make its client retry and
-   * deposit the same bytes twice.
+   * Adds an id, with what its writer parsed of the record (`hint`). A failure
+   * is logged, never thrown: the caller has already published the record,
+   * and refusing now would make its client retry and deposit the same bytes
+   * twice.
    *
-   * The file is opened for each note rather than held open, so a log removed
-   * under us (`.state/` deleted, `git clean -x`, another host's operator) is
-   * noticed by the open failing with ENOENT, on every filesystem: a held
-   * handle's link count says 0 on a local disk but not over sshfs or NFS,
-   * where writes to it would go on landing in a file nobody can read again.
-   * A new log starts with the highest id carried over. ESTALE (NFS: the
-   * file was replaced on the server) is answered by opening again.
+   * Synchronous, in the same turn as the link() it follows: until the line
+   * is there, another process that finds the record reads its file to learn
+   * whom it is for, and three trips through the thread pool on a busy
+   * machine left that window open for milliseconds. The file is opened for
+   * each note rather than held open, so a log removed under us (`.state/`
+   * deleted, `git clean -x`, another host's operator) is noticed by the open
+   * failing with ENOENT, on every filesystem: a held handle's link count
+   * says 0 on a local disk but not over sshfs or NFS, where writes to it
+   * would go on landing in a file nobody can read again. A new log starts
+   * with the highest id carried over. ESTALE (NFS: the file was replaced on
+   * the server) is answered by opening again.
    */
-  async note(n: number, hint?: IssuedHint): Promise<void> {
+  note(n: number, hint?: IssuedHint): void {
     const line = formatIssuedLine(this.shape, n, hint);
     try {
       for (let attempt = 0; ; attempt++) {
         try {
-          await appendTo(this.file, line, false);
+          appendTo(this.file, line, false);
           this.seen = true;
           break;
         } catch (err) {
           const code = errnoName(err); // names ESTALE, which Node leaves as "Unknown system error -116"
           if (code === 'ENOENT') {
             const carried = this.highestNoted > n ? `${this.shape.format(this.highestNoted)}\n` : '';
-            await appendTo(this.file, carried + line, true);
+            appendTo(this.file, carried + line, true);
             const from = this.shape.format(Math.max(n, this.highestNoted));
             if (attempt === 0) {
               if (this.seen) this.log.info(`${this.file} was missing; started it again from ${from}`);
@@ -208,11 +213,11 @@ export class IssuedLog {
 }
 
 /** One O_APPEND write (atomic for a line this small); `create` makes the file when it is missing. */
-async function appendTo(file: string, text: string, create: boolean): Promise<void> {
-  const handle = await fs.open(file, fsc.O_WRONLY | fsc.O_APPEND | (create ? fsc.O_CREAT : 0), 0o644);
+function appendTo(file: string, text: string, create: boolean): void {
+  const fd = openSync(file, fsc.O_WRONLY | fsc.O_APPEND | (create ? fsc.O_CREAT : 0), 0o644);
   try {
-    await handle.write(text);
+    writeSync(fd, text);
   } finally {
-    await handle.close();
+    closeSync(fd);
   }
 }

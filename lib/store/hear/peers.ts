@@ -14,20 +14,20 @@ import type { IssuedHint, IssuedLine } from '../../model/issued-line.js';
 import type { RecordIndex } from '../../model/record-index.js';
 import type { CorpusIndexer } from '../index/corpus-indexer.js';
 
-/** How a look goes: whether to read the issued log, and whether to look past the highest id. */
+/** How far a look goes: up to the highest id the issued log noted (or only up to `upTo`), and whether past that. */
 export interface HowToLook {
-  log: boolean;
+  upToLog: boolean;
   past: boolean;
 }
 
 /**
- * Past the highest issued id only where a record may have been rung before
- * its id was noted (a ring, the tick, a wait starting or answering): it
- * costs a failed open, so not before every operation.
+ * Past the highest issued id only where a record may be there that no line
+ * names yet (a ring, the tick, a wait starting or answering): it costs a
+ * stat, so not before every operation.
  */
-export const LOOK_PAST: HowToLook = { log: true, past: true };
-/** Only below `upTo`, no log: for an append about to index its own record (the look past would read that record). */
-export const ONLY_BELOW: HowToLook = { log: false, past: false };
+export const LOOK_PAST: HowToLook = { upToLog: true, past: true };
+/** Only up to `upTo`: for an append about to index its own record (looking further would read that record). */
+export const ONLY_BELOW: HowToLook = { upToLog: false, past: false };
 /** At most this many ids looked for on disk in one look. */
 const MAX_PROBE = 20_000;
 
@@ -46,6 +46,8 @@ export class Peers {
   private state: 'before-scan' | 'hearing' | 'stopped' = 'before-scan';
   /** Hints read from the log for ids not looked at yet (above probedUpTo), kept until they are. */
   private readonly hints = new Map<number, IssuedHint>();
+  /** The highest id the log has noted, as far as this process has read it. */
+  private notedUpTo = 0;
 
   constructor(private readonly parts: PeerParts) {}
 
@@ -64,25 +66,32 @@ export class Peers {
   /** A ring, a tick, a listener arriving, a wait about to answer: look past the highest id too. */
   readonly lookPast = (): void => this.hear(0, LOOK_PAST);
 
-  /** Indexes what peers have added since the last look, up to the issued log's highest id or `upTo`, whichever is higher. */
-  hear(upTo = 0, how: HowToLook = { log: true, past: false }): void {
+  /**
+   * Indexes what peers have added since the last look, up to the issued
+   * log's highest id or `upTo`, whichever is higher (only up to `upTo` with
+   * ONLY_BELOW). The log is read every time, so that each id is held from
+   * its line where the line describes its record, not read from its file.
+   */
+  hear(upTo = 0, how: HowToLook = { upToLog: true, past: false }): void {
     if (this.state !== 'hearing') return;
     const { index, indexer } = this.parts;
-    const noted = how.log ? this.parts.issued.readNew() : [];
-    // Only below: up to upTo exactly (the highest may already count the append's own id).
-    let top = how.log ? Math.max(index.highest, upTo) : upTo;
-    for (const { n, hint } of noted) {
-      if (n > this.probedUpTo && hint !== null) this.hints.set(n, hint);
-      if (n > top) top = n;
+    for (const { n, hint } of this.parts.issued.readNew()) {
+      if (n > this.probedUpTo) {
+        if (hint !== null) this.hints.set(n, hint);
+        if (n > this.notedUpTo) this.notedUpTo = n;
+      }
       // A re-deposit fills in an id below what was looked at: the log is how it is heard.
-      else if (n <= this.probedUpTo && !index.has(n)) void indexer.ingest(n);
+      else if (!index.has(n)) void indexer.ingest(n);
     }
+    // Only below: up to upTo exactly (the highest may already count the append's own id); what the log noted above waits for the next look.
+    let top = how.upToLog ? Math.max(index.highest, upTo, this.notedUpTo) : upTo;
     for (let n = this.firstToLookAt(top); n <= top; n++) if (!index.has(n)) void indexer.ingestNoted(n, this.hints.get(n));
-    // A writer rings as soon as its record is linked, before it notes the id
-    // in the log: ids are issued densely, so look on past the top until a
-    // name is not there (one failed open when nothing is new).
+    // A record can be linked a moment before its line is written, and rsync
+    // or git write none: ids are issued densely, so look on past the top
+    // until a name is not there (one stat when nothing is new).
     for (const last = how.past ? top + MAX_PROBE : top; top < last; top++) {
       const n = top + 1;
+      if (!indexer.mayBeOnDisk(n)) break;
       void indexer.ingest(n);
       if (!index.has(n) && !indexer.isSettling(n)) break;
     }

@@ -10,16 +10,15 @@
  * damaged file is looked at again on every reconcile.
  *
  * Lazily (the default, `wanted` given), a record another writer added after
- * the scan gets a cheaper first look (record-peek.ts: one page read, its
- * digest, its header lines) and is held unverified (record-index.ts) unless
- * a listener here may want it; its deposit as the index keeps it, and the
- * ids it makes KNOWN_MISSING, wait until a call needs them (a listing,
- * list_replies, exists on an id it names, a filter its header matches):
- * `verifyHeld` reads it whole then. Nothing is announced for it: nobody
- * here had a use for it when it landed. Without `wanted` every record is
- * indexed whole at first sight (the eager index, which the differential
- * test and the bench compare with).
+ * the scan is held unverified (record-index.ts) from its issued-log line, or
+ * else from a first look (record-peek.ts: one page read, digest, header
+ * lines), unless a listener here may want it; the rest waits until a call
+ * needs it (a listing, list_replies, exists on an id it names, a filter it
+ * matches), and `verifyHeld` reads it whole then. Nothing is announced for
+ * it: nobody here had a use for it when it landed. Without `wanted` every
+ * record is indexed whole at first sight (the eager index).
  */
+import { statSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import { isRelayError } from '../../errors.js';
 import { splitRecordFile, type Deposit, type SplitFile } from '../../model/deposit.js';
@@ -165,11 +164,9 @@ export class CorpusIndexer {
   }
 
   /**
-   * Indexes `n`, which another process noted in the issued log with what it
-   * parsed of the record (`hint`). Lazily, a record no listener here may want
-   * is held unverified from that line alone: no file is opened until a call
-   * needs the record, which is what keeps a swarm's servers from each reading
-   * every record any of them writes. Anything else is ingested as usual.
+   * Indexes `n`, which another process noted in the issued log with what it parsed of the record (`hint`).
+   * Lazily, a record no listener here may want is held unverified from that line alone: no file is opened
+   * until a call needs it, so a swarm's servers do not each read every record. Anything else is ingested.
    */
   ingestNoted(n: number, hint: IssuedHint | undefined): Promise<void> {
     if (hint === undefined || !this.peeker || this.closed || this.index.has(n) || this.settling.has(n) || this.damaged.has(n)) return this.ingest(n);
@@ -187,6 +184,15 @@ export class CorpusIndexer {
     let lowest: number | null = null;
     for (const n of this.settling.keys()) if (!this.index.has(n) && (lowest === null || n < lowest)) lowest = n;
     return lowest;
+  }
+
+  /** Whether a file may be named for `n` now: one stat, which costs no exception where nothing is there (a look past the newest id, mostly). */
+  mayBeOnDisk(n: number): boolean {
+    try {
+      return statSync(this.paths.record(this.shape.format(n)), { throwIfNoEntry: false }) !== undefined;
+    } catch {
+      return true; // let the read say what is wrong
+    }
   }
 
   /** Whether the file for `n` is being read until it is whole. */
@@ -311,11 +317,8 @@ export class CorpusIndexer {
     }
     let file: Buffer;
     try {
-      // Synchronously: a record is small (1 MiB at most) and almost always in
-      // the page cache, and one readFileSync costs a fraction of the four
-      // thread-pool round trips of fs.promises.readFile (measured: a
-      // 10k-record scan 2-6x faster). Every process reads every record
-      // another process appends, so this is also on the swarm's append path.
+      // Synchronously: a record is small (1 MiB at most) and almost always in the page cache, and one readFileSync
+      // costs a fraction of fs.promises.readFile's four thread-pool round trips (a 10k-record scan 2-6x faster).
       file = this.reader.readSync(this.paths.record(id), this.options.maxRecordBytes); // a FIFO, a symlink or a huge file named like a record is damaged
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
