@@ -1,6 +1,8 @@
 /**
  * Where things live on disk: every directory and fixed file of a corpus and
- * of a keys directory is named here, and so is every temp file's name (a
+ * of a keys directory is named here (but `bell-holders/`, which
+ * bell-holders.ts places beside whatever bells directory it is handed, so
+ * that bells need no corpus), and so is every temp file's name (a
  * record's under .state/tmp/, `tempName`; one beside a file it replaces,
  * `tempBeside`). The
  * rooms that keep many files in one of these directories (the replay guard,

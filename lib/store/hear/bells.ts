@@ -34,12 +34,11 @@
  * so names nobody writes to leave no files behind; the bells of a process
  * that died without letting go are swept by the next one (bell-holders.ts).
  *
- * Setting bells up is asynchronous: making a file costs ~0.2 ms on a busy
- * disk (64 fresh names took 12–60 ms when made synchronously, measured on a
- * shared 2-core machine), so files are made on libuv's threads and only the
- * watch itself (~27 µs a bell) runs on the event loop. A listener hears its
- * bells once listen() resolves; whoever listens looks for what is new after
- * that (hear/interest.ts), so nothing landing meanwhile is missed.
+ * Setting bells up is asynchronous: making a file costs ~0.2 ms on a busy disk
+ * (64 fresh names took 12–60 ms made synchronously, on a shared 2-core machine),
+ * so files are made on libuv's threads and only the watch (~27 µs a bell) runs
+ * on the event loop. Whoever listens looks for what is new once listen()
+ * resolves (hear/interest.ts), so nothing landing meanwhile is missed.
  */
 import { statSync, unlinkSync, utimesSync, truncateSync, watch, type FSWatcher, constants as fsc } from 'node:fs';
 import fs from 'node:fs/promises';
@@ -49,7 +48,7 @@ import { BellHolders, sweepBells } from './bell-holders.js';
 import type { RecordFilter } from '../../model/filter.js';
 import { parseRecipients } from '../../model/filter.js';
 
-const crypto = process.getBuiltinModule('node:crypto') as typeof import('node:crypto');
+let crypto: typeof import('node:crypto') | undefined; // fetched on first use: a server with no bells never loads it
 
 /** What a bell stands for: `to:NAME` (a recipient) or `re:N` (a record replied to). */
 export type BellKey = string;
@@ -72,6 +71,7 @@ export function bellsFor(filter: RecordFilter | null | undefined): BellKey[] | n
 
 /** A bell's file name: a hash, so any name is a safe, short, case-exact file name. */
 function bellName(key: BellKey): string {
+  crypto ??= process.getBuiltinModule('node:crypto') as typeof import('node:crypto');
   return crypto.hash('sha256', key).slice(0, 32);
 }
 
