@@ -64,10 +64,16 @@ export function formatIssuedLine(shape: IdShape, n: number, hint?: IssuedHint): 
 
 /** The id and hint on one line (without its newline); null when the line names no id of this shape. */
 export function parseIssuedLine(line: string, shape: IdShape): IssuedLine | null {
-  const space = line.indexOf(' ');
-  const n = shape.parseRecordId(space === -1 ? line : line.slice(0, space));
+  const n = issuedLineId(line, shape);
   if (n === null) return null;
+  const space = line.indexOf(' ');
   return { n, hint: space === -1 ? null : parseHint(line.slice(space + 1), shape) };
+}
+
+/** The id one line names, its hint left unread: what a reader wanting the high-water alone needs (a store's start, verify). */
+export function issuedLineId(line: string, shape: IdShape): number | null {
+  const space = line.indexOf(' ');
+  return shape.parseRecordId(space === -1 ? line : line.slice(0, space));
 }
 
 function parseHint(text: string, shape: IdShape): IssuedHint | null {

@@ -26,7 +26,7 @@ import { DIGEST_BYTES } from '../model/index-columns.js';
 import type { IndexImage } from '../model/record-index.js';
 import { readSnapshot } from '../store/index/index-snapshot.js';
 import { IssuedLog } from '../store/append/issued-log.js';
-import { formatIssuedLine, parseIssuedLine, type IssuedHint } from '../model/issued-line.js';
+import { formatIssuedLine, issuedLineId, parseIssuedLine, type IssuedHint } from '../model/issued-line.js';
 import type { CorpusPaths } from '../disk/paths.js';
 
 export interface StateFindings {
@@ -145,7 +145,7 @@ export class StateAudit {
     let highest = 0;
     const issued = new Set<number>();
     for (const written of text.split('\n')) {
-      const n = parseIssuedLine(written, this.shape)?.n ?? null;
+      const n = issuedLineId(written, this.shape);
       if (n === null) continue;
       issued.add(n);
       if (n > highest) highest = n;
@@ -185,9 +185,7 @@ async function describedIn(file: string, shape: IdShape): Promise<Map<number, nu
   return described;
 }
 
-/** 48 bits of the line a hint makes: equal hints make equal lines. */
+/** 48 bits of the line a hint makes (formatIssuedLine reads only a hint's own fields): equal hints make equal lines. */
 function fingerprint(shape: IdShape, n: number, hint: IssuedHint): number {
-  const { claims, depositedBy, idempotencyKey, agent } = hint;
-  const line = formatIssuedLine(shape, n, { claims, depositedBy, ...(idempotencyKey === undefined ? {} : { idempotencyKey }), ...(agent === undefined ? {} : { agent }) });
-  return createHash('sha256').update(line).digest().readUIntBE(0, 6);
+  return createHash('sha256').update(formatIssuedLine(shape, n, hint)).digest().readUIntBE(0, 6);
 }

@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { idShape } from '../../lib/model/ids.js';
-import { formatIssuedLine, MAX_HINTED_LINE, parseIssuedLine, type IssuedHint } from '../../lib/model/issued-line.js';
+import { formatIssuedLine, issuedLineId, MAX_HINTED_LINE, parseIssuedLine, type IssuedHint } from '../../lib/model/issued-line.js';
 
 const shape = idShape(4);
 const hint: IssuedHint = {
@@ -44,4 +44,10 @@ test('a hint that does not parse, or claims what a record cannot, is ignored and
 
 test('a line that names no id of this shape is no line', () => {
   for (const bad of ['', 'relay-03', 'relay-00003', 'relay-0000', 'garbage {"k":null}', ' relay-0003']) assert.equal(parse(bad), null, bad);
+});
+
+test('the id alone is read without its hint, whatever the hint holds', () => {
+  assert.equal(issuedLineId(formatIssuedLine(shape, 42, hint).trimEnd(), shape), 42);
+  assert.equal(issuedLineId('relay-0003 {', shape), 3);
+  assert.equal(issuedLineId('relay-03 {}', shape), null);
 });

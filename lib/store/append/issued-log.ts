@@ -25,7 +25,7 @@ import path from 'node:path';
 import { errnoName } from '../../errors.js';
 import fs from 'node:fs/promises';
 import type { IdShape } from '../../model/ids.js';
-import { formatIssuedLine, parseIssuedLine, type IssuedHint, type IssuedLine } from '../../model/issued-line.js';
+import { formatIssuedLine, issuedLineId, parseIssuedLine, type IssuedHint, type IssuedLine } from '../../model/issued-line.js';
 import type { Logger } from '../../log.js';
 
 /**
@@ -69,16 +69,21 @@ export class IssuedLog {
     } catch {
       return this.highestNoted;
     }
-    for (const { n } of this.linesIn(text.slice(0, this.readTo))) if (n > this.highestNoted) this.highestNoted = n;
+    // The ids alone: the whole log is read at every start, and its hints are for the lines read as they land.
+    const idOnly = (written: string): IssuedLine | null => {
+      const n = issuedLineId(written, this.shape);
+      return n === null ? null : { n, hint: null };
+    };
+    for (const { n } of this.linesIn(text.slice(0, this.readTo), idOnly)) if (n > this.highestNoted) this.highestNoted = n;
     return this.highestNoted;
   }
 
   /** The plausible lines among these, in order (see the top of this file); the rest are warned about once. */
-  private linesIn(text: string): IssuedLine[] {
+  private linesIn(text: string, parse = (written: string) => parseIssuedLine(written, this.shape)): IssuedLine[] {
     const lines: IssuedLine[] = [];
     let top = this.highestNoted;
     for (const written of text.split('\n')) {
-      const line = parseIssuedLine(written, this.shape);
+      const line = parse(written);
       if (line === null) continue;
       const { n } = line;
       if (n > top + MAX_LEAD && !this.heldNear(n)) {
