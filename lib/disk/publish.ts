@@ -12,7 +12,7 @@
  *
  * A crash at any point leaves at most a stray temp file, never a partial record.
  */
-import { constants as fsc } from 'node:fs';
+import { constants as fsc, linkSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { Logger } from '../log.js';
@@ -126,9 +126,23 @@ export async function writeTemp(tmpDir: string, bytes: Uint8Array, mode = 0o444,
  * same channel in the same millisecond), and only where EEXIST may lie is
  * that rare tie worth reading as ours.
  */
-export async function linkExclusive(temp: string, target: string, care: { eexistMayLie?: boolean } = {}): Promise<boolean> {
+export interface LinkCare {
+  /** The filesystem is shared (NFS, sshfs): EEXIST may be our own success, so the target is read. */
+  eexistMayLie?: boolean;
+  /**
+   * Link in this turn of the event loop (`linkSync`), so that what the caller
+   * does next with the name (note it where other processes read) follows
+   * the link by microseconds, not by a thread-pool trip and the wait for this
+   * process's next turn. Only on a local filesystem, where a link is one
+   * short system call; a network mount could hold the whole process.
+   */
+  blocking?: boolean;
+}
+
+export async function linkExclusive(temp: string, target: string, care: LinkCare = {}): Promise<boolean> {
   try {
-    await fs.link(temp, target);
+    if (care.blocking) linkSync(temp, target);
+    else await fs.link(temp, target);
     return true;
   } catch (err) {
     const eexist = (err as NodeJS.ErrnoException).code === 'EEXIST';

@@ -89,6 +89,11 @@ export class RelayStore extends EventEmitter<StoreEvents> implements RecordFeed 
     return this.w.index.unverifiedCount;
   }
 
+  /** Ids another writer took first while this store tried to link them (append/id-allocator.ts). */
+  get idsLost(): number {
+    return this.w.ids.lost;
+  }
+
   /** The highest id held now (0 for none): where a new agent mark's broadcasts begin. */
   get head(): number {
     return this.w.index.highestHeld();

@@ -14,6 +14,13 @@
  *   next free id: a gap below the mark (a KNOWN_MISSING one is how a lost
  *   record is re-deposited) or the next free id itself.
  *
+ * On a local filesystem the link blocks (publish.ts `blocking`), so the
+ * caller notes the id in the issued log microseconds after the name is
+ * taken. A writer that loses a race then finds the winner's line already
+ * there and moves past every id taken meanwhile: with the link in the
+ * thread pool, a winner's line waited for its process's next turn, and
+ * forty writers on two cores lost ten races an append (strace, issue 26).
+ *
  * Links are made one at a time in each process, in id order (`serially`):
  * two appends in flight at once would otherwise race their link() calls
  * through the thread pool, and N+1 could appear on disk before N. Every
@@ -48,6 +55,8 @@ export class IdAllocator {
   private readonly published = new Set<number>();
   /** The tail of this process's links, one after another. */
   private linking: Promise<unknown> = Promise.resolve();
+  /** Ids another writer linked first while this process tried them: each a failed link(). */
+  private lostCount = 0;
 
   constructor(
     private readonly index: RecordIndex,
@@ -99,6 +108,11 @@ export class IdAllocator {
     return this.serially(() => this.linkNext(temp));
   }
 
+  /** Ids other writers linked first since this store opened (a contention figure, which the tests and the bench read). */
+  get lost(): number {
+    return this.lostCount;
+  }
+
   /**
    * The lowest id this process has linked that the index does not hold
    * yet, or null: a cursor must stay below it, or a waiter that already
@@ -126,6 +140,9 @@ export class IdAllocator {
   }
 
   private async linkNext(temp: string): Promise<number> {
+    // What other writers took while this record was written and fsynced is in the issued log
+    // (one fstat when nothing is new): a try past them costs less than a link() that fails.
+    this.hearUpTo(0);
     for (;;) {
       const n = this.nextFree();
       if (n === null) {
@@ -133,6 +150,7 @@ export class IdAllocator {
           `record. Start a new store, or create one with a wider id (\`p-e-relay init --id-width ${this.shape.width + 1}\`).`);
       }
       if (await this.linkReserved(temp, n)) return n;
+      this.lostCount++;
       // Another writer took it first: remember, and hear what every writer took meanwhile, so the next try is past
       // them all rather than one past this one (with many writers, one failed link() each), then index what it published.
       this.index.noteIssued(n);
@@ -151,7 +169,8 @@ export class IdAllocator {
   private async linkReserved(temp: string, n: number): Promise<boolean> {
     this.reserved = n;
     try {
-      const linked = await linkExclusive(temp, this.paths.record(this.shape.format(n)), { eexistMayLie: this.shared() });
+      const shared = this.shared();
+      const linked = await linkExclusive(temp, this.paths.record(this.shape.format(n)), { eexistMayLie: shared, blocking: !shared });
       if (linked && !this.index.has(n)) this.published.add(n);
       return linked;
     } finally {

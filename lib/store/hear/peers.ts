@@ -75,14 +75,7 @@ export class Peers {
   hear(upTo = 0, how: HowToLook = { upToLog: true, past: false }): void {
     if (this.state !== 'hearing') return;
     const { index, indexer } = this.parts;
-    for (const { n, hint } of this.parts.issued.readNew()) {
-      if (n > this.probedUpTo) {
-        if (hint !== null) this.hints.set(n, hint);
-        if (n > this.notedUpTo) this.notedUpTo = n;
-      }
-      // A re-deposit fills in an id below what was looked at: the log is how it is heard.
-      else if (!index.has(n)) void indexer.ingest(n);
-    }
+    this.readLog();
     // Only below: up to upTo exactly (the highest may already count the append's own id); what the log noted above waits for the next look.
     let top = how.upToLog ? Math.max(index.highest, upTo, this.notedUpTo) : upTo;
     for (let n = this.firstToLookAt(top); n <= top; n++) if (!index.has(n)) void indexer.ingestNoted(n, this.hints.get(n));
@@ -92,11 +85,28 @@ export class Peers {
     for (const last = how.past ? top + MAX_PROBE : top; top < last; top++) {
       const n = top + 1;
       if (!indexer.mayBeOnDisk(n)) break;
-      void indexer.ingest(n);
+      // Its writer notes the line just after the link: it is most often there by now, and a line spares the file's read.
+      if (!this.hints.has(n)) this.readLog();
+      void indexer.ingestNoted(n, this.hints.get(n));
       if (!index.has(n) && !indexer.isSettling(n)) break;
     }
     if (top > this.probedUpTo) this.probedUpTo = top;
     for (const n of this.hints.keys()) if (n <= this.probedUpTo) this.hints.delete(n);
+  }
+
+  /** Takes in what the log noted since the last read: hints for the ids not looked at yet, the ids of re-deposits below. */
+  private readLog(): void {
+    const { index, indexer } = this.parts;
+    for (const { n, hint } of this.parts.issued.readNew()) {
+      if (n > this.probedUpTo) {
+        if (hint !== null) this.hints.set(n, hint);
+        if (n > this.notedUpTo) this.notedUpTo = n;
+      }
+      // A re-deposit fills in an id below what was looked at: the log is how it is heard.
+      else if (!index.has(n)) void indexer.ingest(n);
+    }
+    // Issued is issued even while a record meant for a listener here is still being read: the next free id is past it.
+    index.noteIssued(this.notedUpTo);
   }
 
   /** A directory listing: the ids below the highest it names are looked at first and in order, so no cursor passes one. */
