@@ -33,8 +33,13 @@ export interface InterestParts {
   log: Logger;
 }
 
+/** Distinct `to:` texts kept split; past this many the cache starts again. */
+const RECIPIENT_TEXTS_KEPT = 1024;
+
 export class Interests {
   private readonly listeners = new Set<Listener>();
+  /** Each distinct `to:` text split once: a swarm's records name the same few recipients over and over. */
+  private readonly recipientsOfTo = new Map<string, string[]>();
   private byBells = false;
   private stopped = false;
   /** The directory stays watched this long after its last listener for every record leaves. */
@@ -78,9 +83,18 @@ export class Interests {
   /** Whether a record claiming this may be for some listener here now (a lazy index checks and announces it at once). */
   wants(claims: RecordClaims): boolean {
     if (this.listeners.size === 0) return false;
-    const record = { kind: claims.kind, from: claims.from, recipients: parseRecipients(claims.to), named: claims.named };
+    const record = { kind: claims.kind, from: claims.from, recipients: this.recipientsOf(claims.to), named: claims.named };
     for (const listener of this.listeners) if (matches(listener.filter, record)) return true;
     return false;
+  }
+
+  private recipientsOf(to: string | null): string[] {
+    if (to === null) return [];
+    let names = this.recipientsOfTo.get(to);
+    if (names) return names;
+    if (this.recipientsOfTo.size >= RECIPIENT_TEXTS_KEPT) this.recipientsOfTo.clear(); // texts are the writers' to choose: bounded
+    this.recipientsOfTo.set(to, (names = parseRecipients(to)));
+    return names;
   }
 
   /** Bells and directory watches in use now (inotify watches; tests and the bench read it). */
