@@ -36,6 +36,8 @@ export interface SwarmOptions {
    * time, so the swarm does not ask in lockstep.
    */
   thinkMs?: number;
+  /** Where every agent's cursor starts (default: the corpus's start); a swarm run again on the same corpus passes the last run's `cursor`. */
+  after?: string;
 }
 
 interface Item {
@@ -62,6 +64,8 @@ export interface SwarmReport {
   leaks: { agent: string; id: string; to: string | null }[];
   /** Ids some agent received twice. */
   duplicates: { agent: string; id: string }[];
+  /** The furthest cursor any agent ended on: past every record of the run. */
+  cursor: string;
 }
 
 export const agentName = (i: number) => `agent-${String(i).padStart(2, '0')}`;
@@ -75,7 +79,8 @@ export function peerOf(i: number, q: number, n: number): number {
 
 export async function runSwarm(agents: ToolCaller[], options: SwarmOptions): Promise<SwarmReport> {
   const n = agents.length;
-  const report: SwarmReport = { asked: 0, answered: 0, waits: 0, emptyWaits: 0, calls: 0, latencies: [], askerCalls: [], leaks: [], duplicates: [] };
+  const start = options.after ?? 'relay-0000';
+  const report: SwarmReport = { asked: 0, answered: 0, waits: 0, emptyWaits: 0, calls: 0, latencies: [], askerCalls: [], leaks: [], duplicates: [], cursor: start };
   const incoming = new Array<number>(n).fill(0);
   for (let i = 0; i < n; i++) for (let q = 0; q < options.questionsEach; q++) incoming[peerOf(i, q, n)]!++;
   const deadline = options.now() + options.deadlineMs;
@@ -95,7 +100,7 @@ export async function runSwarm(agents: ToolCaller[], options: SwarmOptions): Pro
     let asked = 0;
     let answeredMine = 0;
     let answeredTheirs = 0;
-    let cursor = 'relay-0000';
+    let cursor = start;
     /** Waits made while this agent's current question is open (one question is open at a time). */
     let waitsWhileOpen = 0;
     const ask = async () => {
@@ -153,6 +158,7 @@ export async function runSwarm(agents: ToolCaller[], options: SwarmOptions): Pro
         }
       }
     }
+    if (cursor > report.cursor) report.cursor = cursor; // ids of one width compare as text
   };
   await Promise.all(agents.map((_, i) => run(i)));
   return report;
