@@ -2,7 +2,7 @@
  * Counters for GET /metrics, in the Prometheus text format. They count what
  * this hub process told its clients: appends it stored per door, refusals
  * per code (HTTP-level ones and tool refusals over /mcp alike), waits and
- * streams open now, slow subscribers dropped.
+ * streams open now, slow subscribers dropped, ids lost to other writers.
  */
 
 export class HubMetrics {
@@ -26,7 +26,7 @@ export class HubMetrics {
     return this.refusals.get(code) ?? 0;
   }
 
-  render(gauges: { records: number; waits: number; streams: number; ready: boolean }): string {
+  render(gauges: { records: number; waits: number; streams: number; ready: boolean; idsLost: number }): string {
     const lines: string[] = [];
     const metric = (name: string, type: 'gauge' | 'counter', help: string, samples: [string, number][]) => {
       lines.push(`# HELP ${name} ${help}`, `# TYPE ${name} ${type}`);
@@ -43,6 +43,7 @@ export class HubMetrics {
     metric('p_e_relay_active_waits', 'gauge', 'wait_for_relay calls blocked right now.', [['', gauges.waits]]);
     metric('p_e_relay_active_streams', 'gauge', 'Open GET /events streams.', [['', gauges.streams]]);
     metric('p_e_relay_dropped_subscribers_total', 'counter', 'SSE subscribers dropped for reading too slowly.', [['', this.dropped]]);
+    metric('p_e_relay_ids_lost_total', 'counter', 'Ids another writer on this corpus linked first while this hub tried them, each a failed link(): how contended appends are.', [['', gauges.idsLost]]);
     return lines.join('\n') + '\n';
   }
 }

@@ -89,6 +89,6 @@ export function getHealthz({ res, ctx }: HubRequest): void {
 }
 
 export function getMetrics({ res, ctx }: HubRequest): void {
-  const text = ctx.metrics.render({ records: ctx.store.size, waits: ctx.gate.waits.active, streams: ctx.gate.streams.active, ready: ctx.ready() });
+  const text = ctx.metrics.render({ records: ctx.store.size, waits: ctx.gate.waits.active, streams: ctx.gate.streams.active, ready: ctx.ready(), idsLost: ctx.store.idsLost });
   res.writeHead(200, { 'Content-Type': 'text/plain; version=0.0.4; charset=utf-8', 'Content-Length': Buffer.byteLength(text) }).end(text);
 }

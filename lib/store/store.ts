@@ -89,7 +89,7 @@ export class RelayStore extends EventEmitter<StoreEvents> implements RecordFeed 
     return this.w.index.unverifiedCount;
   }
 
-  /** Ids another writer took first while this store tried to link them (append/id-allocator.ts). */
+  /** Ids another writer took first while this store tried to link them (append/id-allocator.ts; the hub's /metrics). */
   get idsLost(): number {
     return this.w.ids.lost;
   }

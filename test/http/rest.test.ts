@@ -143,7 +143,7 @@ test('/healthz and /metrics report the store and what was answered', async (t) =
   const metrics = await fetch(`${h.url}/metrics`);
   assert.match(metrics.headers.get('content-type') ?? '', /^text\/plain; version=0\.0\.4/);
   const text = await metrics.text();
-  for (const line of ['p_e_relay_records 3', 'p_e_relay_appends_total{door="http"} 1', 'p_e_relay_refusals_total{code="not_found"} 1', 'p_e_relay_active_waits 0', 'p_e_relay_active_streams 0']) {
+  for (const line of ['p_e_relay_records 3', 'p_e_relay_appends_total{door="http"} 1', 'p_e_relay_refusals_total{code="not_found"} 1', 'p_e_relay_active_waits 0', 'p_e_relay_active_streams 0', 'p_e_relay_ids_lost_total 0']) {
     assert.ok(text.split('\n').includes(line), `metrics has "${line}"`);
   }
   assert.match(text, /^# TYPE p_e_relay_appends_total counter$/m);

@@ -108,7 +108,7 @@ export class IdAllocator {
     return this.serially(() => this.linkNext(temp));
   }
 
-  /** Ids other writers linked first since this store opened (a contention figure, which the tests and the bench read). */
+  /** Ids other writers linked first since this store opened: how contended appends are (the hub's /metrics). */
   get lost(): number {
     return this.lostCount;
   }
