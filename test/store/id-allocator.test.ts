@@ -23,15 +23,11 @@ async function allocator(corpus: string, taken: number, noted: number) {
   const ingested: number[] = [];
   // Only the ids this allocator lost are indexed by it; the rest of the indexer is not its business.
   const indexer = { ingest: async (n: number) => void ingested.push(n) } as unknown as CorpusIndexer;
-  const heard: number[] = [];
-  const hearUpTo = (n: number) => {
-    heard.push(n);
-    index.noteIssued(noted); // what hear/peers.ts does with the issued log's lines
-  };
+  const hearUpTo = () => index.noteIssued(noted); // what hear/peers.ts does with the issued log's lines
   const ids = new IdAllocator(index, indexer, shape, paths, async () => {}, () => false, hearUpTo);
   const temp = path.join(paths.tmp, 'ours');
   await fs.writeFile(temp, 'ours\n');
-  return { ids, temp, ingested, heard, paths };
+  return { ids, temp, ingested, paths };
 }
 
 test('ids the issued log names are heard before the first link: taken while the record was being written, they cost no failed link()', async (t) => {

@@ -46,8 +46,6 @@ export class Peers {
   private state: 'before-scan' | 'hearing' | 'stopped' = 'before-scan';
   /** Hints read from the log for ids not looked at yet (above probedUpTo), kept until they are. */
   private readonly hints = new Map<number, IssuedHint>();
-  /** The highest id the log has noted, as far as this process has read it. */
-  private notedUpTo = 0;
 
   constructor(private readonly parts: PeerParts) {}
 
@@ -77,7 +75,7 @@ export class Peers {
     const { index, indexer } = this.parts;
     this.readLog();
     // Only below: up to upTo exactly (the highest may already count the append's own id); what the log noted above waits for the next look.
-    let top = how.upToLog ? Math.max(index.highest, upTo, this.notedUpTo) : upTo;
+    let top = how.upToLog ? Math.max(index.highest, upTo) : upTo;
     for (let n = this.firstToLookAt(top); n <= top; n++) if (!index.has(n)) void indexer.ingestNoted(n, this.hints.get(n));
     // A record can be linked a moment before its line is written, and rsync
     // or git write none: ids are issued densely, so look on past the top
@@ -100,13 +98,12 @@ export class Peers {
     for (const { n, hint } of this.parts.issued.readNew()) {
       if (n > this.probedUpTo) {
         if (hint !== null) this.hints.set(n, hint);
-        if (n > this.notedUpTo) this.notedUpTo = n;
+        // Issued is issued, even while a record meant for a listener here is still being read: the next free id is past it.
+        index.noteIssued(n);
       }
       // A re-deposit fills in an id below what was looked at: the log is how it is heard.
       else if (!index.has(n)) void indexer.ingest(n);
     }
-    // Issued is issued even while a record meant for a listener here is still being read: the next free id is past it.
-    index.noteIssued(this.notedUpTo);
   }
 
   /** A directory listing: the ids below the highest it names are looked at first and in order, so no cursor passes one. */
