@@ -81,7 +81,7 @@ export function makeWings(store: StoreFace, options: StoreOptions, shape: IdShap
   const snapshots = new SnapshotKeeper(index, shape, () => facts.shared, keys, paths, () => issued.highest, log);
   const peers = new Peers({ index, issued, indexer, shape, log });
   const bells = readOnly ? null : new Bells(paths.bells, log, peers.lookPast);
-  const watcher = watcherFor(options, paths.corpus, log, indexer, peers, () => void reattach(wings));
+  const watcher = watcherFor(options, paths.corpus, log, indexer, peers, issued, () => void reattach(wings));
   const relist = async () => {
     await watcher.reconcile();
     await indexer.settled();
@@ -107,7 +107,7 @@ export function makeWings(store: StoreFace, options: StoreOptions, shape: IdShap
 }
 
 /** What notices other writers' files: directory events or polling, listings, a tick, a replaced corpus directory. */
-function watcherFor(options: StoreOptions, dir: string, log: Logger, indexer: CorpusIndexer, peers: Peers, onReplaced: () => void): CorpusWatcher {
+function watcherFor(options: StoreOptions, dir: string, log: Logger, indexer: CorpusIndexer, peers: Peers, issued: IssuedLog, onReplaced: () => void): CorpusWatcher {
   return new CorpusWatcher({
     dir,
     mode: options.watch ?? 'events',
@@ -119,6 +119,8 @@ function watcherFor(options: StoreOptions, dir: string, log: Logger, indexer: Co
       return indexer.reconcileWith(names);
     },
     mustList: () => indexer.hasDamaged,
+    // Records this store's writers add are announced in the log: while they alone change the directory, listings back off.
+    announced: () => issued.linesRead,
     // Where bells serve, records for nobody here are read a batch at a time, not in the path of the next answer.
     onTick: peers.lookPast,
     onReplaced,

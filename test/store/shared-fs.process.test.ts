@@ -9,7 +9,7 @@
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { test, type TestContext } from 'node:test';
 import type { CallToolResult } from '@modelcontextprotocol/client';
@@ -170,6 +170,17 @@ test('a record really gone from disk is still dropped after its listing omits it
   await indexer.reconcileWith(['relay-0001', 'relay-0003']);
   assert.equal(index.has(2), false);
   assert.deepEqual(removed, ['relay-0002']);
+});
+
+test('a listing says whether it told the index anything: nothing when it names what is held, yes for a record not held or one gone', async (t) => {
+  const { corpus, index, indexer } = await indexedCorpus(t);
+  assert.equal(await indexer.reconcileWith(['relay-0001', 'relay-0002', 'relay-0003']), false);
+  await copyFile(path.join(corpus, 'relay-0003'), path.join(corpus, 'relay-0004')); // a copy by hand: nothing announced it
+  assert.equal(await indexer.reconcileWith(['relay-0001', 'relay-0002', 'relay-0003', 'relay-0004']), true);
+  assert.equal(index.has(4), true);
+  await rm(path.join(corpus, 'relay-0002'));
+  assert.equal(await indexer.reconcileWith(['relay-0001', 'relay-0003', 'relay-0004']), true);
+  assert.equal(await indexer.reconcileWith(['relay-0001', 'relay-0003', 'relay-0004']), false);
 });
 
 test('wait --poll hears a record another process appends by listing the corpus, with kernel events off', { timeout: 30_000 }, async (t) => {

@@ -27,12 +27,25 @@ export interface CorpusWatcherOptions {
   log: Logger;
   /** A directory entry that may have appeared or vanished. */
   onName(name: string): void;
-  /** The full list of names, from a readdir; a promise delays the next listing until it settles. */
-  onListing(names: string[]): void | Promise<void>;
+  /**
+   * The full list of names, from a readdir; a promise delays the next listing
+   * until it settles. True when the listing told what nothing else had (a
+   * record in a hole below the newest, a held one gone): see QUIET_LISTING_MAX_MS.
+   */
+  onListing(names: string[]): boolean | Promise<boolean>;
   /** Called at every interval, before any listing (hear/peers.ts: a cheap look at the issued log). */
   onTick?(): void;
   /** True when a listing is wanted even if the directory looks unchanged (damaged files to look at again). */
   mustList?(): boolean;
+  /**
+   * How many records this store's writers have announced so far (lines read
+   * from the issued log, hear/peers.ts). When the directory changed since the
+   * last tick and this did not move, someone who announces nothing changed
+   * it (rsync, git, a hand), and the tick lists it whatever the back-off.
+   */
+  announced?(): number;
+  /** The clock listings are timed by (tests); performance.now by default. */
+  now?(): number;
   /** How old (ms) the directory's times must have been at the last listing for unchanged times to be trusted; default RACY_MS. */
   racyMs?: number;
   /**
@@ -73,6 +86,24 @@ const RACY_MS = 1000;
  */
 const LISTING_BUDGET = 50;
 
+/**
+ * In a busy swarm the directory changes with every record, so the mtime gate
+ * (see reconcile) never holds and every server would list the whole corpus
+ * at every interval: a cost that grows with the corpus and is paid by every
+ * process, idle ones too (measured: an idle server beside a writer spent
+ * 14-17 ms of CPU a second on a 10k-record corpus, 30-33 ms on 100k, most of
+ * it these listings and their garbage). Yet there the listing almost never
+ * tells anything new: every record this store's writers add is announced
+ * in the issued log, and the tick (onTick) hears records that others add on
+ * top of the newest id. A listing is left for what only it can see, a record
+ * in a hole below the newest and a record gone. So each listing that finds
+ * neither doubles the wait before the next, up to this long, while the
+ * writers that announce themselves are the ones changing the directory; a
+ * listing that finds something, a directory changed by no announced writer,
+ * or damaged records to look at again, bring the interval back at once.
+ */
+export const QUIET_LISTING_MAX_MS = 32_000;
+
 export class CorpusWatcher {
   private watcher: FSWatcher | null = null;
   private timer: NodeJS.Timeout | null = null;
@@ -81,13 +112,21 @@ export class CorpusWatcher {
   private identity: Identity = null;
   private listed: Listed | null = null;
   private lastListing = { at: 0, costMs: 0 };
+  /** What the last tick saw: the count of announced records and the directory's times. */
+  private lastTick: { announced: number | undefined; look: Listed | null } = { announced: undefined, look: null };
+  /** How long after the last listing the next may come while only announced writers change the directory (see QUIET_LISTING_MAX_MS). */
+  private quietMs: number;
+  private readonly now: () => number;
   private closed = false;
   private shared = false;
   private started = false;
   /** In events mode: whether the directory itself is watched (hear/interest.ts stops it while bells serve every listener). */
   private directoryWanted = true;
 
-  constructor(private readonly options: CorpusWatcherOptions) {}
+  constructor(private readonly options: CorpusWatcherOptions) {
+    this.quietMs = options.intervalMs;
+    this.now = options.now ?? (() => performance.now());
+  }
 
   /**
    * Starts watching. `shared`: the corpus is on a network or FUSE filesystem
@@ -104,13 +143,29 @@ export class CorpusWatcher {
     this.started = true;
     this.identity = identityOf(this.options.dir);
     if (mode === 'events' && this.directoryWanted) this.watchEvents();
-    this.timer = setInterval(() => {
-      this.options.onTick?.();
-      // Shared: the listing is how other hosts are heard, so it is never put off.
-      if (mode === 'events' && !this.shared && performance.now() - this.lastListing.at < this.lastListing.costMs * LISTING_BUDGET) return;
-      void this.reconcile();
-    }, this.intervalMs);
+    this.timer = setInterval(() => void this.tick(), this.intervalMs);
     this.timer.unref();
+  }
+
+  /** What the timer runs at every interval: the tick, then a listing if one is due. Public, and settling when done, so that a test can be the timer. */
+  tick(): Promise<void> {
+    this.options.onTick?.();
+    // Shared: the listing is how other hosts are heard, so it is never put off. Poll mode lists at the interval asked.
+    if (this.options.mode === 'events' && !this.shared && !this.listingDue()) return Promise.resolve();
+    return this.reconcile();
+  }
+
+  /** Events mode, this host's writers only: whether the periodic listing may run now (reconcile still skips an unchanged directory). */
+  private listingDue(): boolean {
+    const announced = this.options.announced?.();
+    const look = announced === undefined ? null : lookAt(this.options.dir);
+    const previous = this.lastTick;
+    this.lastTick = { announced, look };
+    const since = this.now() - this.lastListing.at;
+    if (since < this.lastListing.costMs * LISTING_BUDGET) return false;
+    if (announced === undefined || since >= this.quietMs || this.options.mustList?.()) return true;
+    // The directory changed since the last tick while no announced writer wrote: someone else changed it.
+    return announced === previous.announced && !(look && previous.look && sameTimes(look, previous.look));
   }
 
   /**
@@ -158,7 +213,7 @@ export class CorpusWatcher {
     try {
       const look = this.options.mode === 'events' && !this.shared ? lookAt(this.options.dir) : null;
       if (look && this.listed && unchanged(look, this.listed, this.options.racyMs ?? RACY_MS) && !this.options.mustList?.()) return;
-      const started = performance.now();
+      const started = this.now();
       const names = await fs.readdir(this.options.dir);
       const identity = identityOf(this.options.dir);
       const replaced = identity !== null && this.identity !== null && identity !== this.identity;
@@ -176,9 +231,11 @@ export class CorpusWatcher {
         if (replaced) this.options.onReplaced?.();
       }
       this.identity ??= identity; // the directory was missing when watching began
-      await this.options.onListing(names);
+      const news = await this.options.onListing(names);
       this.listed = look;
-      this.lastListing = { at: performance.now(), costMs: performance.now() - started };
+      const at = this.now();
+      this.lastListing = { at, costMs: at - started };
+      this.quietMs = news ? this.options.intervalMs : Math.min(this.quietMs * 2, Math.max(QUIET_LISTING_MAX_MS, this.options.intervalMs));
     } catch (err) {
       if (!this.missingLogged) {
         this.options.log.error(`cannot read the corpus directory ${this.options.dir}: ${(err as Error).message}; serving what is already indexed`);
@@ -228,8 +285,12 @@ function lookAt(dir: string): Listed | null {
 }
 
 function unchanged(now: Listed, then: Listed, racyMs: number): boolean {
+  return sameTimes(now, then) && then.at - Math.max(then.mtimeMs, then.ctimeMs) > racyMs;
+}
+
+function sameTimes(now: Listed, then: Listed): boolean {
   // ctime too: rsync -a sets a directory's mtime back to the source's, but any change moves ctime.
-  return now.identity === then.identity && now.mtimeMs === then.mtimeMs && now.ctimeMs === then.ctimeMs && then.at - Math.max(then.mtimeMs, then.ctimeMs) > racyMs;
+  return now.identity === then.identity && now.mtimeMs === then.mtimeMs && now.ctimeMs === then.ctimeMs;
 }
 
 function identityOf(dir: string): Identity {

@@ -226,17 +226,22 @@ export class CorpusIndexer {
    * what was damaged. A listing can be stale (an NFS or sshfs client's cached
    * directory, another host's write not yet visible), so a held record it
    * does not show is dropped only once lstat confirms the name is gone.
-   * Resolves when those confirmations are done.
+   * Resolves when those confirmations are done, with whether the listing
+   * told anything new: a record not held that is not already being read, or
+   * a held one gone. (A damaged file looked at again is not news: it is why
+   * the next listing comes anyway.)
    */
-  async reconcileWith(names: string[]): Promise<void> {
-    if (!this.scanned) return; // the start-up scan is reading every name already
+  async reconcileWith(names: string[]): Promise<boolean> {
+    if (!this.scanned) return false; // the start-up scan is reading every name already
     // Two sorted id lists compared: no Set of a million numbers every listing.
     const onDisk = Int32Array.from(recordIdsIn(names, this.shape)).sort();
     const { missing, extra } = sortedDifference(onDisk, this.index.heldIds());
     const unlisted = new Set(extra);
     for (const n of [...this.damaged]) if (!unlisted.has(n)) void this.ingest(n, 'recheck');
+    const found = missing.some((n) => !this.settling.has(n));
     for (const n of missing) void this.ingest(n);
-    await Promise.all(extra.map((n) => this.dropIfGone(n)));
+    const gone = await Promise.all(extra.map((n) => this.dropIfGone(n)));
+    return found || gone.includes(true);
   }
 
   /**
