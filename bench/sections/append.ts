@@ -3,6 +3,13 @@
  * one corpus), through MCP stdio (the SDK client → `p-e-relay serve`), and
  * through the CLI (one process per append). Each repetition measures the raw
  * file-creation ceiling right before the figure it is the ceiling for.
+ *
+ * A serial MCP append waits for the client's half of a call, the server's
+ * SDK and two pipe wake-ups besides the store's own append, none of which
+ * the store's loop waits for. So the stdio append is also measured against
+ * the bare SDK server with the same store behind one loose tool
+ * (bench/workers/bare-store-mcp.ts): the most any server on this SDK could
+ * do, and what our MCP layer adds on top of it.
  */
 import fs from 'node:fs/promises';
 import path from 'node:path';
@@ -10,7 +17,8 @@ import { checkCorpus, describeCheck, lostOf } from '../lib/check.js';
 import type { BenchContext, Section } from '../lib/context.js';
 import { cachedCorpus, copyCorpus, emptyCorpus, type Corpus } from '../lib/corpus.js';
 import { BIN } from '../lib/paths.js';
-import { cpuMsOf, forkWorker, relayServer, type StdioPeer, type Worker } from '../lib/procs.js';
+import { workerBundle } from '../lib/build.js';
+import { connectStdio, cpuMsOf, forkWorker, launcherFlags, relayServer, type StdioPeer, type Worker } from '../lib/procs.js';
 import { allReady, runGroup, runProcess } from '../lib/spawn.js';
 import { concurrentRate, rate } from '../lib/stats.js';
 
@@ -35,15 +43,20 @@ export const appendSection: Section = {
     const stores = groups.map((g) => ({ ...g, workers: writers.slice(0, g.n) }));
     const rawAll = await rawWorkers(ctx, Math.max(...sizes));
     const raw = { 1: rawAll.slice(0, 1), 4: rawAll.slice(0, 4), 8: rawAll };
-    const mcpCorpora = [await emptyCorpus(ctx.tmp, 6), await emptyCorpus(ctx.tmp, 6)];
+    const mcpCorpora = [await emptyCorpus(ctx.tmp, 6), await emptyCorpus(ctx.tmp, 6), await emptyCorpus(ctx.tmp, 6)];
     const mcp1 = [await relayServer(mcpCorpora[0]!.corpus)];
+    const bareStore = await connectStdio(process.execPath, [...(await launcherFlags()), await workerBundle('bare-store-mcp'), mcpCorpora[2]!.corpus]);
     const mcp4: StdioPeer[] = await Promise.all(Array.from({ length: 4 }, () => relayServer(mcpCorpora[1]!.corpus)));
     const cliCorpus = await emptyCorpus(ctx.tmp, 6);
     await allReady([...rawAll, ...writers]);
 
     const v: Record<string, number[]> = {};
     const put = (key: string, x: number) => (v[key] ??= []).push(x);
-    const acked: Record<string, number> = { mcp1: 0, mcp4: 0 };
+    const acked: Record<string, number> = { mcp1: 0, mcp4: 0, bareStore: 0 };
+    const bareAppend = async () => {
+      await bareStore.call('append_relay', { bytes: note(0, seq++) });
+      acked.bareStore!++;
+    };
     let seq = 0;
     const warm = ctx.window(300, 150);
     // One unrecorded round first: the first window after twenty processes start runs at a fraction of the rest.
@@ -59,6 +72,7 @@ export const appendSection: Section = {
       await mcp4[lane]!.call('append_relay', { bytes: note(lane, seq++) });
       acked.mcp4!++;
     });
+    await rate(warm, bareAppend);
     for (let r = 0; r < reps; r++) {
       ctx.log(`repetition ${r + 1}/${reps}`);
       for (const s of stores) {
@@ -72,10 +86,13 @@ export const appendSection: Section = {
         acked[`store${s.n}`] = (acked[`store${s.n}`] ?? 0) + run.count;
         put(`store${s.n}`, run.rate);
       }
+      // The ceiling brackets the figure, as above.
+      const bareBefore = await rate(ms / 2, bareAppend);
       put('mcp1', await rate(ms, async () => {
         await mcp1[0]!.call('append_relay', { bytes: note(0, seq++) });
         acked.mcp1!++;
       }));
+      put('bareStore', (bareBefore + (await rate(ms / 2, bareAppend))) / 2);
       put('mcp4', await concurrentRate(ms, 4, async (lane) => {
         await mcp4[lane]!.call('append_relay', { bytes: note(lane, seq++) });
         acked.mcp4!++;
@@ -87,10 +104,10 @@ export const appendSection: Section = {
 
     for (const w of writers) w.send({ type: 'close' });
     await Promise.all([...rawAll, ...writers].map((w) => w.stop()));
-    await Promise.all([...mcp1, ...mcp4].map((p) => p.close()));
+    await Promise.all([...mcp1, ...mcp4, bareStore].map((p) => p.close()));
 
     const lost: Record<string, number> = {};
-    for (const [key, corpus] of [...stores.map((s) => [`store${s.n}`, s.corpus] as const), ['mcp1', mcpCorpora[0]!] as const, ['mcp4', mcpCorpora[1]!] as const]) {
+    for (const [key, corpus] of [...stores.map((s) => [`store${s.n}`, s.corpus] as const), ['mcp1', mcpCorpora[0]!] as const, ['mcp4', mcpCorpora[1]!] as const, ['bareStore', mcpCorpora[2]!] as const]) {
       const check = await checkCorpus(corpus.corpus, 6);
       lost[key] = lostOf(check, acked[key]!) + check.gaps + check.damaged + check.duplicates;
       ctx.log(`${key}: ${describeCheck(check, acked[key]!)}`);
@@ -104,7 +121,9 @@ export const appendSection: Section = {
     results.add({ section, name: 'store append, 1 process', unit: 'appends/s', values: v.store1!, reference: { name: 'raw create 1 proc', values: v.raw1! }, goal: { on: 'ratio', op: '>=', target: 0.8, source: 'issue 2' } });
     results.add({ section, name: 'store append, 4 processes', unit: 'appends/s', values: v.store4!, reference: { name: 'raw create 4 procs', values: v.raw4! }, goal: { on: 'value', op: '>=', target: 1500, source: 'issue 2' } });
     if (v.store8) results.add({ section, name: 'store append, 8 processes', unit: 'appends/s', values: v.store8, reference: { name: 'raw create 8 procs', values: v.raw8! } });
-    results.add({ section, name: 'MCP stdio append_relay, 1 server', unit: 'appends/s', values: v.mcp1!, reference: { name: 'store 1 proc', values: v.store1! } });
+    results.add({ section: 'Ceilings', name: 'bare SDK server + store: stdio append_relay, serial', unit: 'appends/s', values: v.bareStore! });
+    results.add({ section, name: 'MCP stdio append_relay, 1 server', unit: 'appends/s', values: v.mcp1!, reference: { name: 'store 1 proc', values: v.store1! }, goal: { on: 'ratio', op: '>=', target: 0.7, source: 'issue 26' } });
+    results.add({ section, name: '… against the bare SDK server + store', unit: 'appends/s', values: v.mcp1!, reference: { name: 'bare SDK server + store', values: v.bareStore! } });
     results.add({ section, name: 'MCP stdio append_relay, 4 servers', unit: 'appends/s', values: v.mcp4!, reference: { name: 'store 4 procs', values: v.store4! } });
     results.add({ section, name: 'CLI append (a process per append)', unit: 'appends/s', values: v.cli!, reference: { name: 'node -e "" starts', values: v.spawn! }, note: 'process start dominates' });
     results.add({ section, name: 'records lost or damaged, all append runs', unit: 'records', values: [Object.values(lost).reduce((a, b) => a + b, 0)], goal: { on: 'value', op: '<=', target: 0, source: 'issue 2' } });
