@@ -226,10 +226,7 @@ export class CorpusIndexer {
    * what was damaged. A listing can be stale (an NFS or sshfs client's cached
    * directory, another host's write not yet visible), so a held record it
    * does not show is dropped only once lstat confirms the name is gone.
-   * Resolves when those confirmations are done, with whether the listing
-   * told anything new: a record not held that is not already being read, or
-   * a held one gone. (A damaged file looked at again is not news: it is why
-   * the next listing comes anyway.)
+   * Resolves when those are done: true if it told news (a record not held nor being read, a held one gone).
    */
   async reconcileWith(names: string[]): Promise<boolean> {
     if (!this.scanned) return false; // the start-up scan is reading every name already
