@@ -120,7 +120,7 @@ function watcherFor(options: StoreOptions, dir: string, log: Logger, indexer: Co
     },
     mustList: () => indexer.hasDamaged,
     // Records this store's writers add are announced in the log: while they alone change the directory, listings back off.
-    announced: () => issued.linesRead,
+    announced: () => issued.highest,
     // Where bells serve, records for nobody here are read a batch at a time, not in the path of the next answer.
     onTick: peers.lookPast,
     onReplaced,

@@ -44,8 +44,6 @@ export class IssuedLog {
   private readFd: number | null = null;
   /** This process has seen the log exist: only then is finding it missing news (a new store, a fresh clone have none yet). */
   private seen = false;
-  /** Lines readNew has returned, all told: moves whenever any writer of this store noted a record. */
-  private linesReturned = 0;
   /** Lines already warned about, so a log read again does not say it twice. */
   private readonly ignored = new Set<number>();
 
@@ -57,11 +55,6 @@ export class IssuedLog {
 
   get highest(): number {
     return this.highestNoted;
-  }
-
-  /** How many lines readNew has returned since this process opened the log: it moves whenever a writer of this store noted a record. */
-  get linesRead(): number {
-    return this.linesReturned;
   }
 
   /** Reads the log; a missing or unreadable one counts as empty. */
@@ -154,7 +147,6 @@ export class IssuedLog {
     this.readTo += end;
     const lines = this.linesIn(text.slice(0, end));
     for (const { n } of lines) if (n > this.highestNoted) this.highestNoted = n;
-    this.linesReturned += lines.length;
     return lines;
   }
 

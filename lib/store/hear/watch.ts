@@ -38,8 +38,8 @@ export interface CorpusWatcherOptions {
   /** True when a listing is wanted even if the directory looks unchanged (damaged files to look at again). */
   mustList?(): boolean;
   /**
-   * How many records this store's writers have announced so far (lines read
-   * from the issued log, hear/peers.ts). When the directory changed since the
+   * The highest id this store's writers have announced so far (the issued
+   * log, as hear/peers.ts reads it). When the directory changed since the
    * last tick and this did not move, someone who announces nothing changed
    * it (rsync, git, a hand), and the tick lists it whatever the back-off.
    */
@@ -112,7 +112,7 @@ export class CorpusWatcher {
   private identity: Identity = null;
   private listed: Listed | null = null;
   private lastListing = { at: 0, costMs: 0 };
-  /** What the last tick saw: the count of announced records and the directory's times. */
+  /** What the last tick saw: the highest announced id and the directory's times. */
   private lastTick: { announced: number | undefined; look: Listed | null } = { announced: undefined, look: null };
   /** How long after the last listing the next may come while only announced writers change the directory (see QUIET_LISTING_MAX_MS). */
   private quietMs: number;
