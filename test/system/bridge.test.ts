@@ -225,7 +225,7 @@ describe('bridge', { concurrency: true }, () => {
     const { keys } = await hubStore(t);
     const { client } = await bridgeClient(t, `http://127.0.0.1:${await closedPort()}`, AGENT, keys);
     const append = (await client.listTools()).tools.find((tool) => tool.name === 'append_relay')!;
-    // The size rule is a fact about the bytes parameter, stated there (the store's limit, and the hub's body cap, since round 15), as a hub started with its defaults states it.
+    // The size rule is a fact about the bytes parameter, stated there (the store's limit, and the hub's body cap), as a hub started with its defaults states it.
     const bytesOf = (tool: { inputSchema: { properties?: unknown } }) => (tool.inputSchema.properties as Record<string, { description?: string }>).bytes!.description;
     const bytes = bytesOf(append);
     assert.match(bytes ?? '', /1,048,576 bytes \(over this hub: 65,536\)$/);

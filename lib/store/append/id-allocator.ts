@@ -20,7 +20,7 @@
  * there and moves past every id taken meanwhile: with the link in the
  * thread pool, a winner's line waited for its process's next turn, and
  * forty writers on two cores lost 3.0–3.5 ids for each record they stored
- * (issue 26).
+ * (each a failed link(), a hear and often a file read).
  *
  * Links are made one at a time in each process, in id order (`serially`):
  * two appends in flight at once would otherwise race their link() calls
