@@ -343,7 +343,7 @@ test('wait_for_relay\'s to names the refusal bad_filter, from and kind compare a
   assert.match(props.to!.description!, /No name at all \("", \[\], ","\) is refused bad_filter/);
   assert.match(props.from!.description!, /else as to$/);
   assert.match(props.kind!.description!, /as from$/);
-  // Matching is literal (SPEC §8a): the text says what to do about it, not only that it cannot fold case.
+  // Matching is literal (spec §8a): the text says what to do about it, not only that it cannot fold case.
   assert.match(props.kind!.description!, /\(list each spelling you accept: "Question" is another\)/);
   for (const name of ['wait_for_relay', 'list_relays']) assert.match(await descriptionOf(name), /bad_id, bad_filter/, name);
 });
@@ -364,7 +364,7 @@ test('every tool says how it refuses: the form once, in append_relay, for all; t
   }
 });
 
-// The id shape in words sat in six places; each id schema still shows the width by its example (SPEC §3). Said in the first tool read,
+// The id shape in words sat in six places; each id schema still shows the width by its example (spec §3). Said in the first tool read,
 // where ids are written, not in exists, which is read fourth, though it applies to all six.
 test('the id shape is put in words once, in append_relay\'s bytes, and every id parameter shows it by example', async () => {
   const { tools } = await listing;
@@ -408,7 +408,7 @@ test('the name filters are worded in full on wait_for_relay only; list_relays\' 
   for (const text of filters('wait_for_relay')) assert.doesNotMatch(text ?? '', /wait_for_relay|list_relays/);
 });
 
-test('timeout_ms states no maximum in its schema: values above the cap are capped, not refused (SPEC §8)', async () => {
+test('timeout_ms states no maximum in its schema: values above the cap are capped, not refused (spec §8)', async () => {
   const { tools } = await listing;
   const wait = tools.find((tool) => tool.name === 'wait_for_relay')!;
   const timeout = (wait.inputSchema.properties as Record<string, { maximum?: number; minimum?: number }>).timeout_ms!;
@@ -474,7 +474,7 @@ test('list_replies\' items have the fields wait_for_relay\'s items always have, 
   assert.deepEqual(Object.keys(replies.replies!.items.properties).sort(), [...wait.appeared!.items.required].sort());
 });
 
-// The loop filters on to: only and reads kind itself; SPEC §8a's filters match literally, so what an agent does is read kind in any case (else a peer's "kind: Question" falls to "never reply").
+// The loop filters on to: only and reads kind itself; spec §8a's filters match literally, so what an agent does is read kind in any case (else a peer's "kind: Question" falls to "never reply").
 test('wait_for_relay\'s items say to read kind in any case, and append_relay\'s bytes to write it lowercase', async () => {
   const { tools } = await listing;
   const item = (tools.find((t) => t.name === 'wait_for_relay')!.outputSchema!.properties as Record<string, { items: { properties: Record<string, { description?: string }> } }>).appeared!.items.properties;
@@ -489,7 +489,7 @@ test('timedOut says what to do after an early end: repeat with the same after', 
   assert.match(out.timedOut!.description, /false with appeared \[\]: it ended early \(a cancel, a closing server\): repeat it with the same after, not its cursor$/);
 });
 
-// The top-level parent is the id asked about; beside replies[].parent the name reads as a reply's. SPEC §8 fixes the name;
+// The top-level parent is the id asked about; beside replies[].parent the name reads as a reply's. spec §8 fixes the name;
 // said as what it holds, with no warning of its own.
 test('list_replies says its top-level parent is the id passed, and that damaged records are never listed', async () => {
   const out = (await listing).tools.find((t) => t.name === 'list_replies')!.outputSchema!.properties as Record<string, { description: string }>;

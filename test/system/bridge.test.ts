@@ -79,7 +79,7 @@ describe('bridge', { concurrency: true }, () => {
   test('docs/bridge.md\'s long-wait recipe, run as written, outlives the client\'s 60 s timeout and returns a record appended at ~62 s', async (t) => {
     const hub = await startHubProcess(t, { agents: [AGENT, 'peer'] });
     const { client } = await bridgeClient(t, hub.url, AGENT, hub.keys);
-    // The late record is a peer's, to the agent: a named wait leaves out the agent's own records (SPEC §8d).
+    // The late record is a peer's, to the agent: a named wait leaves out the agent's own records (spec §8d).
     const peer = (await bridgeClient(t, hub.url, 'peer', hub.keys)).client;
     const progress: number[] = [];
     const started = Date.now();
