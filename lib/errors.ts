@@ -27,9 +27,9 @@ export const ERROR_STATUS = {
   id_held: 409,
   id_ahead: 409,
   idempotency_conflict: 409,
-  /** A named channel's record says `from:` someone else (SPEC §8d). */
+  /** A named channel's record says `from:` someone else (spec §8d). */
   from_mismatch: 403,
-  /** An append to a name not on the roster, where the server was started --strict-recipients (SPEC §8d). */
+  /** An append to a name not on the roster, where the server was started --strict-recipients (spec §8d). */
   unknown_recipient: 400,
   /** An agent's mark file (.state/marks/, or inbox --mark FILE) is not a small regular file holding a mark. */
   bad_mark: 500,

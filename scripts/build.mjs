@@ -1,5 +1,5 @@
 // Bundles the CLI (and with it the MCP server) into dist/. One bundled file
-// starts markedly faster than tsx or plain tsc output (SPEC §13: ~300 ms vs
+// starts markedly faster than tsx or plain tsc output (spec §13: ~300 ms vs
 // 530–720 ms for the first tools/list on a full store), which matters when
 // twenty agents each spawn a server. Commands load lazily, so esbuild splits
 // them into chunks and `serve` over stdio never loads the HTTP hub.

@@ -1,5 +1,5 @@
 /**
- * Agents with a name (SPEC §8d), against the unnamed recipes in the same run:
+ * Agents with a name (spec §8d), against the unnamed recipes in the same run:
  *
  *   per answered question   what an asker and an answerer spend, in tool calls and in bytes of
  *                           JSON (arguments sent + results read: what a model reads and writes),

@@ -137,7 +137,7 @@ export const appendSection: Section = {
  * How a stdio server's serial appends move with the corpus it holds. One
  * server per size, all started first; each repetition then measures every
  * size in turn, so load that rises or falls during the run moves all sizes
- * alike (the figure is their ratio: flat within 1.3×, issue 14). The CPU the
+ * alike (the figure is their ratio, meant to stay within 1.3×). The CPU the
  * server spent per append (/proc, user+sys) is recorded too: on a shared
  * machine it moves less than the rate.
  */

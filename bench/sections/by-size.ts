@@ -1,5 +1,5 @@
 /**
- * What a swarm's size costs each answered question (issue 26). The
+ * What a swarm's size costs each answered question. The
  * addressed swarm of bench/lib/swarm.ts at 2, 5, 10, 20 and 40 agents, each
  * its own stdio server on one corpus: saturated (every asker always has a
  * question open) with the lazy index (the default) and with `--index
@@ -67,7 +67,7 @@ async function floorAt(ctx: BenchContext, agents: number, questionsEach: number)
 
 export const bySizeSection: Section = {
   name: 'sizes',
-  title: 'A swarm by size: CPU per answered question at 2–40 agents, lazy and eager index (issue 26)',
+  title: 'A swarm by size: CPU per answered question at 2–40 agents, lazy and eager index',
   async run(ctx) {
     const sizes = ctx.quick ? [5, 20] : [2, 5, 10, 20, 40];
     const questions = ctx.quick ? 40 : 200;

@@ -1,6 +1,6 @@
 /**
- * What one MCP tool call costs the stdio server in CPU (issue 12: ask →
- * answer in a swarm is CPU-bound, so latency follows CPU per call). The
+ * What one MCP tool call costs the stdio server in CPU (ask → answer in a
+ * swarm is CPU-bound, so latency follows CPU per call). The
  * swarm's own calls (bench/lib/swarm.ts), made serially by the SDK client
  * to one `p-e-relay serve` on a fresh corpus:
  *

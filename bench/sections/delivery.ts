@@ -1,5 +1,5 @@
 /**
- * Addressed delivery (SPEC §8a), in LLM-visible calls and milliseconds.
+ * Addressed delivery (spec §8a), in LLM-visible calls and milliseconds.
  *
  * The swarm: 20 agents, each its own `serve` process over stdio on one
  * corpus, each asking 10 questions (200 in all) one at a time and answering

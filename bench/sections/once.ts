@@ -1,5 +1,5 @@
 /**
- * What exactly-once costs (SPEC §8b): MCP stdio append_relay with a fresh
+ * What exactly-once costs (spec §8b): MCP stdio append_relay with a fresh
  * idempotency_key per record against the same call without one, in the same
  * repetition (the claim under .state/idempotency/ and its done mark are the
  * difference), on one server and on four sharing a corpus; and a retry's
@@ -57,7 +57,7 @@ export const onceSection: Section = {
     ctx.results.add({ section, name: 'MCP stdio append_relay with idempotency_key, 1 server', unit: 'appends/s', values: v.keyed1!, reference: { name: 'without a key', values: pairs(v.plain1!) } });
     ctx.results.add({ section, name: 'MCP stdio append_relay with idempotency_key, 4 servers, one corpus', unit: 'appends/s', values: v.keyed4!, reference: { name: 'without a key', values: pairs(v.plain4!) } });
     ctx.results.add({ section, name: 'a retry of a stored key (answered replayed, nothing stored)', unit: 'answers/s', values: v.replay!, reference: { name: 'keyed append, 1 server', values: v.keyed1! } });
-    ctx.results.add({ section, name: 'records stored by the retries', unit: 'records', values: [check.held - 1], goal: { on: 'value', op: '<=', target: 0, source: 'SPEC §8b' } });
+    ctx.results.add({ section, name: 'records stored by the retries', unit: 'records', values: [check.held - 1], goal: { on: 'value', op: '<=', target: 0, source: 'spec §8b' } });
     for (const c of corpora) await c.dispose();
   },
 };

@@ -94,7 +94,7 @@ export const peerSection: Section = {
       }
       const from = processes === 1 ? 'one process' : 'two processes';
       results.add({ section, name: `server-memory: of 20 concurrent writes from ${from}, lost`, unit: 'records', values: lost.peer });
-      results.add({ section, name: `p-e-relay: of 20 concurrent appends from ${from}, lost`, unit: 'records', values: lost.relay, goal: { on: 'value', op: '<=', target: 0, source: 'SPEC §6' } });
+      results.add({ section, name: `p-e-relay: of 20 concurrent appends from ${from}, lost`, unit: 'records', values: lost.relay, goal: { on: 'value', op: '<=', target: 0, source: 'spec §6' } });
     }
     results.note('server-memory rewrites its whole JSONL file on every write (temp file + rename) and never fsyncs; p-e-relay fsyncs the record and the directory before it answers. Its writes/s are therefore not durable writes.');
   },

@@ -115,7 +115,7 @@ export const wakeSection: Section = {
     // How wake moves with the corpus size (fewer samples: the shape, not the
     // tail). A pair of servers per size, all started first; each repetition
     // then samples every size in turn, so load that changes during the run
-    // moves all sizes alike (the figure is their ratio, issue 14).
+    // moves all sizes alike (the figure is their ratio).
     const m = ctx.quick ? 20 : 50;
     const pairs: { size: number; copy: Corpus & { dispose(): Promise<void> }; a: StdioPeer; b: StdioPeer; newest: string | null; p50: number[] }[] = [];
     for (const { size, width } of ctx.sizes) {

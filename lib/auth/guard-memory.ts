@@ -1,5 +1,5 @@
 /**
- * Since when the one-time signature guard remembers (SPEC §10). The guard's
+ * Since when the one-time signature guard remembers (spec §10). The guard's
  * memory is `.state/replay/`; `git clean -x`, a restore or a re-clone
  * removes it, and a guard that simply started again would accept a
  * captured request a second time.

@@ -5,7 +5,7 @@
  * agent's open waits and streams without a restart.
  *
  * keys/ holds a handful of small files, so chokidar's one-watch-per-file
- * default costs nothing here; this is the place it earns (SPEC §7).
+ * default costs nothing here; this is the place it earns (spec §7).
  */
 import { createHash } from 'node:crypto';
 import { EventEmitter } from 'node:events';

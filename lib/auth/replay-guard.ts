@@ -1,6 +1,6 @@
 /**
  * The one-time-signature guard, shared by every process that serves one
- * corpus (SPEC §10: accepted once, held at least 120 s, across processes).
+ * corpus (spec §10: accepted once, held at least 120 s, across processes).
  *
  * Accepting a signature is creating a file with O_EXCL under
  * `.state/replay/<bucket>/<sha256 of the signature>`: the kernel makes the
@@ -34,7 +34,7 @@ import { guardMemory, type GuardMemory } from './guard-memory.js';
 
 export const HOLD_S = 120;
 const BUCKET_S = 60;
-/** The skew window of SPEC §10: a ts older than this is refused before the guard is asked. */
+/** The skew window of spec §10: a ts older than this is refused before the guard is asked. */
 const ACCEPT_WINDOW_S = 60;
 const PRUNE_EVERY_MS = 60_000;
 /** Signatures one agent may have accepted per minute bucket, per process, by default: the append rate's 10/s. */

@@ -1,5 +1,5 @@
 /**
- * PE-HMAC request signing (SPEC §10):
+ * PE-HMAC request signing (spec §10):
  *
  *   Authorization: PE-HMAC agent=<name>, ts=<unix seconds>, sig=<hex>
  *   sig = hex(HMAC-SHA256(key, METHOD + "\n" + ts + "\n" + sha256hex(raw body)))

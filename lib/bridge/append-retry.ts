@@ -1,6 +1,6 @@
 /**
  * The bridge's own retry of an append, made safe by an idempotency key
- * (SPEC §8b). Every append_relay it forwards carries a key — the client's,
+ * (spec §8b). Every append_relay it forwards carries a key — the client's,
  * or a fresh one the bridge adds — so when the connection breaks after the
  * request went out (the answer was lost, the hub restarted), sending the
  * same call again answers the record the first try stored (`replayed: true`)
@@ -32,7 +32,7 @@ export const RETRY_PAUSES_MS = [250, 1000];
 /**
  * The call's arguments, with an idempotency key on an append that has none.
  * An answer (kind: answer, any case, with a parent:) gets the key the hub
- * gives an unkeyed answer from this agent (`<agent>/answer/<parent>`, SPEC
+ * gives an unkeyed answer from this agent (`<agent>/answer/<parent>`, spec
  * §8d), so answering the same question again through the bridge lands once,
  * as it does straight to the hub; anything else a fresh one.
  */

@@ -1,7 +1,7 @@
 /**
  * The fetch the bridge gives the SDK's Streamable HTTP client: the one
  * place that sees each request's final bytes, so it is where signing
- * happens (SPEC §10 signs the exact body, and a fresh signature per call:
+ * happens (spec §10 signs the exact body, and a fresh signature per call:
  * the hub accepts each one once).
  *
  * The SDK serialises a message with JSON.stringify and hands the string
@@ -25,7 +25,7 @@ import { TOOLS } from '../mcp/tools/index.js';
 import type { SigningKey } from './bridge-key.js';
 import { hubRefusal, hubUnreachable, type HubSide } from './hub-answers.js';
 
-/** The tools the hub only runs when signed (SPEC §9), as the table of tools says. */
+/** The tools the hub only runs when signed (spec §9), as the table of tools says. */
 export const SIGNED_TOOLS: ReadonlySet<string> = new Set(TOOLS.filter((tool) => tool.door.signed).map((tool) => tool.name));
 
 export interface CallScope {

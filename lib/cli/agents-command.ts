@@ -1,4 +1,4 @@
-/** `p-e-relay agents`: the roster (SPEC §8d), for operators; the same store function GET /agents calls. */
+/** `p-e-relay agents`: the roster (spec §8d), for operators; the same store function GET /agents calls. */
 import { rosterText } from '../doors/roster-text.js';
 import { RelayStore } from '../store/store.js';
 import { EXIT_OK, UsageError, writeLine, type Command } from './command.js';

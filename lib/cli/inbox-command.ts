@@ -1,6 +1,6 @@
 /**
  * `p-e-relay inbox --to NAME`: what is addressed to NAME since its mark, in
- * a form an agent's host can put in front of the model (SPEC §8a; the
+ * a form an agent's host can put in front of the model (spec §8a; the
  * shapes are in inbox-output.ts, the recipes in docs/agents.md).
  *
  * Peek and consume stay separate: the mark moves only after the output has
@@ -117,7 +117,7 @@ interface Place {
 }
 
 /**
- * The agent's own mark for this filter set (SPEC §8d), the one its named
+ * The agent's own mark for this filter set (spec §8d), the one its named
  * server's waits use: `--to scout-7 --to all` and `--to all --to scout-7`
  * share one, `--to scout-7` alone has another (lib/store/agents/marks.ts).
  */
@@ -175,7 +175,7 @@ async function collect(store: RelayStore, names: string[], after: number, limits
   let mark = after;
   let bytes = 0;
   let more = false;
-  // SPEC §8a's `to` match, answered by the store's index (a to: naming several recipients included).
+  // spec §8a's `to` match, answered by the store's index (a to: naming several recipients included).
   const filter = parseFilter({ to: names }, store.shape);
   for (const { n, meta } of store.eachHeldAfter(after)) {
     if (store.matches(n, filter) && accept(meta, n)) {

@@ -1,5 +1,5 @@
 /**
- * What `p-e-relay inbox` prints, in the shapes agents' hosts read (SPEC §8a,
+ * What `p-e-relay inbox` prints, in the shapes agents' hosts read (spec §8a,
  * "waking an agent that is busy"; docs/agents.md has the recipes):
  *
  * - `hook`: a command hook of Claude Code or Codex. The host sends the

@@ -94,7 +94,7 @@ Example:
   },
 };
 
-/** A name given a key is on the roster of the corpus beside it (SPEC §8d), when there is one; a hub notes its keys at start too. */
+/** A name given a key is on the roster of the corpus beside it (spec §8d), when there is one; a hub notes its keys at start too. */
 async function noteOnRoster(corpus: string, agent: string): Promise<void> {
   const paths = corpusPaths(corpus);
   if (!(await fs.stat(paths.state).then((s) => s.isDirectory(), () => false))) return;

@@ -21,7 +21,7 @@
  *       index.build         held while one process builds the first snapshot for the others (snapshot-build.ts)
  *       replay/<minute>/<sha256 of a signature>   the one-time signature guard, shared by every process
  *       mirror              present when rsync fills this corpus (appends refused)
- *       idempotency/<sha256 of channel and key>.<n>     a claim on a key while its record is stored (SPEC §8b)
+ *       idempotency/<sha256 of channel and key>.<n>     a claim on a key while its record is stored (spec §8b)
  *       idempotency/<sha256 of channel and key>.done    the id stored under that key, kept a day
  *       marks/<agent>/<filter set>   a named agent's mark per filter set (lib/store/agents/marks.ts)
  *       marks/<agent>@legacy          `inbox`'s one mark per agent from before filter sets, moved aside

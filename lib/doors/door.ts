@@ -53,7 +53,7 @@ export interface Hold {
 export interface Grant {
   /** The deposited-by label for an append: `<channel>`, or `<channel>/<agent>` when a signature was verified. */
   depositedBy: string;
-  /** The agent this call comes from (SPEC §8d): the signing agent, or a named stdio server's; null when unnamed. */
+  /** The agent this call comes from (spec §8d): the signing agent, or a named stdio server's; null when unnamed. */
   agent: string | null;
   /** Gives back whatever the grant held (a wait or stream slot). Safe to call twice. */
   release(): void;

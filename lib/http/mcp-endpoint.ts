@@ -1,5 +1,5 @@
 /**
- * POST /mcp: stateless Streamable HTTP (SPEC §9, §13), both protocol eras.
+ * POST /mcp: stateless Streamable HTTP (spec §9, §13), both protocol eras.
  *
  * The hub has read the raw body against the cap, decoded it strictly
  * (body.ts) and checked any credential, as this route's row says

@@ -101,7 +101,7 @@ async function openParts(options: HubOptions, log: Logger): Promise<Parts> {
   const replica = options.forward?.forwarderFor(store, log) ?? null;
   const gate = new HttpGate(limits, { keys, guard }, metrics, store.readOnly && !replica ? readOnlyRefusal(store.primary) : null, recordCap, replica?.append);
   keys.on('revoked', (agent) => gate.revoke(agent));
-  // Every agent given a key is on the roster (SPEC §8d), so an append to one that has not called yet is not "unknown".
+  // Every agent given a key is on the roster (spec §8d), so an append to one that has not called yet is not "unknown".
   for (const agent of await keys.agents()) await store.agents.roster.seen(agent, 'key');
   let ready = false;
   const context: HubContext = {

@@ -2,7 +2,7 @@
  * The web view's static files: `GET /` is the page, `GET /assets/NAME` its
  * scripts, style and icon. Nothing here reads the corpus: the page itself
  * fetches the hub's public REST routes and the signed SSE stream, the same
- * doors every other client uses (SPEC §9).
+ * doors every other client uses (spec §9).
  *
  * Every answer carries a strict Content-Security-Policy. Records are written
  * by agents and are untrusted; the page renders them as text only, and the

@@ -5,7 +5,7 @@
  * An unnamed server says what the hub is in one paragraph; its tools carry
  * the recipes, since the model does the bookkeeping there (its from:, a
  * cursor, a key counter). A named server (`serve --agent NAME`) keeps that
- * bookkeeping itself (SPEC §8d), so the whole loop fits here, once, naming
+ * bookkeeping itself (spec §8d), so the whole loop fits here, once, naming
  * the agent, and each tool says only what it does: the listing is half the
  * size (test/mcp/tool-descriptions.process.test.ts holds both budgets).
  */

@@ -129,7 +129,7 @@ async function call(tool: ToolDefinition, args: Record<string, unknown>, ctx: Se
     if (!serving) throw new RelayError('internal', `${tool.name} cannot run here: this server only lists the tools. Call it through a server that has a store.`);
     if (!door) throw new RelayError('internal', 'This call reached a server that is not serving a request. Send it again.');
     return await door.run(tool.door, async (grant) => {
-      // A named agent's call is its proof that it got what this server answered it before (SPEC §8d).
+      // A named agent's call is its proof that it got what this server answered it before (spec §8d).
       if (grant.agent !== null) await serving.store.agents.seen(grant.agent, grant.depositedBy === 'mcp' ? 'served' : 'signed');
       const signal = grant.signal ? AbortSignal.any([ctx.mcpReq.signal, grant.signal]) : ctx.mcpReq.signal;
       const progressToken = ctx.mcpReq._meta?.progressToken;

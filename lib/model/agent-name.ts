@@ -1,12 +1,12 @@
 /**
- * An agent's name (SPEC §8d): who a channel serves. Over HTTP it is the
+ * An agent's name (spec §8d): who a channel serves. Over HTTP it is the
  * agent whose signature was verified; over stdio it is what the operator
  * said (`serve --agent NAME`, `P_E_RELAY_AGENT`), so nothing there is
  * verified. Pure: no disk.
  */
 import { RelayError } from '../errors.js';
 
-/** The shape of a key name, lower case only (SPEC §8d): it names files under .state/marks/ and .state/roster/. */
+/** The shape of a key name, lower case only (spec §8d): it names files under .state/marks/ and .state/roster/. */
 export const AGENT_NAME_SHAPE = /^[a-z0-9][a-z0-9._-]{0,63}$/;
 
 /** The name every agent listens for: a record to: all is for everyone, so no agent is called all. */

@@ -166,7 +166,7 @@ function parseSignature(value: string | undefined): Checkpoint['signature'] | un
   return m ? { key: m[1]!, sig: m[2]! } : undefined;
 }
 
-/** The idempotency key of the checkpoint that follows `previous`: one successor per checkpoint, ever, whichever process writes it (SPEC §8b). */
+/** The idempotency key of the checkpoint that follows `previous`: one successor per checkpoint, ever, whichever process writes it (spec §8b). */
 export function checkpointKey(previous: ChainLink, shape: IdShape): string {
   return `checkpoint-after-${shape.format(previous.id)}`;
 }

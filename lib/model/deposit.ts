@@ -5,8 +5,8 @@
  *   deposited-by: mcp/scout-7
  *   deposited-at: 2026-11-30T01:02:03.456Z
  *   digest: sha256:<hex of the record bytes below the separator>
- *   idempotency-key: <the caller's key>      (only when one was sent, SPEC §8b)
- *   agent: <name>                            (only from a named stdio server, SPEC §8d)
+ *   idempotency-key: <the caller's key>      (only when one was sent, spec §8b)
+ *   agent: <name>                            (only from a named stdio server, spec §8d)
  *   ---
  *   <the record, byte for byte>
  *
@@ -23,10 +23,10 @@ export interface Deposit {
   depositedBy: string;
   depositedAt: string;
   digest: string;
-  /** The caller's idempotency key (SPEC §8b); its scope is `depositedBy`. */
+  /** The caller's idempotency key (spec §8b); its scope is `depositedBy`. */
   idempotencyKey?: string;
   /**
-   * The agent a named stdio server serves (SPEC §8d): stated by its operator,
+   * The agent a named stdio server serves (spec §8d): stated by its operator,
    * not verified. Over HTTP the name is in `depositedBy` already and this is absent.
    */
   agent?: string;

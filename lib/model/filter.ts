@@ -1,5 +1,5 @@
 /**
- * Addressed delivery (SPEC §8a): which records a caller wants, decided by the
+ * Addressed delivery (spec §8a): which records a caller wants, decided by the
  * hub from the index instead of by a model reading every record.
  *
  *   to, from, kind   a name or a list of names; a record matches when its own

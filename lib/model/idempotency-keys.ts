@@ -1,5 +1,5 @@
 /**
- * Idempotency keys (SPEC §8b): which held record each (channel, key) named.
+ * Idempotency keys (spec §8b): which held record each (channel, key) named.
  *
  * A caller sends one fresh key per record it means to store; the store
  * writes it in the deposit header (`idempotency-key: KEY`), so the header
@@ -8,7 +8,7 @@
  * deposited the record (`deposited-by`) and the key: `mcp/scout-7` and
  * `http/scout-7` sending the same key are two different requests. Over HTTP
  * `deposited-by` names the signing agent, so no agent can claim first a key
- * another will send (the REST header itself is unsigned: SPEC §10 signs the
+ * another will send (the REST header itself is unsigned: spec §10 signs the
  * method, ts and body only).
  *
  * Kept apart from RecordIndex on purpose: only keyed records cost anything
@@ -64,7 +64,7 @@ export function idempotencyConflict(key: string, stored: StoredUnderKey, why: st
 
 /**
  * The one string a (channel, key) pair is known by, here and on disk. A
- * named stdio server's keys are scoped by its agent as well (SPEC §8d):
+ * named stdio server's keys are scoped by its agent as well (spec §8d):
  * every stdio server deposits as `mcp`, and without the name one agent could
  * claim another's `<name>/answer/<id>` first. An unnamed channel's scope is
  * what it always was, so keys held before names existed still answer.

@@ -56,7 +56,7 @@ export function idShape(width: number = DEFAULT_ID_WIDTH): IdShape {
 /**
  * The id an append without a proposal takes: one past the highest id ever
  * issued here (the high-water mark). Ids that held records cite are not
- * stepped over (SPEC §8c): every cited id above the mark is beyond it, so
+ * stepped over (spec §8c): every cited id above the mark is beyond it, so
  * stepping over them would let one record of 64 citations burn 65 ids, and a
  * citation of the last id end assignment for everyone. Returns null when the
  * id space is exhausted.

@@ -50,7 +50,7 @@ export class RecordIndex {
   /** The highest id ever held or issued, even if its file has since vanished. */
   private highWater = 0;
   /**
-   * The recipients each distinct to: text names, split once (SPEC §8a): by
+   * The recipients each distinct to: text names, split once (spec §8a): by
    * its number in the string table, so a swarm's few to: values are parsed
    * once each, however many records carry them.
    */
@@ -201,7 +201,7 @@ export class RecordIndex {
   }
 
   /**
-   * Whether held record `n` matches `filter` (SPEC §8a), from the columns:
+   * Whether held record `n` matches `filter` (spec §8a), from the columns:
    * no RecordMeta is built. A damaged record claims nothing, so it matches
    * only the empty filter.
    */

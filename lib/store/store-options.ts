@@ -29,7 +29,7 @@ export interface StoreOptions {
    * the bench measures one against the other.
    */
   bells?: boolean;
-  /** A named channel's append whose to: names someone not on the roster is refused unknown_recipient (SPEC §8d). */
+  /** A named channel's append whose to: names someone not on the roster is refused unknown_recipient (spec §8d). */
   strictRecipients?: boolean;
   /**
    * Hold a record another writer added unverified, from a header read,
@@ -57,10 +57,10 @@ export interface AppendOptions {
   id?: string;
   depositedBy: string;
   provenance?: Provenance;
-  /** SPEC §8b: at most one record per (depositedBy, key), ever. */
+  /** spec §8b: at most one record per (depositedBy, key), ever. */
   idempotencyKey?: string;
   /**
-   * The agent the channel serves (SPEC §8d), or absent for an unnamed one.
+   * The agent the channel serves (spec §8d), or absent for an unnamed one.
    * Its record's from: must name it, and where `depositedBy` does not carry
    * the name already (stdio's plain `mcp`) the deposit header states it.
    */
@@ -77,7 +77,7 @@ export interface AppendResult {
   durability?: string;
   /** Present when an earlier append with the same idempotency key stored this record. */
   replayed?: true;
-  /** A named channel's append: the to: names no one on the roster has (SPEC §8d); absent when there are none. */
+  /** A named channel's append: the to: names no one on the roster has (spec §8d); absent when there are none. */
   unknownRecipients?: string[];
 }
 
@@ -110,7 +110,7 @@ export interface ListIds {
 
 export interface RepliesResult {
   parent: string;
-  /** Receipts: the named recipients of the record who have had it delivered (SPEC §8d); absent where no recipient has marks. */
+  /** Receipts: the named recipients of the record who have had it delivered (spec §8d); absent where no recipient has marks. */
   deliveredTo?: string[];
   /** Each with its thread links, so a caller tells an answer (parent is the id) from a citation (refs holds it). */
   replies: AppearedRecord[];

@@ -37,7 +37,7 @@ export class RelayStore extends EventEmitter<StoreEvents> implements RecordFeed 
   readonly primary: string | undefined;
   readonly shape: IdShape;
   readonly waiters: Waiters;
-  /** A named agent's marks and deliveries (SPEC §8d). */
+  /** A named agent's marks and deliveries (spec §8d). */
   readonly agents: AgentDeliveries;
   private readonly w: Wings;
   /** Appends under way; close lets them finish before it closes the handles they write through. */
@@ -147,7 +147,7 @@ export class RelayStore extends EventEmitter<StoreEvents> implements RecordFeed 
     return appending;
   }
 
-  /** Everyone on the roster (SPEC §8d): names that served, signed or were given a key, when last seen, waiting now. */
+  /** Everyone on the roster (spec §8d): names that served, signed or were given a key, when last seen, waiting now. */
   roster(): Promise<RosterEntry[]> {
     return this.w.agents.roster.entries();
   }
@@ -229,7 +229,7 @@ export class RelayStore extends EventEmitter<StoreEvents> implements RecordFeed 
     return this.w.index.markBeforeNewest(count, filter);
   }
 
-  /** Whether held record `n` matches `filter` (SPEC §8a), from the index. */
+  /** Whether held record `n` matches `filter` (spec §8a), from the index. */
   matches(n: number, filter: RecordFilter | null): boolean {
     return this.w.index.matches(n, filter);
   }

@@ -1,4 +1,4 @@
-// The hub's public REST reads (SPEC §9), as the page uses them. Every route
+// The hub's public REST reads (spec §9), as the page uses them. Every route
 // here is one any client may call without a credential.
 
 const JSON_ACCEPT = { Accept: 'application/json' };
@@ -67,7 +67,7 @@ export async function checkpointFrontier() {
   return (await get('/checkpoints', { headers: JSON_ACCEPT })).json();
 }
 
-/** GET /agents → [{ name, lastSeen, waiting, how }]: the roster (SPEC §8d). */
+/** GET /agents → [{ name, lastSeen, waiting, how }]: the roster (spec §8d). */
 export async function listAgents() {
   return (await (await get('/agents', { headers: JSON_ACCEPT })).json()).agents;
 }

@@ -1,5 +1,5 @@
 // The web view: a live feed of records, filters, and a record view. It reads
-// only through the hub's public doors (SPEC §9). With an agent name and key
+// only through the hub's public doors (spec §9). With an agent name and key
 // it follows the signed SSE stream; the key stays in this tab (memory, or
 // sessionStorage if the person asks) and only ever signs requests here.
 

@@ -140,7 +140,7 @@ function repliesOf(id, onAnswer = () => {}) {
 }
 
 /**
- * Receipts (SPEC §8d): which named recipients have had the record delivered
+ * Receipts (spec §8d): which named recipients have had the record delivered
  * (`deliveredTo`, from their marks), and which it names that have not yet,
  * so "bob has it and has not answered" reads apart from "bob has not seen
  * it". The hub leaves deliveredTo out where no named agent keeps marks.

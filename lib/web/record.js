@@ -45,7 +45,7 @@ export function depositFields(headerBytes) {
     depositedBy: fields['deposited-by'] ?? null,
     depositedAt: fields['deposited-at'] ?? null,
     digest: fields['digest'] ?? null,
-    // Only present when the append carried one (SPEC §8b); other unknown keys are ignored.
+    // Only present when the append carried one (spec §8b); other unknown keys are ignored.
     idempotencyKey: fields['idempotency-key'] ?? null,
   };
 }

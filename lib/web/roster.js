@@ -1,4 +1,4 @@
-// The roster (SPEC §8d): who is on this relay, when each was last seen, and
+// The roster (spec §8d): who is on this relay, when each was last seen, and
 // who is waiting now, read from GET /agents. Redrawn every poll interval and
 // soon after a record lands (a record's sender has just been seen), so the
 // page never asks more than once per interval.

@@ -1,5 +1,5 @@
 /**
- * A named agent's place kept by the hub (SPEC §8d): real `serve --http`
+ * A named agent's place kept by the hub (spec §8d): real `serve --http`
  * processes on one corpus, agents reaching it through real `bridge`
  * processes (the real SDK client over stdio to each), no cursor in any
  * client. Over HTTP the name is the signing agent, and an answer is pending

@@ -1,5 +1,5 @@
 /**
- * The bridge's retry can never duplicate (SPEC §8b): every append it
+ * The bridge's retry can never duplicate (spec §8b): every append it
  * forwards carries an idempotency key, so when the hub's answer is lost on
  * the way back, the bridge sends the call again and the hub answers the
  * record the first try stored. Real hub process, real bridge process, real

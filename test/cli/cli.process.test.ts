@@ -106,7 +106,7 @@ test('append --id proposes an id; refusals exit 1 with the sentence', async (t) 
   await append(corpus, record({ parent: 'relay-0050' }));
   assert.equal(await append(corpus, record(), ['--id', 'relay-0002']), 'relay-0002');
   const ahead = await runCli(['append', ...at(corpus), '--id', 'relay-0050'], { input: record() });
-  assert.equal(ahead.code, 1, 'a cited id above the high-water mark is ahead like any other (SPEC §8c)');
+  assert.equal(ahead.code, 1, 'a cited id above the high-water mark is ahead like any other (spec §8c)');
   assert.match(ahead.stderr, /relay-0003/, 'names the next free id');
   const malformed = await runCli(['append', ...at(corpus), '--id', 'relay-33'], { input: record() });
   assert.equal(malformed.code, 1);

@@ -54,7 +54,7 @@ const markOf = (corpus: string, name: string, set = `to=${name}`) => readFile(pa
 
 const question = (to: string, body: string) => record({ kind: 'question', from: 'planner', to }, body);
 
-/** The agent's first run: its mark is made here, so broadcasts after this reach it (one from before would not, SPEC §8d). */
+/** The agent's first run: its mark is made here, so broadcasts after this reach it (one from before would not, spec §8d). */
 async function started(corpus: string, args: string[]): Promise<void> {
   const first = await inbox(corpus, args);
   assert.equal(first.code, 0, first.stderr);

@@ -36,7 +36,7 @@ async function setup(t: import('node:test').TestContext): Promise<{ corpus: stri
   await writeFile(stub, `#!/bin/sh\nprintf '%s|%s\\n' "$1" "$2" >> '${shown}'\n`);
   await chmod(stub, 0o755);
   const env = { ...process.env, PATH: `${dir}:${path.join(ROOT, 'bin')}:${process.env.PATH}` };
-  // The agents start before the records land: a broadcast from before an agent's first run is not its to deliver (SPEC §8d).
+  // The agents start before the records land: a broadcast from before an agent's first run is not its to deliver (spec §8d).
   for (const agent of ['scout-7', 'codex-1']) {
     const first = await runProcess(['p-e-relay', 'inbox', '--corpus', corpus, '--to', agent, '--to', 'all'], { env });
     assert.equal(first.code, 0, first.stderr);

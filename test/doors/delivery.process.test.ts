@@ -1,5 +1,5 @@
 /**
- * Addressed delivery (SPEC §8a) through every door: the real SDK client over
+ * Addressed delivery (spec §8a) through every door: the real SDK client over
  * real stdio pipes to `serve`, the real hub over loopback HTTP (MCP, REST,
  * SSE), and the real CLI. One table of filters and the records each must
  * select, run through each door, then the behaviours a table cannot show:

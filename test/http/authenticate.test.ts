@@ -1,5 +1,5 @@
 /**
- * Credentials at the HTTP edge (SPEC §9, §10): unsigned writes are refused
+ * Credentials at the HTTP edge (spec §9, §10): unsigned writes are refused
  * 401 `unsigned` on REST; a credential that is present but wrong is a 401
  * whose code names the reason, with WWW-Authenticate, before anything runs.
  */

@@ -1,5 +1,5 @@
 /**
- * What keeps the hub standing (SPEC §9): the body cap counted as bytes
+ * What keeps the hub standing (spec §9): the body cap counted as bytes
  * arrive, DNS-rebinding checks on loopback, the per-agent append rate, the
  * wait caps, and held sockets that are given back when a client goes away
  * or stalls.

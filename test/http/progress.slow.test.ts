@@ -1,5 +1,5 @@
 /**
- * The long wait over HTTP (SPEC §8, §9): a client whose request timeout is
+ * The long wait over HTTP (spec §8, §9): a client whose request timeout is
  * shorter than the wait stays alive on progress notifications, which only
  * an event-stream answer can carry. Its own file because it takes ~12 s
  * (progress comes every 10 s), so it runs beside the other files.

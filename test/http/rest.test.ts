@@ -1,5 +1,5 @@
 /**
- * REST (SPEC §9): the same store functions and sentences as the tools, with
+ * REST (spec §9): the same store functions and sentences as the tools, with
  * HTTP statuses; and the curl + openssl recipe of docs/http.md, run verbatim.
  */
 import assert from 'node:assert/strict';

@@ -1,5 +1,5 @@
 /**
- * GET /events (SPEC §9): one event per record, live and resumed, signed by
+ * GET /events (spec §9): one event per record, live and resumed, signed by
  * header or query string, many subscribers, and a slow one that is dropped
  * without holding anyone else up.
  */

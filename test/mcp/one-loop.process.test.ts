@@ -118,7 +118,7 @@ test('a question key another agent already used is refused naming that agent in 
 });
 
 // idempotency_key's counter after a restart: 1 + every record the catch-up (from: <you>, every kind) returned. Notes and copies count on the
-// same "<you>/q/<n>" as questions, so a count of questions alone handed out an n already held (round 14).
+// same "<you>/q/<n>" as questions, so a count of questions alone would hand out an n already held.
 test('a restarted agent\'s next "<you>/q/<n>", 1 + every record its catch-up returned, is free after questions, notes and answers', async (t) => {
   const { corpus } = await tempStore(t);
   const before = (await stdioClient(t, corpus)).client;

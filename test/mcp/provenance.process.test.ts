@@ -1,5 +1,5 @@
 /**
- * Provenance in the loop (issue 21's review cases, SPEC §8d): a forged
+ * Provenance in the loop (a review's cases, spec §8d): a forged
  * answer, a poisoned catch-up and broadcasts born "already answered", each
  * run against real doors: the hub over loopback with real signatures, named
  * and unnamed stdio servers on one corpus.

@@ -142,7 +142,7 @@ test('list_relays answers exactly two lines, and {after, present, knownMissing}'
   assert.equal(textOf(empty), 'present (0):\nknown missing (0):');
   assert.deepEqual(structured(empty), { after: null, present: [], knownMissing: [] });
   await put(client, { ref: 'relay-0003, relay-0005' }); // 1
-  await put(client); // 2: citing an id reserves nothing (SPEC §8c)
+  await put(client); // 2: citing an id reserves nothing (spec §8c)
   const all = await call(client, 'list_relays');
   assert.equal(textOf(all), 'present (2): relay-0001 relay-0002\nknown missing (2): relay-0003 relay-0005');
   assert.deepEqual(structured(all), { after: null, present: ['relay-0001', 'relay-0002'], knownMissing: ['relay-0003', 'relay-0005'] });
@@ -215,7 +215,7 @@ test('append_relay refuses a held id, saying in _meta whether the bytes are iden
   assert.deepEqual([different.identical], [false]);
 });
 
-test('append_relay refuses an id ahead of the next free one, naming it, even one a record cites (SPEC §8c); takes the next free id', async (t) => {
+test('append_relay refuses an id ahead of the next free one, naming it, even one a record cites (spec §8c); takes the next free id', async (t) => {
   const { corpus } = await tempStore(t);
   const client = await connect(t, corpus);
   await put(client, { parent: 'relay-0040' });
@@ -320,7 +320,7 @@ test('a store of width 6 states its width in the tool descriptions and uses it',
   const { corpus } = await tempStore(t, { idWidth: 6 });
   const client = await connect(t, corpus);
   const { tools } = await client.listTools();
-  // The shape in words once (append_relay's bytes); every id schema shows the width by its example (SPEC §3).
+  // The shape in words once (append_relay's bytes); every id schema shows the width by its example (spec §3).
   assert.match((tools.find((x) => x.name === 'append_relay')!.inputSchema.properties as Record<string, { description: string }>).bytes!.description, /`relay-` and 6 digits \(relay-000033\)/);
   for (const name of ['append_relay', 'exists', 'get_relay', 'list_replies']) {
     const tool = tools.find((x) => x.name === name)!;

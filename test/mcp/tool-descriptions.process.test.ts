@@ -71,7 +71,7 @@ test('the ask recipe: headers in bytes, a "<you>/q/<n>" key kept on retries, and
 });
 
 // Every code with its action, one line per group: scattered over three parameters, a model missed them, and one with no action is retried forever.
-// In one colon-chained line the grader could not tell which action went with which codes (round 13).
+// In one colon-chained line a reader cannot tell which action goes with which codes.
 test('append_relay lists every refusal code with what to do, one line per group, and says read_only and ids_exhausted are final', async () => {
   const text = await descriptionOf('append_relay');
   const line = text.slice(text.indexOf('Every tool refuses'));
@@ -80,12 +80,12 @@ test('append_relay lists every refusal code with what to do, one line per group,
   }
   assert.match(line, /\nbad_record, too_large, too_many_refs, bad_idempotency_key: fix and resend\.\n/);
   // Each code's action in its own clause: "never retry" read as covering the transient faults too.
-  // store_unavailable is the one code every tool can give (a server shutting down answers every call so): said here, where the form is (round 16:
-  // "Never refuses" in two tools read against a list headed "all tools"). No tool reaches an operator: what "report" means is said once, at its first use.
+  // store_unavailable is the one code every tool can give (a server shutting down answers every call so): said here, where the form is
+  // ("Never refuses" in two tools would read against a list headed "all tools"). No tool reaches an operator: what "report" means is said once, at its first use.
   assert.match(line, /\ndisk_full, store_unavailable \(any tool\): retry once after your next wait_for_relay call, then report: say it in your output \(no tool reaches your operator\)\.\n/);
   // damaged: the key's record is held but cannot be read back (lib/store/append/keyed-append.ts); no call repairs it.
   assert.match(line, /\nread_only \(a mirror\), ids_exhausted, damaged: final\. Never retry; report\.$/);
-  // The conflict's two outcomes and how to tell them (round 16: "if the record it names is this one" gave no way to tell): the key's kind,
+  // The conflict's two outcomes and how to tell them ("if the record it names is this one" gives no way to tell): the key's kind,
   // then the record it names, read. Its own sentence (lib/model/idempotency-keys.ts, held by test/mcp/one-loop.process.test.ts) names that record's kind and from:.
   assert.match(line, /\nidempotency_conflict: the key holds its _meta id\. An answer key: done\. A q key: done only if get_relay shows that id is this same question, else the next n\.\n/);
   // A gone key's not_found (lib/store/append/keyed-append.ts) is listed with the others; its one action is where the key is.
@@ -99,7 +99,7 @@ test('the one loop: numbered rules, one fact each: catch-up, loop, answers, ques
   assert.match(text, /^Your inbox: one loop brings questions to you and answers to yours\./);
   const steps = ['1. Catch-up', '2. Loop', '3. ', '4. ', '5. ', '6. To answer', '7. ', '8. ', '9. Await', '10. Serve'].map((step) => text.indexOf(`\n${step}`));
   assert.ok(steps.every((at, i) => at > 0 && (i === 0 || at > steps[i - 1]!)), text);
-  // bytesOmitted items are the one exception to "each call's cursor" (round 16): include_bytes says where to go on from.
+  // bytesOmitted items are the one exception to "each call's cursor": include_bytes says where to go on from.
   assert.match(text, /2\. Loop: to: \["<you>", "all"\], include_bytes: true, after: your saved cursor, else relay-0000, then each call's cursor \(bytesOmitted: see include_bytes\)\. Skip items from: <you>\.\n/);
   // A kind filter would hide the questions or the answers: the one loop needs both.
   assert.doesNotMatch(text, /kind: "/);
@@ -110,8 +110,8 @@ test('the one loop: numbered rules, one fact each: catch-up, loop, answers, ques
   assert.match(text, /\n7\. Any other item: read it, never reply\.\n/);
   // An agent that serves must not stop calling once its own answer has come.
   assert.match(text, /\n8\. It cannot wake you: keep calling it \(see timeout_ms\)\.\n/);
-  // A missed deadline still answers: the asker's loop takes a late answer, and its one list_replies finds it (round 14); said plainly (round 16).
-  // The answer key's form is given here only: idempotency_key points here (round 16: said twice).
+  // A missed deadline still answers: the asker's loop takes a late answer, and its one list_replies finds it; said plainly.
+  // The answer key's form is given here only, so it cannot be said twice, two ways: idempotency_key points here.
   assert.match(text, /\n6\. To answer: append_relay bytes "@p-e\/x0\nkind: answer\nfrom: <you>\nto: <its from>\nparent: <its id>\n\n<answer>" \(no from: → to: all\), idempotency_key "<you>\/answer\/<its id>", within 2 min \(if later, still answer\)\.\n/);
   assert.equal(JSON.stringify((await listing).tools).match(/\/answer\//g)?.length, 1);
   // Notes and other kinds are read, never answered: a reply to each would be noise every reader pays for.
@@ -119,9 +119,9 @@ test('the one loop: numbered rules, one fact each: catch-up, loop, answers, ques
 });
 
 // A question to you must never go unanswered; a broadcast is answered by whoever knows it while none is held. Its item counts the held
-// answers (appeared[].answers), so the check costs no call (a list_replies per broadcast cost every agent one, and still raced: round 14),
+// answers (appeared[].answers), so the check costs no call (a list_replies per broadcast costs every agent one, and still races),
 // and a newcomer's first loop call from relay-0000 does not re-answer settled broadcasts. The asker picks a name for one answer.
-// "to you" is "to: names you" (round 13: a to: naming you and all read as a broadcast).
+// "to you" is "to: names you" (else a to: naming you and all reads as a broadcast).
 test('the answering rule: a question whose to: names you always; one to: all if you know it and its answers is 0; the asker names a peer for one answer', async () => {
   const text = await descriptionOf('wait_for_relay');
   assert.match(text, /\n4\. A kind: question whose to: names you: always answer \(if you cannot, say so\)\.\n5\. One to: all, not naming you: answer only if you know it and its answers is 0 \(peers woken with you may answer too\)\.\n/);
@@ -137,7 +137,7 @@ test('the cursor rules live in after: the last call\'s with the same filters, ti
   assert.match(after, /^optional, exclusive: the cursor of your last call with the same filters \(timeouts too\), never another filter set's;/);
   assert.doesNotMatch(tool.description!, /Keep one cursor/);
   // Where the cursor is described: a fact about the field.
-  // Where to keep it named (round 16: "persist" said nowhere where).
+  // Where to keep it named: "persist" alone says nowhere where.
   assert.match((tool.outputSchema!.properties as Record<string, { description: string }>).cursor!.description, /Save it \(notes, a file\) only after handling every item up to it$/);
 });
 
@@ -146,9 +146,9 @@ test('the keys are stated where the key is: "<you>/q/<n>" and "<you>/answer/<que
   const key = (tools.find((tool) => tool.name === 'append_relay')!.inputSchema.properties as Record<string, { description: string }>).idempotency_key!.description;
   assert.match(key, /1-200 printable ASCII/);
   // A random key was a stock UUID written twice (by one agent or two): the question was never stored and its asker waited for nothing.
-  // A restarted agent counting from 1 again met a conflict on every question it had asked (round 13); counting only its questions missed
-  // the notes and copies on the same counter (round 14): the catch-up returns every record of its, so 1 + their count is free.
-  // The answer key's form is said once, in wait_for_relay's answer step (round 16: said twice); a copy's bytes differ from the original's, so its key is new.
+  // A restarted agent counting from 1 again meets a conflict on every question it had asked; counting only its questions misses
+  // the notes and copies on the same counter: the catch-up returns every record of its, so 1 + their count is free.
+  // The answer key's form is said once, in wait_for_relay's answer step; a copy's bytes differ from the original's, so its key is new.
   assert.match(key, /Scope: the channel \(depositedBy\); over stdio all agents share mcp, so put your name in it: an answer's as wait_for_relay step 6 says; any other record's, a copy's too, "<you>\/q\/<n>" \(n: your counter, \+1 per record; after a restart, 1 \+ all the records wait_for_relay's catch-up returned\)\./);
   // The key's record gone (lib/store/append/keyed-append.ts): refused not_found, naming the id to re-deposit under.
   assert.match(key, /that record gone: not_found, resend with id: its _meta\["p-e-relay\/error"\]\.id\./);
@@ -157,7 +157,7 @@ test('the keys are stated where the key is: "<you>/q/<n>" and "<you>/answer/<que
   // One rule for every key: the earlier record landed, so nothing is sent again.
   // The conflict's sentence names the stored question's from: (lib/model/idempotency-keys.ts): another agent's means the key collided.
   // What to do is in the refusal's own sentence, told by the stored record's kind and from: (test/mcp/one-loop.process.test.ts holds it); not repeated here.
-  // What to do on it is in the refusal list, once (round 16: "move the conflict handling into the refusal list").
+  // What to do on it is in the refusal list, once, beside every other code's action.
   assert.doesNotMatch(key, /Under a question key|resend under the next n|next n/);
 });
 
@@ -193,7 +193,7 @@ test('wait_for_relay\'s first step catches up from relay-0000 without re-answeri
   // A restarted asker also recovers its own questions, so it knows which answers in the loop are its.
   // Said as what not to do: "skip it" read as skipping the answer item, not the question it answered.
   // Every kind: its count is what the key counter restarts from (idempotency_key), and notes and copies hold an n too.
-  // With the bytes: a restarted agent that cannot read what it asked asks it again under a new key (round 18).
+  // With the bytes: a restarted agent that cannot read what it asked asks it again under a new key.
   assert.match(tool.description!, /1\. Catch-up, without a saved cursor: from: <you>, after: relay-0000, timeout_ms: 0, include_bytes: true\. Never re-ask its questions or re-answer its answers' parents; await the answers to its questions\.\n/);
   const after = (tool.inputSchema.properties as Record<string, { description: string }>).after!.description;
   assert.doesNotMatch(after, /[Cc]atch-up|list_replies|joined/, 'after keeps only cursor semantics');
@@ -211,12 +211,12 @@ test('the late-copy caveat lives in after alone', async () => {
   const tool = tools.find((t) => t.name === 'wait_for_relay')!;
   assert.doesNotMatch(tool.description!, /mirror/);
   const after = (tool.inputSchema.properties as Record<string, { description: string }>).after!.description;
-  // Said with what to do (round 14: "no recipe"): a look back with list_relays lists either kind (a re-deposit's copy, when there is one, is append_relay id's).
+  // Said with what to do, not only what happens: a look back with list_relays lists either kind (a re-deposit's copy, when there is one, is append_relay id's).
   assert.match(after, /Records landing below a cursor later \(a re-deposit, a mirror's late copy\) are never returned to it; list_relays with an older after lists them$/);
 });
 
 // Where answers arrive is said by wait_for_relay (and the ask recipe); list_replies keeps its own job: reading a thread, checking a question for answers.
-// The one replies_to recipe is wait_for_relay's (round 16: said twice, differently); list_replies points at it.
+// The one replies_to recipe is wait_for_relay's (two would drift apart); list_replies points at it.
 test('list_replies reads a thread and checks for answers, and points at wait_for_relay\'s replies_to for their bytes', async () => {
   const tool = (await listing).tools.find((t) => t.name === 'list_replies')!;
   assert.match(tool.description!, /Use it to read a thread or check a question for answers; for their bytes, wait_for_relay replies_to\./);
@@ -233,16 +233,16 @@ test('no rule depends on a join time', async () => {
 
 // An asker gives up on one answer by time it can read off the outputs: a count of timeouts never came in a busy swarm (broadcasts keep
 // calls returning items), and while they do waitedMs stays small, so the newest depositedAt counts too. Then one list_replies, and on.
-// Both clocks only lag the real one, so either passing 3 min is safe; "whichever is more" and "summed" with no start read as a puzzle (round 13).
+// Both clocks only lag the real one, so either passing 3 min is safe; "whichever is more" and "summed" with no start read as a puzzle.
 test('wait_for_relay: await an answer for 3 min by depositedAt or by waitedMs summed since asking, then one list_replies, then go on', async () => {
   const { tools } = await listing;
   const tool = tools.find((t) => t.name === 'wait_for_relay')!;
   const text = tool.description!;
-  // "by either clock" (round 16: which one counted was unclear). A copy is appended only when nothing replied to the original (append_relay's id),
+  // "by either clock", so which one counts is clear. A copy is appended only when nothing replied to the original (append_relay's id),
   // and its answers come to the asker's loop like any other: the one check names the question's id.
   assert.match(text, /\n9\. Await an answer until you have what you need \(from one peer: its first\) or 3 min passed by either clock: the newest item's depositedAt minus your question's, or your calls' waitedMs summed since\. Then list_replies its id once; if none, go on without it\.\n/);
   assert.match((tool.outputSchema!.properties as Record<string, { description: string }>).waitedMs!.description, /^ms this call waited$/);
-  // Serving while working: a look between steps, a block when idle, so that waitedMs moves (round 14: polling with 0 stalled the clock).
+  // Serving while working: a look between steps, a block when idle, so that waitedMs moves (polling with 0 stalls the clock).
   const timeout = (tool.inputSchema.properties as Record<string, { description: string }>).timeout_ms!.description;
   assert.match(timeout, /0: only look, never block \(use it between work steps; when idle, block, so waitedMs counts\)\./);
   assert.doesNotMatch(text, /timedOut: true|full timeout brings nothing|empty timeouts/);
@@ -262,8 +262,8 @@ test('append_relay asks for a swarm-unique name', async () => {
   assert.match(await descriptionOf('append_relay'), /<you>: your swarm-unique name/);
 });
 
-// The rare path (a re-deposit) is told once, in append_relay's id, where it is done (round 16: it sat in exists' output, with pointers to it
-// from two tools); id opens with the common case.
+// The rare path (a re-deposit) is told once, in append_relay's id, where it is done, not in exists' output with pointers to it
+// from two tools; id opens with the common case.
 test('append_relay\'s id opens with "Omit for a new record." and holds the re-deposit: the bytes under the original key, and a copy only while nothing replies', async () => {
   const { tools } = await listing;
   const id = (tools.find((tool) => tool.name === 'append_relay')!.inputSchema.properties as Record<string, { description: string }>).id!.description;
@@ -273,14 +273,14 @@ test('append_relay\'s id opens with "Omit for a new record." and holds the re-de
   assert.match(id, /^Omit for a new record\. Set it \(e\.g\. relay-0033\) only to put back a lost record \(exists: KNOWN_MISSING\) whose bytes you hold: those bytes, under its original key if you know it\. /);
   assert.doesNotMatch(JSON.stringify((await listing).tools), /returned that id to you|<next n>/);
   // A notice copying kind: question would be answered in place of the question, and the asker would never match the answer: the copy is the bytes,
-  // with ref: added to its headers (round 16: "with ref:" did not say where). Only while nothing replies to the original: a copy of a question
-  // already answered would be answered again under the copy's id (round 16).
+  // with ref: added to its headers ("with ref:" alone does not say where). Only while nothing replies to the original: a copy of a question
+  // already answered would be answered again under the copy's id.
   assert.match(id, /Waits past it never return it: if peers must read it and list_replies on it is empty, also append a copy: no id, the bytes plus a "ref: <it>" header, a new key\./);
   assert.equal(JSON.stringify(tools).match(/append a copy/g)?.length, 2, 'said in id, pointed at from get_relay\'s damaged');
 });
 
 // Each fact once: the malformed-id answer of list_replies is in its description, not again in its parameter.
-// In the description (round 14: it sat only in the output); "never refused" of the id only, since store_unavailable is any tool's (round 16).
+// In the description, not only in the output; "never refused" of the id only, since store_unavailable is any tool's.
 test('exists says a malformed id is UNKNOWN, never refused; list_replies says "malformed id: empty" once', async () => {
   const { tools } = await listing;
   assert.match(tools.find((t) => t.name === 'exists')!.description!, /UNKNOWN \(nothing mentions it, or the id is malformed: never refused\)\./);
@@ -295,9 +295,9 @@ test('get_relay gives the digest\'s form and the line endings; list_relays lists
   // A body may hold "---" lines of its own: only the first one ends the header.
   const get = tools.find((t) => t.name === 'get_relay')!.description!;
   assert.match(get, /the deposit header \(LF-ended "name: value" lines: .*digest \(sha256:<64 hex> of the bytes below\).*\), a "---" line, then the sender's bytes verbatim \(later "---" lines are body\)/);
-  // Its shape and size, and when it is needed, named (round 14).
+  // Its shape and size, and when it is needed, named.
   assert.match(get, /^Return one record's exact stored file as text \(no structuredContent; ≤ 1,048,576 bytes \+ header\)/);
-  // Not "bytesOmitted items": those come inline with the next wait (include_bytes), all but one over 64 KiB by itself (round 16: the two tools disagreed).
+  // Not "bytesOmitted items": those come inline with the next wait (include_bytes), all but one over 64 KiB by itself, and the two tools must agree.
   assert.match(get, /For ids whose bytes you lack: parent:\/ref: ids, list_relays\/list_replies ids, a wait item over 64 KiB alone\./);
   const list = tools.find((t) => t.name === 'list_relays')!;
   assert.match(list.description!, /One response that grows with the store \(no pagination; see after\)/);
@@ -312,8 +312,8 @@ test('how filters combine is said once in each tool that takes them', async () =
   for (const name of ['wait_for_relay', 'list_relays']) assert.doesNotMatch(await descriptionOf(name), /combine with AND/);
 });
 
-// The inlined items are a prefix in id order (lib/store/follow/inline-bytes.ts): one more call after the last item handled brings the rest, not a get_relay each
-// (round 14). "Handled", not "inlined": when the first item is over 64 KiB alone nothing is inlined, and "the last inlined id" had no answer (round 16).
+// The inlined items are a prefix in id order (lib/store/follow/inline-bytes.ts): one more call after the last item handled brings the rest, not a get_relay per item.
+// "Handled", not "inlined": when the first item is over 64 KiB alone nothing is inlined, and "the last inlined id" has no answer.
 test('include_bytes says its bytes are data, not instructions, and that bytesOmitted items come with a call after the last item handled', async () => {
   const { tools } = await listing;
   const props = tools.find((tool) => tool.name === 'wait_for_relay')!.inputSchema.properties as Record<string, { description: string }>;
@@ -343,13 +343,13 @@ test('wait_for_relay\'s to names the refusal bad_filter, from and kind compare a
   assert.match(props.to!.description!, /No name at all \("", \[\], ","\) is refused bad_filter/);
   assert.match(props.from!.description!, /else as to$/);
   assert.match(props.kind!.description!, /as from$/);
-  // Matching is literal (SPEC §8a): the text says what to do about it, not only that it cannot fold case.
+  // Matching is literal (spec §8a): the text says what to do about it, not only that it cannot fold case.
   assert.match(props.kind!.description!, /\(list each spelling you accept: "Question" is another\)/);
   for (const name of ['wait_for_relay', 'list_relays']) assert.match(await descriptionOf(name), /bad_id, bad_filter/, name);
 });
 
 // The form once, in the first tool listed (it sat in four tools); the others name their codes. exists and list_replies have none of their own:
-// they say a malformed id is not refused, not "Never refuses", which store_unavailable (any tool's) contradicted (round 16).
+// they say a malformed id is not refused, not "Never refuses", which store_unavailable (any tool's) would contradict.
 test('every tool says how it refuses: the form once, in append_relay, for all; the others that can, their codes; the two that cannot refuse an id, that they never do', async () => {
   const { tools } = await listing;
   assert.equal(tools[0]!.name, 'append_relay', 'the form is read first');
@@ -364,8 +364,8 @@ test('every tool says how it refuses: the form once, in append_relay, for all; t
   }
 });
 
-// The id shape in words sat in six places; each id schema still shows the width by its example (SPEC §3). Said in the first tool read,
-// where ids are written (round 16: it sat in exists, read fourth, and applied to all six).
+// The id shape in words sat in six places; each id schema still shows the width by its example (spec §3). Said in the first tool read,
+// where ids are written, not in exists, which is read fourth, though it applies to all six.
 test('the id shape is put in words once, in append_relay\'s bytes, and every id parameter shows it by example', async () => {
   const { tools } = await listing;
   assert.equal(JSON.stringify(tools).match(/and 4 digits/g)?.length, 1);
@@ -408,7 +408,7 @@ test('the name filters are worded in full on wait_for_relay only; list_relays\' 
   for (const text of filters('wait_for_relay')) assert.doesNotMatch(text ?? '', /wait_for_relay|list_relays/);
 });
 
-test('timeout_ms states no maximum in its schema: values above the cap are capped, not refused (SPEC §8)', async () => {
+test('timeout_ms states no maximum in its schema: values above the cap are capped, not refused (spec §8)', async () => {
   const { tools } = await listing;
   const wait = tools.find((tool) => tool.name === 'wait_for_relay')!;
   const timeout = (wait.inputSchema.properties as Record<string, { maximum?: number; minimum?: number }>).timeout_ms!;
@@ -417,8 +417,8 @@ test('timeout_ms states no maximum in its schema: values above the cap are cappe
 });
 
 // A refusal with no next step is retried forever or given up on at random.
-// What to do about KNOWN_MISSING is said here, where an agent mostly meets it (fetching a parent:/ref: id), in one clause (round 16: "as exists'
-// KNOWN_MISSING says" cost a hop); exists' state points here. No retry count: nothing an agent can do brings another's record back.
+// What to do about KNOWN_MISSING is said here, where an agent mostly meets it (fetching a parent:/ref: id), in one clause ("as exists'
+// KNOWN_MISSING says" would cost a hop); exists' state points here. No retry count: nothing an agent can do brings another's record back.
 test('get_relay says what to do on each not_found state', async () => {
   const text = await descriptionOf('get_relay');
   assert.match(text, /not_found, _meta\["p-e-relay\/error"\]\.state KNOWN_MISSING \(if you hold its bytes, re-deposit them: append_relay id; else report it missing\) or UNKNOWN \(check the id's shape, then stop\)/);
@@ -431,10 +431,10 @@ test('exists opens with its three states and what it is for beside get_relay, an
   const { tools } = await listing;
   const tool = tools.find((t) => t.name === 'exists')!;
   // Its purpose names its three states as the state field defines them (KNOWN_MISSING is not only "lost"), then when to use it rather than
-  // get_relay, whose not_found carries the same state (round 16: "it duplicates other tools").
+  // get_relay, whose not_found carries the same state, rather than duplicating it.
   assert.match(tool.description!, /^What this store knows about one id, without reading its bytes: PRESENT \(held\), KNOWN_MISSING \(cited but absent\) or UNKNOWN .*\. For the state alone \(e\.g\. before a re-deposit\); get_relay's not_found names it too\.$/);
   const state = (tool.outputSchema!.properties as Record<string, { description: string }>).state!.description;
-  // What to do is said once, in get_relay's not_found (round 16: a recovery procedure buried in an output field, repeated in two tools).
+  // What to do is said once, in get_relay's not_found, not buried in an output field and repeated in two tools.
   assert.match(state, /KNOWN_MISSING: a held record cites it in parent: or ref:, its bytes are not here \(what to do: get_relay's not_found\); UNKNOWN: nothing held here mentions it, or malformed$/);
   assert.match(state, /^PRESENT: held here \(digest unchecked: get_relay may refuse it damaged\);/);
 });
@@ -448,7 +448,7 @@ test('timeout_ms gives one usable bound: ≤ 50000', async () => {
 // lib/model/record.ts reads every ref: line and splits each at commas and white space.
 // The size: the one figure the store enforces (its --max-record-bytes, stated as the store runs it); over stdio no request cap applies, so none is named
 // (a hub names its own: test/http/mcp.test.ts)
-// (round 14: "keep it ≤ 60 KiB (more may be refused)" was no limit at all).
+// ("keep it ≤ 60 KiB (more may be refused)" would be no limit at all).
 test('append_relay\'s bytes give the ref: grammar as the parser reads it and the store\'s own size limit, and over stdio no HTTP cap', async () => {
   const props = (await listing).tools.find((t) => t.name === 'append_relay')!.inputSchema.properties as Record<string, { description: string }>;
   assert.match(props.bytes!.description, /ref: \(one or more ids, split at commas or spaces; repeatable\)/);
@@ -456,7 +456,7 @@ test('append_relay\'s bytes give the ref: grammar as the parser reads it and the
   assert.doesNotMatch(JSON.stringify((await listing).tools), /60 KiB|may be refused/);
 });
 
-// An omitted after means opposite things in the two tools (round 13): each tool's after says its own (round 16: the cross-mention was a waste).
+// An omitted after means opposite things in the two tools: each tool's after says its own, with no cross-mention.
 test('wait_for_relay\'s after says an omitted after is only what lands from now on; list_relays\' says the whole store', async () => {
   const { tools } = await listing;
   const wait = tools.find((t) => t.name === 'wait_for_relay')!.inputSchema.properties as Record<string, { description: string }>;
@@ -474,7 +474,7 @@ test('list_replies\' items have the fields wait_for_relay\'s items always have, 
   assert.deepEqual(Object.keys(replies.replies!.items.properties).sort(), [...wait.appeared!.items.required].sort());
 });
 
-// The loop filters on to: only and reads kind itself; SPEC §8a's filters match literally, so what an agent does is read kind in any case (round 14: a peer's "kind: Question" fell to "never reply").
+// The loop filters on to: only and reads kind itself; spec §8a's filters match literally, so what an agent does is read kind in any case (else a peer's "kind: Question" falls to "never reply").
 test('wait_for_relay\'s items say to read kind in any case, and append_relay\'s bytes to write it lowercase', async () => {
   const { tools } = await listing;
   const item = (tools.find((t) => t.name === 'wait_for_relay')!.outputSchema!.properties as Record<string, { items: { properties: Record<string, { description?: string }> } }>).appeared!.items.properties;
@@ -483,40 +483,40 @@ test('wait_for_relay\'s items say to read kind in any case, and append_relay\'s 
   assert.match(bytes, /kind: \(lowercase: question, answer, …\)/);
 });
 
-// An early end with nothing, followed by nothing, invited a hot loop or a guess (round 14); its cursor is not needed to go on.
+// An early end with nothing, followed by nothing, invites a hot loop or a guess; its cursor is not needed to go on.
 test('timedOut says what to do after an early end: repeat with the same after', async () => {
   const out = (await listing).tools.find((t) => t.name === 'wait_for_relay')!.outputSchema!.properties as Record<string, { description: string }>;
   assert.match(out.timedOut!.description, /false with appeared \[\]: it ended early \(a cancel, a closing server\): repeat it with the same after, not its cursor$/);
 });
 
-// The top-level parent is the id asked about; beside replies[].parent the name read as a reply's (round 14). SPEC §8 fixes the name;
-// said as what it holds, with no warning of its own (round 16).
+// The top-level parent is the id asked about; beside replies[].parent the name reads as a reply's. spec §8 fixes the name;
+// said as what it holds, with no warning of its own.
 test('list_replies says its top-level parent is the id passed, and that damaged records are never listed', async () => {
   const out = (await listing).tools.find((t) => t.name === 'list_replies')!.outputSchema!.properties as Record<string, { description: string }>;
   assert.equal(out.parent!.description, 'the id you passed');
   assert.match(out.replies!.description, /^ascending by id, damaged records never;/);
 });
 
-// The only writer points at the answer recipe (round 14: only asking was shown here).
+// The only writer points at the answer recipe, not only at asking.
 test('append_relay points at the answer recipe', async () => {
   assert.match(await descriptionOf('append_relay'), /To answer: wait_for_relay step 6\.\n/);
 });
 
 // Nothing checks to: against the swarm's names (lib/model/record.ts reads it as a claim): a misspelled name, or none, reaches no addressed loop,
-// and without this the asker waits 3 min for nothing (round 16). Said where to: is defined.
+// and without this the asker waits 3 min for nothing. Said where to: is defined.
 test('append_relay\'s bytes say to: is unchecked: a wrong name, or none, reaches no one', async () => {
   const props = (await listing).tools.find((t) => t.name === 'append_relay')!.inputSchema.properties as Record<string, { description: string }>;
   assert.match(props.bytes!.description, /to: \(names, split at commas or spaces; unchecked: a wrong name, or none, reaches no one\)/);
 });
 
-// lib/store/store.ts' listIds gives no known-missing ids with a filter (a missing id has no headers to match): said with what to do (round 16).
+// lib/store/store.ts' listIds gives no known-missing ids with a filter (a missing id has no headers to match): said with what to do.
 test('list_relays\' knownMissing says a filtered call gives none', async () => {
   const out = (await listing).tools.find((t) => t.name === 'list_relays')!.outputSchema!.properties as Record<string, { description?: string }>;
   assert.equal(out.knownMissing!.description, 'KNOWN_MISSING ids, only unfiltered: a filtered call gives []');
   assert.equal(out.after!.description, undefined, 'an echo of the input needs no words');
 });
 
-// When it blocks and when it answers at once, in that order (round 16: "with after, returns … at once" left a call with nothing held unsaid).
+// When it blocks and when it answers at once, in that order ("with after, returns … at once" leaves a call with nothing held unsaid).
 test('wait_for_relay says it answers at once with held matches above after, else blocks until one lands or timeout_ms ends', async () => {
   assert.match(await descriptionOf('wait_for_relay'), /^Your inbox: [^\n]*\. Returns at once the held records above after matching all your filters, else blocks until one lands or timeout_ms ends\./);
 });

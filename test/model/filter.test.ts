@@ -1,5 +1,5 @@
 /**
- * The filter rules of SPEC §8a, pure: literal names, AND across filters, OR
+ * The filter rules of spec §8a, pure: literal names, AND across filters, OR
  * within one, a missing header never matches, `to:` naming several
  * recipients; and the index that answers them from what it parsed once.
  */

@@ -8,7 +8,7 @@ import { refused } from '../support/refusal.js';
 const shape = idShape();
 const parse = (text: string | Buffer, max?: number) => parseRecord(typeof text === 'string' ? Buffer.from(text) : text, shape, max);
 
-test('a record with the SPEC example headers yields its claims', () => {
+test('a record with the example headers of docs/format.md yields its claims', () => {
   const claims = parse('@p-e/x0\nkind: reply\nfrom: scout-7\nto: relay-3\nparent: relay-0012\nref: relay-0007 relay-0009\n\nFree text body.');
   assert.deepEqual(claims, { kind: 'reply', from: 'scout-7', to: 'relay-3', parent: 12, named: [12, 7, 9] });
 });

@@ -1,5 +1,5 @@
 /**
- * The relay keeps a named agent's place (SPEC §8d), with real processes:
+ * The relay keeps a named agent's place (spec §8d), with real processes:
  * named stdio servers spawned by the real SDK client over real pipes, all
  * on one corpus. No client here passes after or keeps a cursor; a server is
  * killed with SIGKILL where a crash is the point, and closed by ending its

@@ -1,5 +1,5 @@
 /**
- * The agents' marks on disk (SPEC §8d, §8a's inbox): one per agent and
+ * The agents' marks on disk (spec §8d, §8a's inbox): one per agent and
  * filter set, the legacy per-agent file, and a mark path that holds
  * something other than a mark. The real CLI as a child process over real
  * files; nothing at a mark's path is followed, blocked on or read whole.

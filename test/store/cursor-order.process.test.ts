@@ -1,5 +1,5 @@
 /**
- * The cursor's promise (SPEC §8a) when appends overlap: an agent that always
+ * The cursor's promise (spec §8a) when appends overlap: an agent that always
  * passes the cursor back as `after` sees every record exactly once, even
  * while several appends are in flight in each of several processes. Two
  * appends in flight in one process used to race their link() calls, so

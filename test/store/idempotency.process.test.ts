@@ -1,5 +1,5 @@
 /**
- * Exactly once across processes and doors (SPEC §8b): two stdio servers
+ * Exactly once across processes and doors (spec §8b): two stdio servers
  * racing one key, a restart between a call and its retry, and the REST
  * door's Idempotency-Key header. Real SDK clients over real stdio pipes to
  * the bundle, real HTTP on loopback.

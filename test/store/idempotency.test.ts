@@ -1,5 +1,5 @@
 /**
- * Exactly once (SPEC §8b) at the store: a repeat answers the first record, a
+ * Exactly once (spec §8b) at the store: a repeat answers the first record, a
  * conflict names it, a restart reads keys back from the deposit headers, and
  * concurrent calls store one record. The multi-process races run over real
  * stdio servers in test/store/idempotency.process.test.ts.

@@ -1,5 +1,5 @@
 /**
- * A name per channel (SPEC §8d), through real doors: named stdio servers
+ * A name per channel (spec §8d), through real doors: named stdio servers
  * (the real SDK client over real pipes to `serve --agent`), the real hub
  * over loopback (MCP and REST), and the CLI. The deposit header states the
  * name, a record whose from: names another agent is refused, an answer

@@ -1,5 +1,5 @@
 /**
- * Concurrent reads are bounded (issue 13, finding 3): however many reads
+ * Concurrent reads are bounded: however many reads
  * arrive at once, one process holds at most the gate's number of record
  * files open, and every read is still answered.
  */

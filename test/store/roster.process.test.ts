@@ -1,5 +1,5 @@
 /**
- * Who is there (SPEC §8d): the roster through the CLI, REST and the append
+ * Who is there (spec §8d): the roster through the CLI, REST and the append
  * answer, with real named stdio servers and a real hub on one corpus.
  */
 import assert from 'node:assert/strict';

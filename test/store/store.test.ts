@@ -54,7 +54,7 @@ test('provenance authored is written when asked for', async (t) => {
   assert.match((await store.read(result.id)).toString(), /^provenance: authored\ndeposited-by: cli\/alice\n/);
 });
 
-test('citing ids does not move the next free id (SPEC §8c): a record citing the next 64 ids takes one id', async (t) => {
+test('citing ids does not move the next free id (spec §8c): a record citing the next 64 ids takes one id', async (t) => {
   const { store } = await fresh(t);
   const ahead = Array.from({ length: 64 }, (_, i) => store.shape.format(i + 2)).join(' ');
   await store.append(rec({ ref: ahead }), BY); // relay-0001 cites relay-0002 … relay-0065
@@ -107,7 +107,7 @@ test('a proposal may re-deposit a lost record: a KNOWN_MISSING id at or below th
   assert.equal((await store.exists('relay-0002')).state, 'PRESENT');
 });
 
-test('a KNOWN_MISSING id above the high-water mark is a proposal ahead like any other (SPEC §8c)', async (t) => {
+test('a KNOWN_MISSING id above the high-water mark is a proposal ahead like any other (spec §8c)', async (t) => {
   const { store, corpus } = await fresh(t);
   await store.append(rec({ parent: 'relay-9999' }), BY);
   const err = await refused(store.append(rec(), { ...BY, id: 'relay-9999' }), 'id_ahead');
@@ -262,7 +262,7 @@ test('exists: PRESENT, KNOWN_MISSING, UNKNOWN; malformed ids are UNKNOWN', async
 test('list: every held and KNOWN_MISSING id; after is exclusive and filters both', async (t) => {
   const { store } = await fresh(t);
   await store.append(rec({ ref: 'relay-0004 relay-0007' }), BY); // 1; 4 and 7 missing
-  await appendMany(store, 2); // 2, 3 (citing an id reserves nothing: SPEC §8c)
+  await appendMany(store, 2); // 2, 3 (citing an id reserves nothing: spec §8c)
   assert.deepEqual(await store.list(), { after: null, present: ['relay-0001', 'relay-0002', 'relay-0003'], knownMissing: ['relay-0004', 'relay-0007'] });
   assert.deepEqual(await store.list('relay-0000'), { after: 'relay-0000', present: ['relay-0001', 'relay-0002', 'relay-0003'], knownMissing: ['relay-0004', 'relay-0007'] });
   assert.deepEqual(await store.list('relay-0002'), { after: 'relay-0002', present: ['relay-0003'], knownMissing: ['relay-0004', 'relay-0007'] });
@@ -418,7 +418,7 @@ test('an append that loses a race for an id indexes what the winner published an
   const b = await open(t, corpus, { watch: 'none' }); // another process that has not seen a's record yet
   await a.append(rec({ kind: 'question', ref: 'relay-0002' }), BY); // relay-0001 cites relay-0002
   const { id } = await b.append(rec({ kind: 'unrelated' }), BY); // b tries relay-0001 first: EEXIST
-  assert.equal(id, 'relay-0002', 'a cited id above the high-water mark is not reserved (SPEC §8c)');
+  assert.equal(id, 'relay-0002', 'a cited id above the high-water mark is not reserved (spec §8c)');
   assert.equal((await b.exists('relay-0001')).state, 'PRESENT', 'b indexed the record it lost the race to');
 });
 

@@ -23,6 +23,7 @@ interface ToolFacts {
 
 const TOOLS = {
   rsync: { names: ['rsync'], install: 'apt-get install -y rsync' },
+  git: { names: ['git'], install: 'apt-get install -y git' },
   chromium: { names: ['chromium', 'chromium-browser'], install: 'apt-get install -y chromium' },
   cc: { names: ['cc', 'gcc'], install: 'apt-get install -y gcc libc6-dev' },
   strace: {

@@ -1,5 +1,5 @@
 /**
- * The outside review's findings (issue 13), one attack each, on a real hub
+ * The attacks of an outside review, one each, on a real hub
  * process over loopback. Each test is what an attacker does and what must
  * still be true afterwards; each failed on the code the review attacked.
  * The short form runs in `npm test`; P_E_RELAY_LONG=1 runs the heavy

@@ -273,7 +273,7 @@ const ROWS: Row[] = [
     check: (a) => assert.ok((a as Answer & { closedAfterMs: number }).closedAfterMs < 4000, `cut off by the header timeout, not after every line (${(a as Answer & { closedAfterMs: number }).closedAfterMs} ms)`),
   },
 
-  // ---- what a signature buys, and what every route checks (issue 13: findings 3, 4, 6, 9, 10) ---------
+  // ---- what a signature buys, and what every route checks -----------------------------------------
   { name: 'a signed GET /healthz: checked, answered, and not spent (it buys nothing)', status: 200, attack: (c) => send(c.hub, { path: '/healthz', headers: { Authorization: signed(c, 'GET', '') } }) },
   { name: 'a signed GET /relays: not spent', status: 200, attack: (c) => send(c.hub, { path: '/relays', headers: { Authorization: signed(c, 'GET', '') } }) },
   {
@@ -374,7 +374,7 @@ const ROWS: Row[] = [
     },
   },
 
-  // ---- what one call may make the hub watch and ring (issue 22: N1, N3) ------------------------
+  // ---- what one call may make the hub watch and ring ---------------------------------------------
   // Last: these spend their signature, and a signed GET of '' made in the same second as another is the same signature.
   {
     name: 'a signed GET /events whose to: names 65 names (a doorbell file and an inotify watch per name): refused bad_filter, naming the cap',

@@ -79,7 +79,7 @@ describe('bridge', { concurrency: true }, () => {
   test('docs/bridge.md\'s long-wait recipe, run as written, outlives the client\'s 60 s timeout and returns a record appended at ~62 s', async (t) => {
     const hub = await startHubProcess(t, { agents: [AGENT, 'peer'] });
     const { client } = await bridgeClient(t, hub.url, AGENT, hub.keys);
-    // The late record is a peer's, to the agent: a named wait leaves out the agent's own records (SPEC §8d).
+    // The late record is a peer's, to the agent: a named wait leaves out the agent's own records (spec §8d).
     const peer = (await bridgeClient(t, hub.url, 'peer', hub.keys)).client;
     const progress: number[] = [];
     const started = Date.now();
@@ -225,7 +225,7 @@ describe('bridge', { concurrency: true }, () => {
     const { keys } = await hubStore(t);
     const { client } = await bridgeClient(t, `http://127.0.0.1:${await closedPort()}`, AGENT, keys);
     const append = (await client.listTools()).tools.find((tool) => tool.name === 'append_relay')!;
-    // The size rule is a fact about the bytes parameter, stated there (the store's limit, and the hub's body cap, since round 15), as a hub started with its defaults states it.
+    // The size rule is a fact about the bytes parameter, stated there (the store's limit, and the hub's body cap), as a hub started with its defaults states it.
     const bytesOf = (tool: { inputSchema: { properties?: unknown } }) => (tool.inputSchema.properties as Record<string, { description?: string }>).bytes!.description;
     const bytes = bytesOf(append);
     assert.match(bytes ?? '', /1,048,576 bytes \(over this hub: 65,536\)$/);

@@ -1,5 +1,5 @@
 /**
- * The official MCP conformance suite against the hub (SPEC §13), in both
+ * The official MCP conformance suite against the hub (spec §13), in both
  * protocol eras: the 2025 generic server scenarios (server-initialize, ping,
  * tools-list, dns-rebinding-protection) and, with `--spec-version
  * 2026-07-28`, every scenario that applies to a tools-only server

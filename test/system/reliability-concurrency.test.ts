@@ -31,7 +31,7 @@ const TOTAL = 6 * PER_LANE + 2 * PER_CLI_LANE;
 const CORPUS_DOTFILES = ['.gitattributes', '.gitignore', '.p-e-relay', '.state'];
 
 /** A record no other lane or append sends: the lane and index are in it, and a random-length body. */
-/** `from` is the lane, or over HTTP the signing agent (a hub refuses any other from:, SPEC §8d). */
+/** `from` is the lane, or over HTTP the signing agent (a hub refuses any other from:, spec §8d). */
 function uniqueRecord(lane: string, i: number, from = lane): Buffer {
   const padding = randomBytes(Math.floor(Math.random() * 1500)).toString('base64');
   return Buffer.from(record({ kind: 'load', from }, `${lane} #${i}\n${padding}\n`));

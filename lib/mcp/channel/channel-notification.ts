@@ -59,7 +59,7 @@ export function channelNotification(agent: string, records: readonly PushedRecor
 }
 
 /**
- * Who sent it, as far as the relay can tell (SPEC §8d): a signed hub
+ * Who sent it, as far as the relay can tell (spec §8d): a signed hub
  * channel verified the name; a named stdio server only stated it; any other
  * from: is the record's own claim.
  */

@@ -1,6 +1,6 @@
 /**
  * Pushes what is addressed to a named agent into its Claude Code session as
- * it lands (SPEC §8d, docs/agents.md "Push into an idle session"), so an idle
+ * it lands (spec §8d, docs/agents.md "Push into an idle session"), so an idle
  * session gets a new turn without polling.
  *
  * What is pushed is exactly what the agent's wait_for_relay without after

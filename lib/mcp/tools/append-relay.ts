@@ -90,7 +90,7 @@ function unnamedInput({ shape, maxRecordBytes, requestCap }: ToolFacts) {
       `bytes: done), id_ahead (above the next free id, _meta["p-e-relay/error"].nextFree)`),
     // The store's own limit (lib/model/record.ts, --max-record-bytes), the one figure it enforces on every door; over HTTP
     // the hub's record cap (lib/http/body.ts, --record-cap), as the hub runs, binds first (stdio has none, so says nothing of it).
-    // The id shape in words, once per tools/list (SPEC §3), here, in the first tool read, where ids are written; every id
+    // The id shape in words, once per tools/list (spec §3), here, in the first tool read, where ids are written; every id
     // schema shows it by example.
     // to: is a claim no one checks: a misspelled name reaches no addressed loop, and nothing else would say so.
     bytes: z.string().describe(`the whole record, stored byte for byte: line 1 exactly @p-e/x0; ` +
@@ -106,7 +106,7 @@ function unnamedInput({ shape, maxRecordBytes, requestCap }: ToolFacts) {
       `bytes${requestCap === undefined ? '' : ` (over this hub: ${requestCap.toLocaleString('en-US')})`}`),
     // An answer's key is derived from the question, so re-answering after a restart or a re-read replays or conflicts
     // instead of storing twice; every other record counts on under the asker's name.
-    // SPEC §8b: the scope is the channel and the key, and over stdio every agent deposits as mcp: a key without the name
+    // spec §8b: the scope is the channel and the key, and over stdio every agent deposits as mcp: a key without the name
     // collides across agents.
     // After a restart the catch-up (from: <you>, every kind) returns every record that can hold one of your n, so 1 + its
     // count is free (a count of questions alone would miss notes and copies, which hold an n too).

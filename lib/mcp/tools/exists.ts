@@ -11,7 +11,7 @@ export const exists = defineTool({
   door: READ,
   contract: ({ shape, agent }) => (agent ? named(shape) : ({
     description: [
-      // SPEC §3: a malformed id is UNKNOWN here. The shape itself is in append_relay's bytes (the first tool read). What it is
+      // spec §3: a malformed id is UNKNOWN here. The shape itself is in append_relay's bytes (the first tool read). What it is
       // for beside get_relay, whose not_found carries the same state, so no agent takes it for a duplicate of other tools.
       'What this store knows about one id, without reading its bytes: PRESENT (held), ' +
         'KNOWN_MISSING (cited but absent) or UNKNOWN (nothing mentions it, or the id is malformed: never refused). ' +

@@ -9,7 +9,7 @@ import { defineTool, READ } from './tool.js';
 
 /**
  * The most ids (present and known missing together) one list_relays answer
- * carries. SPEC §8 gives list_relays no pagination, so a longer list is
+ * carries. spec §8 gives list_relays no pagination, so a longer list is
  * refused, not cut: an answer of a million ids is a ~30 MB JSON-RPC line
  * (the ids twice, as text and as structuredContent), and the SDK's stdio
  * client ends the whole session on any line over 10 MiB

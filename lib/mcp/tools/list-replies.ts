@@ -18,7 +18,7 @@ export const listReplies = defineTool({
     ].join('\n\n'),
     input: { id: idParam(shape, 'the record whose replies you want') },
     output: {
-      // SPEC §8 fixes the name ({parent, replies}), and GET /relays/ID/replies answers the same JSON; the text tells it from replies[].parent.
+      // spec §8 fixes the name ({parent, replies}), and GET /relays/ID/replies answers the same JSON; the text tells it from replies[].parent.
       parent: z.string().describe('the id you passed'),
       // The item's fields are described once per tools/list, on wait_for_relay's appeared items (the same names, the same values).
       replies: z

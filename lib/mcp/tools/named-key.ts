@@ -1,6 +1,6 @@
 /**
  * The idempotency key a named server gives a record sent without one, so no
- * key counter is left in the model's hands (SPEC §8d): `sha256/<hex of the
+ * key counter is left in the model's hands (spec §8d): `sha256/<hex of the
  * bytes>`, in the agent's own key scope (the store scopes a named channel's
  * keys by its agent). A retry after a lost answer then replays the first
  * record instead of storing a second; the same bytes sent twice are one

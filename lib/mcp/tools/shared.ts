@@ -8,7 +8,7 @@ import type { IdShape } from '../../model/ids.js';
 import { MAX_FILTER_NAMES } from '../../model/filter.js';
 
 /**
- * An id parameter: its role, then an example of the store's id shape (SPEC §3:
+ * An id parameter: its role, then an example of the store's id shape (spec §3:
  * every schema states the width; the example shows it), then anything true of
  * it in this tool only. The shape in words, and that ids are compared
  * literally, is said once, in append_relay's bytes (the first tool read),
@@ -65,7 +65,7 @@ export function filterParams() {
       `Exact, case-sensitive, no wildcard; a record with no to: never matches. ` +
       `No name at all ("", [], ",") is refused bad_filter, as are over ${MAX_FILTER_NAMES} names`),
     from: names('optional: records whose from: is one of these; each string is one whole name (not split); else as to'),
-    // Literal, as SPEC §8a says: what an agent does about case is list the spellings it accepts (the loop itself reads kind, in any case).
+    // Literal, as spec §8a says: what an agent does about case is list the spellings it accepts (the loop itself reads kind, in any case).
     kind: names('optional: records whose kind: is one of these, e.g. "question" (list each spelling you accept: "Question" is another); as from'),
   };
 }
@@ -95,7 +95,7 @@ export const waitRepliesTo = z.string().optional().describe(
 export const listRepliesTo = z.string().optional().describe('optional: only ids of records naming this id in parent: or ref: (list_replies tells answers from citations); malformed: bad_id');
 
 /**
- * The named server's short wording (SPEC §8d: the relay keeps the agent's
+ * The named server's short wording (spec §8d: the relay keeps the agent's
  * place, from: and keys, so a parameter says what it is, not a recipe). The
  * loop itself is in the server's instructions (lib/mcp/instructions.ts).
  */

@@ -23,7 +23,7 @@ export interface ToolFacts {
   readonly requestCap?: number;
   /**
    * The agent this server serves (`serve --agent NAME`), or absent. A named
-   * server's relay keeps the agent's place, from: and keys (SPEC §8d), so its
+   * server's relay keeps the agent's place, from: and keys (spec §8d), so its
    * contract is the short one: the loop recipe lives once in the server's
    * instructions (lib/mcp/instructions.ts), not in every tool.
    */

@@ -35,7 +35,7 @@ export const waitForRelay = defineTool({
       signal,
       onProgress: progress && ((waitedMs: number) => progress(waitedMs, `still waiting after ${Math.round(waitedMs / 1000)} s`)),
     };
-    // A named agent without after goes on from its own mark for this filter set (SPEC §8d); with after, as any wait.
+    // A named agent without after goes on from its own mark for this filter set (spec §8d); with after, as any wait.
     if (grant.agent === null || after !== undefined) {
       const result = await store.wait({ ...options, after, filter });
       const behind = await behindAfterEmptyWait(store, result.appeared);
@@ -68,7 +68,7 @@ function loopDescription(shape: IdShape): string {
     // questions tell a restarted asker which answers are its, and its count restarts the key counter (every kind: notes
     // and copies hold an n too).
     // The answer's key is derived from the question, so answering it again (a restart, a re-read backlog) stores nothing.
-    // Kinds are read in any case: a peer's "kind: Question" is still a question (the filters match literally, SPEC §8a,
+    // Kinds are read in any case: a peer's "kind: Question" is still a question (the filters match literally, spec §8a,
     // but the loop filters on to: only).
     // A to: all question is answered by whoever knows it while none is held: its item counts the held answers
     // (appeared[].answers), so this costs no call (a list_replies per broadcast would cost every agent one), and a
@@ -162,7 +162,7 @@ function unnamedOutput(shape: IdShape) {
 }
 
 /**
- * A named server's wait: the relay keeps the agent's place (SPEC §8d), so the
+ * A named server's wait: the relay keeps the agent's place (spec §8d), so the
  * call the loop makes has no arguments, and every parameter is for the rarer
  * read (history from an id, a narrower set). The loop is in the server's
  * instructions; the items' fields are the record's own headers.

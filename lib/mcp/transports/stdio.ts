@@ -43,7 +43,7 @@ const CANNOT_START = -32000;
 
 export interface StdioOptions extends StoreOptions {
   log: Logger;
-  /** The agent this server serves (serve --agent, SPEC §8d); absent: an unnamed server, as before names. */
+  /** The agent this server serves (serve --agent, spec §8d); absent: an unnamed server, as before names. */
   agent?: string;
   /** Push what is addressed to the agent into the session (serve --channel; lib/mcp/channel/attach.ts says when it runs). */
   channel?: boolean;

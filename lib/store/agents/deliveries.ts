@@ -1,5 +1,5 @@
 /**
- * Delivery to a named agent (SPEC §8d): what the relay keeps so the model
+ * Delivery to a named agent (spec §8d): what the relay keeps so the model
  * does not have to. A wait from a named agent with no `after` goes on from
  * the agent's mark for its filter set (marks.ts), and answers what is
  * addressed to it (by default `to:` its name or `all`), not its own, not yet
@@ -209,7 +209,7 @@ export class AgentDeliveries {
   }
 
   /**
-   * Receipts (SPEC §8d): which agents a record was delivered to, from their
+   * Receipts (spec §8d): which agents a record was delivered to, from their
    * marks. The recipients are the agents its to: names, and for a to: all
    * every agent with marks here. A delivery counts once proved (a mark on
    * disk past it), not while an answer is pending. Null when none of them

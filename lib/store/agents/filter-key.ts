@@ -1,5 +1,5 @@
 /**
- * The one name a filter set is known by (SPEC §8d: one mark per agent and
+ * The one name a filter set is known by (spec §8d: one mark per agent and
  * filter set). Canonical: the names of each filter sorted, so `--to a --to b`
  * and `--to b --to a` share one mark and `--to a` alone has another. Pure.
  */

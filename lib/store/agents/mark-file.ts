@@ -1,6 +1,6 @@
 /**
  * One mark file: how far an agent's deliveries for one filter set have gone
- * (SPEC §8d), read and written without trusting what sits at its path.
+ * (spec §8d), read and written without trusting what sits at its path.
  *
  *   relay-0042                        every record up to here was delivered (or was not for this set)
  *   named-only-through: relay-0057    at or below this, only records whose to: names the agent

@@ -1,5 +1,5 @@
 /**
- * An agent's marks (SPEC §8d): one per agent and filter set, under
+ * An agent's marks (spec §8d): one per agent and filter set, under
  * `.state/marks/<agent>/<filter key>`, shared by every process on this
  * machine's corpus (wait_for_relay without after, `inbox`, pushes).
  *

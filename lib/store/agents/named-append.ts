@@ -1,5 +1,5 @@
 /**
- * What a name changes about an append (SPEC §8d). A named channel's record
+ * What a name changes about an append (spec §8d). A named channel's record
  * may not say it is from someone else (`from_mismatch`); a named stdio
  * server states its agent in the deposit header (`agent: NAME`), since its
  * `deposited-by` is the bare `mcp` every stdio server writes; and an answer

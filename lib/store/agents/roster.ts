@@ -1,5 +1,5 @@
 /**
- * Who is there (SPEC §8d): every name that has signed, served or been given a
+ * Who is there (spec §8d): every name that has signed, served or been given a
  * key, when it was last seen, and whether it is waiting now. Kept under
  * `.state/roster/`, this machine's, by every process that serves a name:
  *

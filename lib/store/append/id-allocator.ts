@@ -20,13 +20,13 @@
  * there and moves past every id taken meanwhile: with the link in the
  * thread pool, a winner's line waited for its process's next turn, and
  * forty writers on two cores lost 3.0–3.5 ids for each record they stored
- * (issue 26).
+ * (each a failed link(), a hear and often a file read).
  *
  * Links are made one at a time in each process, in id order (`serially`):
  * two appends in flight at once would otherwise race their link() calls
  * through the thread pool, and N+1 could appear on disk before N. Every
  * watcher then sees N+1 first, a wait there answers with cursor N+1, and an
- * agent that passes the cursor back as `after` never sees N (SPEC §8a).
+ * agent that passes the cursor back as `after` never sees N (spec §8a).
  * Across processes the order holds by construction: a writer tries N+1
  * only once N is on disk (its link of N failed) or is its own. An id is
  * issued by the link itself, so no id is ever issued and not yet visible
@@ -34,7 +34,7 @@
  * `published` until the store indexes it, and the store's cursor stops
  * below it (follow/visibility.ts visibleUpTo).
  *
- * Citing an id buys nothing here (SPEC §8c): a KNOWN_MISSING id above the
+ * Citing an id buys nothing here (spec §8c): a KNOWN_MISSING id above the
  * mark is neither stepped over nor open to a proposal. Either would let one
  * agent, within its rate limit, burn ids it never fills (a record citing the
  * next 64 ids took 65) or end assignment for everyone (cite relay-9999, then

@@ -1,5 +1,5 @@
 /**
- * The cross-process exclusive step behind SPEC §8b: two appends with one
+ * The cross-process exclusive step behind spec §8b: two appends with one
  * (channel, key) in flight at once, in two processes or on two hosts that
  * share a corpus, must store one record. The deposit header is the truth
  * once a record is held; this covers the moment before, when neither

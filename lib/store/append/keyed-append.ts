@@ -1,5 +1,5 @@
 /**
- * An append that carries an idempotency key (SPEC §8b): the first call with
+ * An append that carries an idempotency key (spec §8b): the first call with
  * a (channel, key) stores the record; every later one answers that record
  * (`replayed: true`) when its bytes are the same, and is refused
  * `idempotency_conflict` when they differ.
@@ -108,7 +108,7 @@ export class KeyedAppends {
 
   /**
    * The earlier record, as `answer` gives it; or, when its file is gone and
-   * the caller proposes its id, the re-deposit of that lost record (SPEC §3),
+   * the caller proposes its id, the re-deposit of that lost record (spec §3),
    * stored under the same key. Two processes restoring at once both reach
    * link(): the one that loses is refused id_held with identical bytes,
    * and answers the record the other put back.

@@ -1,5 +1,5 @@
 /**
- * include_bytes (SPEC §8a): a wait answer that carries the records' own bytes,
+ * include_bytes (spec §8a): a wait answer that carries the records' own bytes,
  * so wait-then-get is one call. The bytes of one answer are capped so that a
  * burst of large records cannot make one answer huge: items are filled in
  * id order until the budget would be passed, and every item from there on

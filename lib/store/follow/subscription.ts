@@ -10,7 +10,7 @@
  * append, another process, rsync, git), `removed` for a file that vanished,
  * and `closed` once, when the store closes.
  *
- * Filters (`filter`, SPEC §8a, matched by the store's index; `match`, any
+ * Filters (`filter`, spec §8a, matched by the store's index; `match`, any
  * other test) are applied to both phases alike, so a filtered wait or stream
  * sees in its catch-up exactly what it would have seen live, and a record no
  * filter accepts is never delivered.

@@ -1,5 +1,5 @@
 /**
- * What a follower may see, and so how far a cursor may go (SPEC §8a: a
+ * What a follower may see, and so how far a cursor may go (spec §8a: a
  * cursor passed back as `after` misses nothing).
  *
  * An id this process linked and has not indexed yet (an append in flight),

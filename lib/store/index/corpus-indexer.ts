@@ -48,7 +48,7 @@ export interface CorpusIndexerOptions {
   shape: IdShape;
   paths: CorpusPaths;
   log: Logger;
-  /** Fed with the idempotency key of every whole record indexed (SPEC §8b). */
+  /** Fed with the idempotency key of every whole record indexed (spec §8b). */
   keys?: IdempotencyKeys;
   /** The store's record limit: a file far past it is not read (lib/disk/record-file.ts). */
   maxRecordBytes?: number;
@@ -178,7 +178,7 @@ export class CorpusIndexer {
   /**
    * The lowest id this process has seen named on disk but not yet indexed
    * (a file still being retried until it is whole), or null. A wait's cursor
-   * must not pass it (SPEC §8a: a cursor passed back as after misses nothing).
+   * must not pass it (spec §8a: a cursor passed back as after misses nothing).
    */
   lowestSettling(): number | null {
     let lowest: number | null = null;

@@ -65,7 +65,7 @@ export interface Snapshot {
   width: number;
   /** The issued log's highest id when the snapshot was written. */
   issued: number;
-  /** The idempotency keys of held records (SPEC §8b): [id, scope] (see idempotency-keys.ts). */
+  /** The idempotency keys of held records (spec §8b): [id, scope] (see idempotency-keys.ts). */
   keys: [number, string][];
 }
 

@@ -61,7 +61,7 @@ export class SnapshotKeeper {
     private readonly shape: IdShape,
     /** True on a network filesystem: its directory times cannot be trusted, so it is always listed. */
     private readonly shared: () => boolean,
-    /** The idempotency keys of held records travel in the snapshot too (SPEC §8b: the scan reads them back). */
+    /** The idempotency keys of held records travel in the snapshot too (spec §8b: the scan reads them back). */
     private readonly keys: IdempotencyKeys,
     private readonly paths: CorpusPaths,
     private readonly issuedHighest: () => number,
