@@ -2,12 +2,14 @@
  * Who knows what: an agent's about reaches the others through their inbox
  * wait's agents (lib/mcp/tools/roster-news.ts), stated at a server's start
  * (serve --agent NAME --about TEXT) or by an append_relay of a kind: about
- * record. Real named stdio servers on one corpus, over real pipes.
+ * record. Real named stdio servers on one corpus, over real pipes, and a
+ * real hub on loopback for the signed door.
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { CallToolResult, Client } from '@modelcontextprotocol/client';
 import { errorCode, record, runCli, stdioClient, tempStore, textOf } from '../support/helpers.js';
+import { httpClient, startTestHub } from '../support/http-helpers.js';
 import { said } from '../support/poll.js';
 
 interface Here { name: string; waiting: boolean; about?: string }
@@ -81,4 +83,15 @@ test('serve --about with a line that is no fit about, or without --agent, does n
   const unnamed = await runCli(['serve', '--corpus', corpus, '--about', 'hello']);
   assert.equal(unnamed.code, 2);
   assert.match(unnamed.stderr, /add --agent NAME/);
+});
+
+test('over the hub an about is the signing agent\'s: GET /agents shows it, and one for another agent is refused from_mismatch', async (t) => {
+  const hub = await startTestHub(t, { agents: ['scout-7', 'critic-2'] });
+  const scout = await httpClient(t, hub.url, { agent: 'scout-7', key: await hub.key('scout-7') });
+  const stored = await append(scout, record({ kind: 'about', from: 'scout-7' }, 'maps the repository'));
+  assert.notEqual(stored.isError, true, textOf(stored));
+  assert.equal(errorCode(await append(scout, record({ kind: 'about', from: 'critic-2' }, 'critic-2 knows nothing'))), 'from_mismatch');
+  const response = await fetch(new URL('/agents', hub.url));
+  const { agents } = (await response.json()) as { agents: Here[] };
+  assert.deepEqual(agents.map((a) => [a.name, a.about]), [['critic-2', undefined], ['scout-7', 'maps the repository']]);
 });
