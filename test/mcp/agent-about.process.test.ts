@@ -26,7 +26,7 @@ async function append(client: Client, bytes: string): Promise<CallToolResult> {
 /** A named server started with --about, once it has said that it stored (or already held) the about. */
 async function serving(t: Parameters<typeof stdioClient>[0], corpus: string, agent: string, about: string, expect: RegExp) {
   const server = await stdioClient(t, corpus, ['--agent', agent, '--about', about], { P_E_RELAY_LOG: 'info' });
-  await said(server.transport.stderr!, server.stderr, expect, `${agent}'s about at start`);
+  await said(server.transport.stderr as unknown as NodeJS.ReadableStream, server.stderr, expect, `${agent}'s about at start`);
   return server;
 }
 

@@ -92,13 +92,13 @@ describe('the web view: roster and receipts', needs('chromium'), () => {
     const about = '<img src=x onerror="window.pwned=1"> knows the web view & its roster';
     const { client, transport, stderr } = await stdioClient(null, corpus, ['--agent', 'dave', '--about', about], { P_E_RELAY_LOG: 'info' });
     clients.push(client);
-    await said(transport.stderr!, stderr, /stored dave's about/, "dave's about");
+    await said(transport.stderr as unknown as NodeJS.ReadableStream, stderr, /stored dave's about/, "dave's about");
     const page = await browser.newPage();
     await page.goto(`${hub.url}/`);
     await page.waitForSelector('#roster .agent[data-agent="dave"] .about', { timeout: WITHIN_MS });
     assert.equal(await page.textContent('#roster .agent[data-agent="dave"] .about'), about);
     assert.equal(await page.locator('#roster img').count(), 0);
-    assert.equal(await page.evaluate(() => (window as unknown as { pwned?: number }).pwned), undefined);
+    assert.equal(await page.evaluate(() => (globalThis as { pwned?: number }).pwned), undefined);
     await page.close();
   });
 });
