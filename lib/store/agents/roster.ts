@@ -62,6 +62,13 @@ export class Roster {
   private readonly live: string;
   private readonly liveFile: string;
   private readonly abouts: string;
+  /**
+   * Every about on disk, as last read, and the about directory's mtime then:
+   * a roster read (one per named wait answer) costs one stat while no about
+   * changes, not a read per name. Read again at least once a second, for a
+   * filesystem whose mtimes are coarser than the writes.
+   */
+  private aboutCache: { mtimeMs: number; readAt: number; abouts: Map<string, string> } | null = null;
   /** Names known to be on disk (cache for the unknownRecipients check), and when the disk was last listed. */
   private known = new Set<string>();
   private listedAt = 0;
@@ -92,6 +99,7 @@ export class Roster {
       if (held !== null && held.id >= id) return;
       await fs.mkdir(this.abouts, { recursive: true });
       await writeWhole(path.join(this.abouts, name), JSON.stringify({ about, id }) + '\n');
+      this.aboutCache = null;
     } catch (err) {
       this.log.warn(`cannot note ${name}'s about in the roster ${this.dir}: ${(err as Error).message}`);
     }
@@ -147,7 +155,7 @@ export class Roster {
   /** Everyone on the roster, by name. */
   async entries(): Promise<RosterEntry[]> {
     const waitingNow = await this.waitingNow();
-    const stated = new Set(await fs.readdir(this.abouts).catch(() => [] as string[]));
+    const abouts = await this.allAbouts();
     const out: RosterEntry[] = [];
     for (const name of await this.names()) {
       const file = path.join(this.dir, name);
@@ -156,12 +164,28 @@ export class Roster {
       if (!facts || !stat?.isFile()) continue;
       const how = Array.isArray(facts.how) ? facts.how.filter((h): h is KnownBy => h === 'served' || h === 'signed' || h === 'key') : [];
       const entry: RosterEntry = { name, lastSeen: stat.mtime.toISOString(), waiting: waitingNow.has(name), how };
-      const held = stated.has(name) ? await this.aboutOf(name) : null;
-      const about = held === null ? '' : shownAbout(held.about);
-      if (about !== '') entry.about = about;
+      const about = abouts.get(name);
+      if (about !== undefined) entry.about = about;
       out.push(entry);
     }
     return out;
+  }
+
+  /** Every name's about, shown as it may be (printable, capped), from the cache while the about directory has not changed. */
+  private async allAbouts(): Promise<Map<string, string>> {
+    const stat = await fs.stat(this.abouts).catch(() => null);
+    if (!stat) return new Map();
+    const cached = this.aboutCache;
+    if (cached && cached.mtimeMs === stat.mtimeMs && Date.now() - cached.readAt < LIVE_EVERY_MS) return cached.abouts;
+    const readAt = Date.now();
+    const abouts = new Map<string, string>();
+    for (const name of (await fs.readdir(this.abouts).catch(() => [] as string[])).filter((n) => ROSTER_NAME.test(n))) {
+      const held = await this.aboutOf(name);
+      const shown = held === null ? '' : shownAbout(held.about);
+      if (shown !== '') abouts.set(name, shown);
+    }
+    this.aboutCache = { mtimeMs: stat.mtimeMs, readAt, abouts };
+    return abouts;
   }
 
   /** Removes this process's live file (a clean close). */
