@@ -11,6 +11,8 @@ import { test, type TestContext } from 'node:test';
 import { isRelayError } from '../../lib/errors.js';
 import { buildRecordFile, digestOf } from '../../lib/model/deposit.js';
 import { MAX_ABOUT_CHARS, shownAbout } from '../../lib/model/about.js';
+import { silentLogger } from '../../lib/log.js';
+import { Roster } from '../../lib/store/agents/roster.js';
 import { openStore, type AppendOptions, type RelayStore } from '../../lib/store/store.js';
 import { cleanup } from '../support/cleanup.js';
 import { record, tempStore } from '../support/helpers.js';
@@ -154,4 +156,16 @@ test('an about is shown printable and capped whatever it was held as', () => {
   const long = shownAbout('y'.repeat(5000));
   assert.equal([...long].length, MAX_ABOUT_CHARS);
   assert.ok(long.endsWith('…'));
+});
+
+test('a roster reading its abouts from its cache sees at once an about another process stated', async (t) => {
+  const { corpus } = await tempStore(t);
+  const dir = path.join(corpus, '.state', 'roster');
+  const here = new Roster(dir, silentLogger);
+  const there = new Roster(dir, silentLogger);
+  await here.seen('ana', 'served');
+  await there.stated('ana', 'first line', 1);
+  assert.equal((await here.entries())[0]!.about, 'first line');
+  await there.stated('ana', 'second line', 2);
+  assert.equal((await here.entries())[0]!.about, 'second line');
 });
