@@ -29,6 +29,10 @@ export const ERROR_STATUS = {
   idempotency_conflict: 409,
   /** A named channel's record says `from:` someone else (spec §8d). */
   from_mismatch: 403,
+  /** An about (kind: about) that is not one printable line of at most 200 characters (`details.why`). */
+  bad_about: 400,
+  /** An about (kind: about) through a channel that names no agent. */
+  about_unnamed: 403,
   /** An append to a name not on the roster, where the server was started --strict-recipients (spec §8d). */
   unknown_recipient: 400,
   /** An agent's mark file (.state/marks/, or inbox --mark FILE) is not a small regular file holding a mark. */

@@ -7,6 +7,7 @@ import type { StoreOptions } from '../store/store.js';
 import type { Forwarding } from '../doors/door.js';
 import { UsageError, numberOption, stringOption, type Command, type CommandContext } from './command.js';
 import { pollOption } from './poll-option.js';
+import { checkAbout } from '../model/about.js';
 import { checkAgentName } from '../model/agent-name.js';
 import { invokedAs } from './invoked-as.js';
 import { hubKeySigner } from '../auth/hub-key.js';
@@ -32,6 +33,10 @@ Appends and waits must be signed with a key from the keys directory.
                           another agent is refused (from_mismatch), and a wait
                           without after continues from the agent's own mark
                           (docs/agents.md). Over HTTP the name is the signing agent
+  --about TEXT            with --agent: state the agent's about at start, one line
+                          of what it does and knows that the roster shows beside
+                          its name (a "kind: about" record, stored only when it
+                          differs from the agent's about now; docs/agents.md)
   --channel               with --agent: push each record addressed to the agent into
                           the session as a Claude Code channel notification, counted
                           delivered (env P_E_RELAY_CHANNEL=1; docs/agents.md)
@@ -85,6 +90,7 @@ Environment: P_E_RELAY_LOG=debug|info|warn|error|silent sets the log level.`,
   options: {
     stdio: { type: 'boolean' },
     agent: { type: 'string' },
+    about: { type: 'string' },
     channel: { type: 'boolean' },
     http: { type: 'boolean' },
     host: { type: 'string' },
@@ -108,6 +114,7 @@ Environment: P_E_RELAY_LOG=debug|info|warn|error|silent sets the log level.`,
     if (ctx.values.http === true) {
       if (ctx.values.stdio === true) throw new UsageError('--stdio and --http are two different servers; pick one.');
       if (ctx.values.agent !== undefined) throw new UsageError('--agent names a stdio server\'s agent; over --http each request is named by the agent that signs it.');
+      if (ctx.values.about !== undefined) throw new UsageError('--about states a stdio server\'s agent\'s about; over --http each agent appends its own (kind: about).');
       if (ctx.values.channel !== undefined) throw new UsageError('--channel pushes into a stdio session; the HTTP hub has no channel to push into.');
       const { serveHttp } = await import('../http/serve-http.js');
       const rate = numberOption(ctx, 'append-rate');
@@ -142,7 +149,8 @@ Environment: P_E_RELAY_LOG=debug|info|warn|error|silent sets the log level.`,
     if (forward && agent === undefined) throw new UsageError(
       '--forward over stdio signs each append as the agent this server serves, ' +
       'with its key: add --agent NAME (or set P_E_RELAY_AGENT), and put NAME.key in --keys.');
-    await serveStdio({ ...storeOptions(ctx), log: ctx.log, agent, channel, forward });
+    const about = aboutOption(ctx, agent);
+    await serveStdio({ ...storeOptions(ctx), log: ctx.log, agent, channel, forward, about });
     return 0;
   },
 };
@@ -163,6 +171,18 @@ function agentOption(ctx: CommandContext): string | undefined {
     return checkAgentName(name, where);
   } catch (err) {
     throw new UsageError((err as Error).message);
+  }
+}
+
+/** The agent's about to state at start (--about), checked before anything starts. */
+function aboutOption(ctx: CommandContext, agent: string | undefined): string | undefined {
+  const given = stringOption(ctx, 'about');
+  if (given === undefined) return undefined;
+  if (agent === undefined) throw new UsageError('--about states what the agent this server serves does; add --agent NAME.');
+  try {
+    return checkAbout(given);
+  } catch (err) {
+    throw new UsageError(`--about: ${(err as Error).message}`);
   }
 }
 

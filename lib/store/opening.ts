@@ -62,6 +62,8 @@ export interface OpeningParts {
   visibility: Visibility;
   bells: Bells | null;
   dirSync: DirectorySync;
+  /** Notes in the roster the abouts its records state that it lacks (agents/abouts.ts). */
+  rebuildAbouts: () => Promise<number>;
   log: Logger;
 }
 
@@ -94,6 +96,9 @@ export async function load(w: OpeningParts): Promise<void> {
   // highest now, so that if it vanishes later its id is still never reused.
   if (!w.readOnly && index.highest > issuedBefore) w.issued.note(index.highest);
   w.snapshots.afterScan(scan);
+  // A clone, a mirror or a lost .state/ has no roster of its own: each agent's about comes back from its record.
+  await w.rebuildAbouts().catch((err: Error) => w.log.warn(`cannot read the abouts back into the roster: ${err.message}`));
+  life.refuseIfClosed();
   const read = snapshot.loaded ? `snapshot${snapshot.unchanged ? ', directory unchanged since' : ''}, then ${scan.read} read and ${scan.dropped} dropped` : `${scan.read} read`;
   w.log.debug(`indexed ${index.size} records from ${paths.corpus} (${read})`);
 }

@@ -15,6 +15,7 @@ import { TempLeftovers } from '../disk/lost-mount.js';
 import type { CorpusPaths } from '../disk/paths.js';
 import { DirectorySync } from '../disk/publish.js';
 import { diskRecords } from '../disk/record-file.js';
+import { rebuildAbouts } from './agents/abouts.js';
 import { AgentDeliveries, type DeliveryFeed } from './agents/deliveries.js';
 import { Appender } from './append/appender.js';
 import { IdAllocator } from './append/id-allocator.js';
@@ -94,13 +95,14 @@ export function makeWings(store: StoreFace, options: StoreOptions, shape: IdShap
   const feed = feedOf(store, index, visibility, interests);
   const waiters = new Waiters(feed);
   const strictRecipients = options.strictRecipients ?? false;
-  const appender = new Appender({ shape, maxRecordBytes, paths, index, indexer, ids, keyed, issued, bells, dirSync, leftovers, peers, visibility, agents, facts, strictRecipients, log });
+  const appender = new Appender({ shape, maxRecordBytes, paths, index, indexer, ids, keyed, issued, bells, dirSync, leftovers, peers, visibility, agents, roster: agents.roster, facts, strictRecipients, log });
   const waits = new StoreWaits({ waiters, visibility, peers, index, indexer, reads, shape });
   const listing = new Listing({ index, shape, paths, agents });
   const wantBells = (options.bells ?? true) && (options.watch ?? 'events') === 'events' && !readOnly;
   const buildWait = options.buildWait ?? {};
+  const abouts = () => rebuildAbouts({ index, shape, reads, roster: agents.roster, log });
   const wings = {
-    life, paths, log, readOnly, maxRecordBytes, wantBells, buildWait, index, facts, issued, leftovers, dirSync, agents,
+    life, paths, log, readOnly, maxRecordBytes, wantBells, buildWait, index, facts, issued, leftovers, dirSync, agents, rebuildAbouts: abouts,
     indexer, snapshots, peers, bells, watcher, ids, visibility, interests, feed, reads, waiters, appender, waits, listing,
   };
   return wings;

@@ -1,5 +1,6 @@
 // The roster (spec §8d): who is on this relay, when each was last seen, and
-// who is waiting now, read from GET /agents. Redrawn every poll interval and
+// who is waiting now, and what each says it does and knows (its about), read
+// from GET /agents. Redrawn every poll interval and
 // soon after a record lands (a record's sender has just been seen), so the
 // page never asks more than once per interval.
 
@@ -30,12 +31,17 @@ async function drawRoster() {
   );
 }
 
+/** The most characters of an about shown: the hub caps them already; a page never trusts that alone. */
+const ABOUT_CHARS = 200;
+
 function chip(agent) {
   const how = (agent.how ?? []).join(', ');
+  // Another agent's words: a text node (never markup), printable, capped.
+  const about = typeof agent.about === 'string' ? [...agent.about.replace(/[\p{Cc}\u2028\u2029]/gu, ' ')].slice(0, ABOUT_CHARS).join('') : '';
   return el('span', {
     class: `agent${agent.waiting ? ' waiting' : ''}`,
     'data-agent': agent.name,
     'data-waiting': agent.waiting ? 'true' : 'false',
-    title: `last seen ${localTime(agent.lastSeen)}${how ? ` (${how})` : ''}${agent.waiting ? '; waiting now' : ''}`,
-  }, el('span', { class: 'dot' }), agent.name);
+    title: `last seen ${localTime(agent.lastSeen)}${how ? ` (${how})` : ''}${agent.waiting ? '; waiting now' : ''}${about ? `\n${about}` : ''}`,
+  }, el('span', { class: 'dot' }), agent.name, about ? el('span', { class: 'about' }, about) : null);
 }

@@ -16,6 +16,7 @@ import { record, runCli, stdioClient } from '../support/helpers.js';
 import { spawnHub, type HubProcess } from '../support/hub-process.js';
 import { launchChromium } from '../support/browser.js';
 import { needs } from '../support/needs.js';
+import { said } from '../support/poll.js';
 
 const WATCHER = 'web-watcher';
 /** The roster is redrawn every 3 s; a few seconds more covers a slow machine. */
@@ -84,6 +85,20 @@ describe('the web view: roster and receipts', needs('chromium'), () => {
     await page.waitForSelector('#record-pane .receipts:not([hidden]) .receipt.delivered[data-delivered="bob"]', { timeout: WITHIN_MS });
     assert.equal(await page.isVisible('#record-pane .receipt.pending[data-pending="carol"]'), true);
     assert.equal(await page.isVisible('#record-pane .receipt.delivered[data-delivered="carol"]'), false);
+    await page.close();
+  });
+
+  test('the roster shows each agent\'s about beside its name as text, never as markup', async () => {
+    const about = '<img src=x onerror="window.pwned=1"> knows the web view & its roster';
+    const { client, transport, stderr } = await stdioClient(null, corpus, ['--agent', 'dave', '--about', about], { P_E_RELAY_LOG: 'info' });
+    clients.push(client);
+    await said(transport.stderr as unknown as NodeJS.ReadableStream, stderr, /stored dave's about/, "dave's about");
+    const page = await browser.newPage();
+    await page.goto(`${hub.url}/`);
+    await page.waitForSelector('#roster .agent[data-agent="dave"] .about', { timeout: WITHIN_MS });
+    assert.equal(await page.textContent('#roster .agent[data-agent="dave"] .about'), about);
+    assert.equal(await page.locator('#roster img').count(), 0);
+    assert.equal(await page.evaluate(() => (globalThis as { pwned?: number }).pwned), undefined);
     await page.close();
   });
 });

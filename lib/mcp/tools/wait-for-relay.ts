@@ -202,7 +202,7 @@ function named(shape: IdShape) {
       waitedMs: z.number(),
       cursor: z.string(),
       // What it means is the instructions' step 6, said once.
-      agents: z.array(z.object({ name: z.string(), waiting: z.boolean() })).optional(),
+      agents: z.array(z.object({ name: z.string(), waiting: z.boolean(), about: z.string().optional() })).optional(),
     },
   };
 }

@@ -31,7 +31,8 @@ import { asRelayError } from '../../errors.js';
 import type { Logger } from '../../log.js';
 import { DEFAULT_MAX_RECORD_BYTES } from '../../model/record.js';
 import { RelayStore, type StoreOptions } from '../../store/store.js';
-import { Door, type Forwarding } from '../../doors/door.js';
+import { Door, type Forwarder, type Forwarding } from '../../doors/door.js';
+import { stateAbout } from '../../store/agents/abouts.js';
 import { attachChannelPush } from '../channel/attach.js';
 import { createMcpServer } from '../server.js';
 import { DrainingStdio, maxLineBytes } from './draining-stdio.js';
@@ -49,6 +50,8 @@ export interface StdioOptions extends StoreOptions {
   channel?: boolean;
   /** A replica (serve --forward): appends go to the primary, signed as the agent with its key. */
   forward?: Forwarding;
+  /** With agent: its about, stated at start unless it is the agent's about already (serve --about). */
+  about?: string;
 }
 
 export async function serveStdio(options: StdioOptions): Promise<void> {
@@ -68,6 +71,8 @@ export async function serveStdio(options: StdioOptions): Promise<void> {
   // A named server's name is stated by its operator, not verified: deposited-by stays `mcp`, and the record says `agent: NAME`.
   const replica = options.forward?.forwarderFor(store, log) ?? null;
   const door = new Door({ channel: 'mcp', agent: options.agent ?? null, stated: true, closed: ending.signal, forwardAppends: replica?.append });
+  // Beside the session, not before it: stating it opens the store (a scan), which tools/list must not wait for.
+  const stating = options.agent !== undefined && options.about !== undefined ? stateAboutAtStart(store, options.agent, options.about, replica?.append, log) : null;
   // One server per connection (two when a client probes with server/discover and falls back to initialize), all on the one store.
   // A line that is not JSON-RPC, or too long to be one of ours, is refused; without onerror the operator would never learn why a session ended.
   const { agent } = options;
@@ -88,11 +93,22 @@ export async function serveStdio(options: StdioOptions): Promise<void> {
   ending.abort();
   for (const stop of stops) stop();
   await transport.drained(DRAIN_MS);
+  await stating;
   await handle.close().catch(() => {});
   // The client ended the session (or the server was told to stop) after its answers were written: they were delivered.
   if (store.state === 'open') await store.agents.closeCleanly();
   await replica?.close();
   await store.close();
+}
+
+/** serve --about: a failure (a mirror that cannot append, a full disk) is said on stderr; the server serves all the same. */
+async function stateAboutAtStart(store: RelayStore, agent: string, about: string, append: Forwarder['append'] | undefined, log: Logger): Promise<void> {
+  try {
+    const { id, stored } = await stateAbout({ store, depositedBy: 'mcp', append }, agent, about);
+    log.info(stored ? `stored ${agent}'s about as ${id}` : `${agent}'s about is that line already (${id})`);
+  } catch (err) {
+    log.warn(`cannot state ${agent}'s about: ${(err as Error).message}`);
+  }
 }
 
 /**

@@ -5,6 +5,7 @@
  *
  *   roster/<name>                 one small file per name: how it is known; its mtime is when it was last seen
  *   roster/.live/<host>.<boot>.<pid>   per process: the names waiting in it now
+ *   roster/.about/<name>          the name's about: its text and the id of the record that stated it
  *
  * Cheap for a swarm: a name's file is created once; "last seen" is a
  * utimes() at most once a minute per name and process; a process rewrites
@@ -14,6 +15,12 @@
  * host and boot: its pid is not running) is not counted, and is removed; one
  * from another host counts for ten minutes after it was written. The roster
  * holds at most MAX_NAMES names (past that a new name is logged, not kept).
+ *
+ * An about (lib/model/about.ts) is written here by the process that stored
+ * its record, and again from the records at a store's open (abouts.ts), so
+ * a corpus cloned or mirrored without .state/ has its abouts too. The
+ * highest record id wins: a restated about replaces an older one, and a
+ * late writer of an older one does not undo it.
  */
 import { constants } from 'node:fs';
 import fs from 'node:fs/promises';
@@ -21,6 +28,7 @@ import path from 'node:path';
 import type { Logger } from '../../log.js';
 import { hostIdentity, hostTag, pidAlive, whereabouts } from '../../disk/host.js';
 import { tempBeside } from '../../disk/paths.js';
+import { shownAbout } from '../../model/about.js';
 
 export type KnownBy = 'served' | 'signed' | 'key';
 
@@ -31,6 +39,14 @@ export interface RosterEntry {
   /** A wait of its own is open now in some process on this machine's corpus. */
   waiting: boolean;
   how: KnownBy[];
+  /** What it said it does and knows (its latest about), shown printable and capped; absent when it has said nothing. */
+  about?: string;
+}
+
+/** An about as the roster holds it: the text and the number of the record that stated it. */
+export interface HeldAbout {
+  about: string;
+  id: number;
 }
 
 export const MAX_NAMES = 10_000;
@@ -45,6 +61,14 @@ const ROSTER_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 export class Roster {
   private readonly live: string;
   private readonly liveFile: string;
+  private readonly abouts: string;
+  /**
+   * Every about on disk, as last read, and the about directory's mtime then:
+   * a roster read (one per named wait answer) costs one stat while no about
+   * changes, not a read per name. Read again at least once a second, for a
+   * filesystem whose mtimes are coarser than the writes.
+   */
+  private aboutCache: { mtimeMs: number; readAt: number; abouts: Map<string, string> } | null = null;
   /** Names known to be on disk (cache for the unknownRecipients check), and when the disk was last listed. */
   private known = new Set<string>();
   private listedAt = 0;
@@ -59,6 +83,34 @@ export class Roster {
   ) {
     this.live = path.join(dir, '.live');
     this.liveFile = path.join(this.live, `${hostTag()}.${process.pid}`);
+    this.abouts = path.join(dir, '.about');
+  }
+
+  /**
+   * Record `id` stated the name's about: held unless the roster holds one
+   * from a later record. Not a call by the name (an operator may have set
+   * it), so last seen does not move. A failure is logged: the record is
+   * stored all the same, and the next open reads it back.
+   */
+  async stated(name: string, about: string, id: number): Promise<void> {
+    if (!ROSTER_NAME.test(name)) return;
+    try {
+      const held = await this.aboutOf(name);
+      if (held !== null && held.id >= id) return;
+      await fs.mkdir(this.abouts, { recursive: true });
+      await writeWhole(path.join(this.abouts, name), JSON.stringify({ about, id }) + '\n');
+      this.aboutCache = null;
+    } catch (err) {
+      this.log.warn(`cannot note ${name}'s about in the roster ${this.dir}: ${(err as Error).message}`);
+    }
+  }
+
+  /** The name's about as held, or null when it has none (or its file is not ours). */
+  async aboutOf(name: string): Promise<HeldAbout | null> {
+    if (!ROSTER_NAME.test(name)) return null;
+    const facts = await readSmall(path.join(this.abouts, name)).then((text) => JSON.parse(text) as { about?: unknown; id?: unknown }, () => null);
+    if (!facts || typeof facts.about !== 'string' || !Number.isSafeInteger(facts.id)) return null;
+    return { about: facts.about, id: facts.id as number };
   }
 
   /** The name made a call (or was given a key) now. At most one write a minute per name, here. */
@@ -103,6 +155,7 @@ export class Roster {
   /** Everyone on the roster, by name. */
   async entries(): Promise<RosterEntry[]> {
     const waitingNow = await this.waitingNow();
+    const abouts = await this.allAbouts();
     const out: RosterEntry[] = [];
     for (const name of await this.names()) {
       const file = path.join(this.dir, name);
@@ -110,9 +163,29 @@ export class Roster {
       const stat = await fs.lstat(file).catch(() => null);
       if (!facts || !stat?.isFile()) continue;
       const how = Array.isArray(facts.how) ? facts.how.filter((h): h is KnownBy => h === 'served' || h === 'signed' || h === 'key') : [];
-      out.push({ name, lastSeen: stat.mtime.toISOString(), waiting: waitingNow.has(name), how });
+      const entry: RosterEntry = { name, lastSeen: stat.mtime.toISOString(), waiting: waitingNow.has(name), how };
+      const about = abouts.get(name);
+      if (about !== undefined) entry.about = about;
+      out.push(entry);
     }
     return out;
+  }
+
+  /** Every name's about, shown as it may be (printable, capped), from the cache while the about directory has not changed. */
+  private async allAbouts(): Promise<Map<string, string>> {
+    const stat = await fs.stat(this.abouts).catch(() => null);
+    if (!stat) return new Map();
+    const cached = this.aboutCache;
+    if (cached && cached.mtimeMs === stat.mtimeMs && Date.now() - cached.readAt < LIVE_EVERY_MS) return cached.abouts;
+    const readAt = Date.now();
+    const abouts = new Map<string, string>();
+    for (const name of (await fs.readdir(this.abouts).catch(() => [] as string[])).filter((n) => ROSTER_NAME.test(n))) {
+      const held = await this.aboutOf(name);
+      const shown = held === null ? '' : shownAbout(held.about);
+      if (shown !== '') abouts.set(name, shown);
+    }
+    this.aboutCache = { mtimeMs: stat.mtimeMs, readAt, abouts };
+    return abouts;
   }
 
   /** Removes this process's live file (a clean close). */

@@ -17,7 +17,8 @@ import type { CorpusPaths } from '../../disk/paths.js';
 import { lostMountRefusal, type TempLeftovers } from '../../disk/lost-mount.js';
 import { publish, type DirectorySync, type PublishInto } from '../../disk/publish.js';
 import type { AgentDeliveries } from '../agents/deliveries.js';
-import { namedAppend, statedAgentOf } from '../agents/named-append.js';
+import { namedAppend, statedAbout, statedAgentOf, type StatedAbout } from '../agents/named-append.js';
+import type { Roster } from '../agents/roster.js';
 import type { CorpusFacts } from '../corpus-facts.js';
 import type { Visibility } from '../follow/visibility.js';
 import { bellsOf, type Bells } from '../hear/bells.js';
@@ -44,6 +45,8 @@ export interface AppenderParts {
   peers: Pick<Peers, 'hear'>;
   visibility: Pick<Visibility, 'announce' | 'release'>;
   agents: Pick<AgentDeliveries, 'unknownRecipients'>;
+  /** Where a stored about is noted (the roster's about for its agent). */
+  roster: Pick<Roster, 'stated'>;
   facts: CorpusFacts;
   /** Refuse a named append to a name not on the roster (serve --strict-recipients). */
   strictRecipients: boolean;
@@ -57,6 +60,8 @@ export interface CheckedAppend {
   /** The agent the deposit header states (a named stdio channel's). */
   statedAgent: string | undefined;
   key: string | undefined;
+  /** A kind: about record's agent and line, checked. */
+  about: StatedAbout | undefined;
 }
 
 export class Appender {
@@ -75,7 +80,8 @@ export class Appender {
     const claims = parseRecord(bytes, this.parts.shape, this.parts.maxRecordBytes);
     const named = namedAppend(claims, options, this.parts.shape);
     const key = named.options.idempotencyKey === undefined ? undefined : checkIdempotencyKey(named.options.idempotencyKey);
-    return { bytes, claims, options: named.options, statedAgent: named.statedAgent, key };
+    const about = statedAbout(claims, bytes, named.options);
+    return { bytes, claims, options: named.options, statedAgent: named.statedAgent, key, about };
   }
 
   /** The from: of the held record `parent` names, which a reply may name as a recipient without being told it is unknown. */
@@ -98,6 +104,7 @@ export class Appender {
     } catch (err) {
       throw this.refusal(err); // the key's claim meets a lost mount too
     }
+    if (checked.about) await this.parts.roster.stated(checked.about.agent, checked.about.about, this.parts.shape.parseRecordId(result.id)!);
     return unknown.length > 0 ? { ...result, unknownRecipients: unknown } : result;
   }
 
