@@ -7,7 +7,7 @@
 import { rosterText } from '../doors/roster-text.js';
 import { checkAgentName } from '../model/agent-name.js';
 import { MAX_ABOUT_CHARS } from '../model/about.js';
-import { stateAbout } from '../store/agents/abouts.js';
+import { stateAbout } from '../store/state-about.js';
 import { RelayStore } from '../store/store.js';
 import { EXIT_OK, localUser, UsageError, writeLine, type Command, type CommandContext } from './command.js';
 

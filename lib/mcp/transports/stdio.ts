@@ -32,7 +32,7 @@ import type { Logger } from '../../log.js';
 import { DEFAULT_MAX_RECORD_BYTES } from '../../model/record.js';
 import { RelayStore, type StoreOptions } from '../../store/store.js';
 import { Door, type Forwarder, type Forwarding } from '../../doors/door.js';
-import { stateAbout } from '../../store/agents/abouts.js';
+import { stateAbout } from '../../store/state-about.js';
 import { attachChannelPush } from '../channel/attach.js';
 import { createMcpServer } from '../server.js';
 import { DrainingStdio, maxLineBytes } from './draining-stdio.js';

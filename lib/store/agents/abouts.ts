@@ -10,23 +10,23 @@
  * signed mcp/NAME or http/NAME, or the agent: a named stdio server or an
  * operator's CLI wrote. One from a channel that names no one is no one's
  * about; one whose line a later rule refuses is passed over for the one
- * before it. And how a server's --about or an operator states one.
+ * before it. How a server's --about or an operator states one is
+ * lib/store/state-about.ts, above the wings.
  */
 import type { Logger } from '../../log.js';
-import { ABOUT_KIND, aboutOf, aboutRecord, checkAbout } from '../../model/about.js';
+import { ABOUT_KIND, aboutOf } from '../../model/about.js';
 import { BROADCAST, depositingAgent } from '../../model/agent-name.js';
 import type { RecordFilter } from '../../model/filter.js';
 import type { IdShape } from '../../model/ids.js';
-import type { Provenance } from '../../model/deposit.js';
 import type { RecordIndex } from '../../model/record-index.js';
-import type { RecordReads } from '../read/records.js';
-import type { AppendOptions, AppendResult, RelayStore } from '../store.js';
+import type { RecordBytes } from '../follow/subscription.js';
 import type { Roster } from './roster.js';
 
 export interface AboutParts {
   index: RecordIndex;
   shape: IdShape;
-  reads: Pick<RecordReads, 'read'>;
+  /** The read wing's, handed over by wings.ts (a wing does not import a later one). */
+  reads: { read(id: string): Promise<RecordBytes> };
   roster: Pick<Roster, 'aboutOf' | 'stated'>;
   log: Logger;
 }
@@ -61,31 +61,4 @@ export async function rebuildAbouts({ index, shape, reads, roster, log }: AboutP
     noted++;
   }
   return noted;
-}
-
-/** What states an about: the store (or a replica's forwarder) and the channel it comes through. */
-export interface AboutStatement {
-  store: Pick<RelayStore, 'open' | 'append' | 'agents' | 'shape'>;
-  /** The channel's label (`mcp` for a named stdio server, `cli/<user>` for an operator). */
-  depositedBy: string;
-  provenance?: Provenance;
-  /** Where the record goes, where not to the store itself (a replica's primary). */
-  append?: (bytes: Uint8Array, options: AppendOptions) => Promise<AppendResult>;
-}
-
-/**
- * States `text` as `agent`'s about, unless the roster holds that very line
- * already: a server restarted with the same --about, or an operator's
- * command run twice, stores nothing. Answers the id of the record that
- * states it, and whether this call stored it.
- */
-export async function stateAbout({ store, depositedBy, provenance, append }: AboutStatement, agent: string, text: string): Promise<{ id: string; stored: boolean }> {
-  const about = checkAbout(text);
-  await store.open(); // the roster's abouts are read back from the records at open
-  const held = await store.agents.roster.aboutOf(agent);
-  if (held !== null && held.about === about) return { id: store.shape.format(held.id), stored: false };
-  const bytes = Buffer.from(aboutRecord(agent, about), 'utf8');
-  const options = { depositedBy, agent, ...(provenance ? { provenance } : {}) };
-  const result = append ? await append(bytes, options) : await store.append(bytes, options);
-  return { id: result.id, stored: true };
 }
