@@ -13,7 +13,9 @@
  * - Claude Code, Gemini CLI and Codex: when the host's CLI is on PATH, its
  *   `mcp add` line is run for real in a temp home, and so is its own check
  *   where it has one (`claude mcp list`, `gemini mcp list` before and after
- *   trusting the folder; `codex mcp get` prints what it stored). Either way,
+ *   trusting the folder, beside the same line with `init` skipped, whose
+ *   failure they show as hosts.md says; `codex mcp get` prints what it
+ *   stored). Either way,
  *   the command and args the line hands the host are spawned as the host
  *   would spawn them; a diagnostic says when the CLI itself was not there.
  * - The troubleshooting lines: run by sh, healthy and with `init` skipped.
@@ -183,8 +185,10 @@ for (const door of DOORS) {
       if (onPath('claude')) {
         const { project, env } = await hostHome(t);
         await run(argv[0]!, argv.slice(1), { cwd: project, env });
+        if (door === 'serve') await run(argv[0]!, argv.slice(1).map((w) => w.replace(/^relay$/, 'no-init').replace(/\/corpus$/, '/never-made')), { cwd: project, env });
         const { stdout } = await run('claude', ['mcp', 'list'], { cwd: project, env, timeout: 120_000 });
         assert.match(stdout, /^relay: .* Connected$/m, stdout);
+        if (door === 'serve') assert.match(stdout, /^no-init: .* ✘ Failed to connect$/m, 'what hosts.md quotes for a skipped init');
       } else {
         t.diagnostic('claude is not on PATH: `claude mcp add` and `claude mcp list` were not run, only the command after `--`');
       }
@@ -206,8 +210,10 @@ for (const door of DOORS) {
         assert.match(untrusted.stdout + untrusted.stderr, /^. relay: .* Disabled$/m, 'as hosts.md says: disabled in an untrusted folder');
         await mkdir(path.join(home, '.gemini'), { recursive: true });
         await writeFile(path.join(home, '.gemini', 'trustedFolders.json'), JSON.stringify({ [project]: 'TRUST_FOLDER' }));
+        if (door === 'serve') await run(gemini, argv.slice(1).map((w) => w.replace(/^relay$/, 'no-init').replace(/\/corpus$/, '/never-made')), { cwd: project, env });
         const trusted = await run(gemini, ['mcp', 'list'], { cwd: project, env, timeout: 120_000 });
         assert.match(trusted.stdout + trusted.stderr, /^. relay: .* Connected$/m, trusted.stdout + trusted.stderr);
+        if (door === 'serve') assert.match(trusted.stdout + trusted.stderr, /^. no-init: .* Disconnected$/m, 'what hosts.md quotes for a skipped init');
       } else {
         t.diagnostic('gemini is not on PATH: `gemini mcp add` and `gemini mcp list` (untrusted, then trusted) were not run, only the command and args the line stores');
       }
