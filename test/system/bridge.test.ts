@@ -349,7 +349,7 @@ describe('bridge', { concurrency: true }, () => {
       assert.deepEqual((JSON.parse(out.stdout) as { tools: { name: string }[] }).tools.map((tool) => tool.name).sort(), TOOLS);
     });
 
-    test('calls append_relay through the bridge, from a client config file like the README\'s', async (t) => {
+    test('calls append_relay through the bridge, from a client config file like docs/hosts.md\'s', async (t) => {
       const hub = await sharedHub();
       const config = path.join(await tempDir(t), 'mcp.json');
       await writeFile(config, JSON.stringify({ mcpServers: { 'p-e-relay': { command: BIN, args: ['bridge', '--url', hub.url, '--agent', AGENT, '--keys', hub.keys] } } }));

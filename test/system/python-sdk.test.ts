@@ -3,45 +3,21 @@
  * stdio server and the hub, in its default mode, which probes with
  * server/discover and falls back to initialize on any error: the version it
  * ends up with must be 2026-07-28, so no fallback happened. The SDK is
- * installed into a venv under node_modules/.cache once; the test is skipped,
+ * installed into a venv under node_modules/.cache once
+ * (test/support/python-sdk.ts); the test is skipped,
  * saying why, where Python or PyPI is not there (.ci/run installs Python).
  */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { mkdir, writeFile } from 'node:fs/promises';
+import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { test } from 'node:test';
 import { promisify } from 'node:util';
-import { BIN, ROOT, record, tempDir, tempStore } from '../support/helpers.js';
+import { BIN, record, tempDir, tempStore } from '../support/helpers.js';
 import { startTestHub } from '../support/http-helpers.js';
-import { missing, toolPath } from '../support/needs.js';
+import { PYTHON, pythonSdk } from '../support/python-sdk.js';
 
 const run = promisify(execFile);
-const VENV = path.join(ROOT, 'node_modules', '.cache', 'p-e-relay-python-mcp');
-const PYTHON = path.join(VENV, 'bin', 'python');
-
-/** Sets up the venv if needed; returns why it cannot be had, or null when it is ready. */
-async function pythonSdk(): Promise<string | null> {
-  if (existsSync(PYTHON)) {
-    const ok = await run(PYTHON, ['-c', 'import mcp.client; from mcp import Client']).then(() => true, () => false);
-    if (ok) return null;
-  }
-  const python = toolPath('python3-venv');
-  if (python === null) return missing(['python3-venv'])!;
-  await mkdir(path.dirname(VENV), { recursive: true });
-  try {
-    await run(python, ['-m', 'venv', VENV], { timeout: 120_000 });
-  } catch (err) {
-    return `python3 -m venv failed (${((err as { stderr?: string }).stderr || (err as Error).message).trim().split('\n').slice(-1)[0]}); install it with: apt-get install -y python3-venv`;
-  }
-  try {
-    await run(PYTHON, ['-m', 'pip', 'install', '--quiet', '--disable-pip-version-check', '--retries', '1', '--timeout', '20', 'mcp>=2.3,<3'], { timeout: 300_000 });
-  } catch (err) {
-    return `needs PyPI: pip install mcp failed: ${((err as { stderr?: string }).stderr || (err as Error).message).trim().split('\n').slice(-2).join(' ')}`;
-  }
-  return null;
-}
 
 /** A client script: connects in the SDK's default mode, calls exists, prints the version and the answer as JSON. */
 const SCRIPT = `
