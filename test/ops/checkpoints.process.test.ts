@@ -92,6 +92,51 @@ test('a record of kind checkpoint that an agent sent is no checkpoint: the next 
   assert.equal((await checkpointAt(corpus, 'relay-0003')).previous.id, 0);
 });
 
+test('64 agents\' records of kind checkpoint after the hub\'s do not stop checkpoints: the next follows the hub\'s', async (t) => {
+  const { corpus, store } = await primary(t);
+  await append(store);
+  assert.deepEqual(await new CheckpointWriter(store, unsigned, silentLogger).writeDue(), ['relay-0002']);
+  for (let i = 0; i < 64; i++) await append(store, `not really ${i}`, { kind: 'checkpoint', from: 'scout-7' });
+  await store.close();
+  const run = await runCli(['checkpoint', '--corpus', corpus], { env: QUIET });
+  assert.equal(run.code, 0, run.stderr);
+  assert.equal(run.stdout, 'relay-0067\n');
+  const c = await checkpointAt(corpus, 'relay-0067');
+  assert.equal(c.previous.id, 2);
+  assert.deepEqual([c.first, c.last], [2, 66]);
+});
+
+test('a writer that missed the newest checkpoint follows the one holding its key, and goes on after it', async (t) => {
+  const { corpus, store } = await primary(t);
+  for (const body of ['a', 'b']) await append(store, body);
+  assert.deepEqual(await new CheckpointWriter(store, unsigned, silentLogger).writeDue(), ['relay-0003']);
+  await append(store, 'c');
+  class Stale extends CheckpointWriter {
+    private looked = false;
+    override async latest() {
+      if (this.looked) return super.latest();
+      this.looked = true;
+      return { link: { id: 0, chain: `sha256:${'0'.repeat(64)}` }, last: 0 }; // as if relay-0003 were not there
+    }
+  }
+  assert.deepEqual(await new Stale(store, unsigned, silentLogger).writeDue(), ['relay-0005']);
+  const c = await checkpointAt(corpus, 'relay-0005');
+  assert.deepEqual([c.previous.id, c.first, c.last], [3, 3, 4]);
+});
+
+test('checkpoint exits 1 and says why when the place of the next checkpoint is taken by a record no checkpoint can follow', async (t) => {
+  const { corpus, store } = await primary(t);
+  await append(store);
+  await store.close();
+  const bytes = Buffer.from(record({ kind: 'note', from: 'hub' }, 'squatting'));
+  const deposit = { provenance: 'as-received' as const, depositedBy: 'hub', depositedAt: new Date().toISOString(), digest: digestOf(bytes), idempotencyKey: 'checkpoint-after-relay-0000' };
+  await fs.writeFile(path.join(corpus, 'relay-0002'), buildRecordFile(deposit, bytes));
+  const run = await runCli(['checkpoint', '--corpus', corpus], { env: QUIET });
+  assert.equal(run.code, 1, run.stdout + run.stderr);
+  assert.equal(run.stdout, '');
+  assert.match(run.stderr, /no checkpoint written: the checkpoint key checkpoint-after-relay-0000 is taken by relay-0002, which no checkpoint can follow/);
+});
+
 test('a hub writes a checkpoint after every N records it hears (serve --checkpoint-every N)', async (t) => {
   const { corpus, store } = await primary(t);
   const schedule = new CheckpointSchedule(store, { every: 3, seconds: 3600 }, unsigned, silentLogger).start();
