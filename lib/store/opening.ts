@@ -94,7 +94,7 @@ export async function load(w: OpeningParts): Promise<void> {
   // highest now, so that if it vanishes later its id is still never reused.
   if (!w.readOnly && index.highest > issuedBefore) w.issued.note(index.highest);
   w.snapshots.afterScan(scan);
-  const read = snapshot.loaded ? `snapshot${snapshot.unchanged ? ', directory unchanged since' : ''}, then ${scan.read} read and ${scan.dropped} dropped` : `${scan.read} read`;
+  const read = snapshot.loaded ? `snapshot, then ${scan.read} read and ${scan.dropped} dropped` : `${scan.read} read`;
   w.log.debug(`indexed ${index.size} records from ${paths.corpus} (${read})`);
 }
 
