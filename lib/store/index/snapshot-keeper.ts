@@ -47,6 +47,8 @@ export class SnapshotKeeper {
   private closed = false;
   /** Set while this process builds the first snapshot for the others: removes the build lock. */
   private building: (() => Promise<void>) | null = null;
+  /** The snapshot read at start said what the files do not: rewrite it, however complete its header says it is. */
+  private contradicted = false;
 
   constructor(
     private readonly index: RecordIndex,
@@ -104,6 +106,12 @@ export class SnapshotKeeper {
       return no;
     }
     const image = this.heldTail(snapshot.image);
+    const highest = Math.max(this.issuedHighest(), image.ids.length === 0 ? 0 : image.ids[image.ids.length - 1]!);
+    if (snapshot.image.highWater > highest) {
+      this.contradicted = true;
+      this.log.warn(`the index snapshot says ids up to ${this.shape.format(snapshot.image.highWater)} were issued, and neither the records nor ` +
+        `${this.paths.issued} say an id past ${this.shape.format(highest)} was; not believed`);
+    }
     const mismatch = spotCheck(image, this.paths, this.shape, DEFAULT_MAX_RECORD_BYTES);
     if (mismatch !== null) {
       this.log.warn(`not using the index snapshot ${this.paths.snapshot}: ${mismatch} (a snapshot of another corpus, or edited); reading every record`);
@@ -130,6 +138,7 @@ export class SnapshotKeeper {
     let count = image.ids.length;
     while (count > 0 && !existsSync(this.paths.record(this.shape.format(image.ids[count - 1]!)))) count--;
     if (count < image.ids.length) {
+      this.contradicted = true;
       this.log.warn(`the index snapshot names ${image.ids.length - count} record${image.ids.length - count === 1 ? '' : 's'} past the newest on disk ` +
         `(up to ${this.shape.format(image.ids[image.ids.length - 1]!)}); not held`);
     }
@@ -139,7 +148,8 @@ export class SnapshotKeeper {
   /** What the start-up check or scan did: write a snapshot now if it was worth it. */
   afterScan(result: { fromSnapshot: boolean; read: number; dropped: number }): void {
     this.changes = result.read + result.dropped;
-    if (!result.fromSnapshot || result.dropped > 0 || this.changes >= rewriteThreshold(this.index.size)) this.schedule(0);
+    if (result.dropped > 0) this.contradicted = true;
+    if (!result.fromSnapshot || this.contradicted || this.changes >= rewriteThreshold(this.index.size)) this.schedule(0);
     if (!this.timer && !this.writing) void this.releaseBuild(); // nothing will be written: nobody should wait for it
   }
 
@@ -178,7 +188,7 @@ export class SnapshotKeeper {
     const changes = this.changes;
     try {
       const there = await snapshotHeader(this.paths.snapshot, this.shape.width);
-      if (there && there.records >= this.index.size && there.highWater >= this.index.highest) {
+      if (!this.contradicted && there && there.records >= this.index.size && there.highWater >= this.index.highest) {
         this.changes -= changes; // another process wrote one as complete as ours
         return;
       }
@@ -187,6 +197,7 @@ export class SnapshotKeeper {
       // No directory stamp: a snapshot's rows are checked against a listing at every start, whatever it says.
       await writeSnapshot(this.paths.snapshot, this.paths.tmp, { image, stamp: null, width: this.shape.width, issued: this.issuedHighest(), keys });
       this.changes -= changes;
+      this.contradicted = false;
       this.log.debug(`wrote the index snapshot (${this.index.size} records) to ${this.paths.snapshot}`);
     } catch (err) {
       // A read-only mirror without .state/tmp, a full disk: the next start reads the records instead.
