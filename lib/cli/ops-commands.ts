@@ -58,7 +58,8 @@ signed by another name is never checked, and once one was signed by the
 checkpoint key, a later one unsigned or signed by another name is broken.
 Then what .state/index and .state/issued say that the records
 do not. Exits 1 if any record is damaged, missing or altered, on a fork or
-a broken checkpoint, or if .state/index disagrees with a record.
+a broken checkpoint, or if .state/index says what the records do not (a row
+with no file, a key or a high-water mark no record bears out).
 On stderr, a progress line about once a second (\`verified
 250000/1000000 records (25%)\`) and one at the end. Temp files left by a
 crash are reported as a warning (they never hold a published record).
