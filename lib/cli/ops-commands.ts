@@ -9,6 +9,8 @@ import { ensureStore } from '../store/store-mark.js';
 import type { RecordMeta } from '../model/record-index.js';
 import { EXIT_OK, EXIT_REFUSED, UsageError, numberOption, writeLine, writeWhenReady, type Command } from './command.js';
 import { POLL_HELP } from './poll-option.js';
+import { checkpointKeyOption } from './checkpoint-options.js';
+import { DEFAULT_HUB_KEY } from '../auth/hub-key.js';
 import { openForCommand } from './store-commands.js';
 import { FILTER_HELP, FILTER_OPTIONS, filterOption } from './filter-options.js';
 
@@ -43,17 +45,21 @@ function progressLines(stderr: NodeJS.WritableStream, everyMs = 1000): (done: nu
 }
 
 export const verifyCommand: Command = {
-  help: `Usage: p-e-relay verify [--clean] [--json]
+  help: `Usage: p-e-relay verify [--clean] [--json] [--checkpoint-key NAME]
 
 Reads every record and re-checks its digest. Prints one line per damaged
 record and a summary. Then, from the checkpoints the hub wrote among the
 records (docs/mirroring.md), whether this copy is complete: "complete and
 identical up to relay-N", or one line per record missing or altered, per
 fork (a history that differs from the hub's) and per checkpoint that cannot
-be believed. Signatures are checked where keys/<name>.key is at hand
-(--keys DIR). Then what .state/index and .state/issued say that the records
+be believed. Signatures are checked with one key only, the checkpoint key
+(keys/hub.key, in --keys DIR), and the summary names it; a checkpoint
+signed by another name is never checked, and once one was signed by the
+checkpoint key, a later one unsigned or signed by another name is broken.
+Then what .state/index and .state/issued say that the records
 do not. Exits 1 if any record is damaged, missing or altered, on a fork or
-a broken checkpoint, or if .state/index disagrees with a record.
+a broken checkpoint, or if .state/index says what the records do not (a row
+with no file, a key or a high-water mark no record bears out).
 On stderr, a progress line about once a second (\`verified
 250000/1000000 records (25%)\`) and one at the end. Temp files left by a
 crash are reported as a warning (they never hold a published record).
@@ -62,13 +68,17 @@ crash are reported as a warning (they never hold a published record).
              On a corpus shared by several hosts (NFS, sshfs) only this host's
              files are judged and removed; other hosts' are reported, and
              left for verify --clean on their own host.
-  --json     print the whole report as one JSON object instead of lines`,
-  options: { clean: { type: 'boolean' }, json: { type: 'boolean' } },
+  --json     print the whole report as one JSON object instead of lines
+  --checkpoint-key NAME
+             check checkpoint signatures with keys/NAME.key (default ${DEFAULT_HUB_KEY}):
+             the name the hub signs with (serve --checkpoint-key)`,
+  options: { clean: { type: 'boolean' }, json: { type: 'boolean' }, 'checkpoint-key': { type: 'string' } },
   async run(ctx) {
     await ensureStore(ctx.corpus, true); // verify --clean removes files: never in a directory that is no store
     const report = await verifyCorpus(ctx.corpus, {
       clean: ctx.values.clean === true,
       keysDir: ctx.keys,
+      checkpointKey: checkpointKeyOption(ctx),
       onProgress: progressLines(ctx.stderr),
     });
     if (ctx.values.json === true) {

@@ -44,8 +44,9 @@ function frontierLine(report: VerifyReport): string {
 function signatureWords(report: VerifyReport): string {
   const s = report.checkpoints.signatures;
   const words: string[] = [];
-  if (s.checked > 0) words.push(`${s.checked} signature${s.checked === 1 ? '' : 's'} checked`);
-  for (const u of s.unchecked) words.push(`${u.count} signed by ${u.key} not checked: no usable keys/${u.key}.key here (--keys DIR)`);
+  if (s.checked > 0) words.push(`${s.checked} signature${s.checked === 1 ? '' : 's'} checked with ${s.key}'s key`);
+  if (s.unchecked > 0) words.push(`${s.unchecked} signed by ${s.key} not checked: no usable keys/${s.key}.key here (--keys DIR)`);
+  for (const o of s.others) words.push(`${o.count} signed by ${o.key}, not the checkpoint key ${s.key}: not checked`);
   if (s.unsigned > 0) words.push(`${s.unsigned} unsigned`);
   return words.join(', ');
 }

@@ -102,6 +102,12 @@ export class IdempotencyKeys {
     return this.byScope.get(scope);
   }
 
+  /** Record `n` does not carry this scope's key after all (what said so was not its header): the pair no longer answers. */
+  unnote(scope: string, n: number): void {
+    if (this.byScope.get(scope) === n) this.byScope.delete(scope);
+    if (this.byId.get(n) === scope) this.byId.delete(n);
+  }
+
   /** Record `n` is gone from disk: its key no longer answers. */
   forget(n: number): void {
     const scope = this.byId.get(n);

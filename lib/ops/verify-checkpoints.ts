@@ -10,7 +10,8 @@
  * bytes; 32 MB at 1M records).
  */
 import { timingSafeEqual } from 'node:crypto';
-import { loadKey } from '../auth/keys.js';
+import { DEFAULT_HUB_KEY } from '../auth/hub-key.js';
+import { isAgentName, loadKey } from '../auth/keys.js';
 import type { Deposit } from '../model/deposit.js';
 import { chainOf, CHECKPOINT_DEPOSITOR, parseCheckpoint, signCheckpoint, type Checkpoint, type CheckpointEntry } from '../model/checkpoint.js';
 import { sortedIndexOf, type IdShape } from '../model/ids.js';
@@ -33,7 +34,14 @@ export interface CheckpointFindings {
   unlisted: string[];
   /** Held records after the newest checkpoint's range: not covered by any yet. */
   uncovered: number;
-  signatures: { checked: number; unsigned: number; unchecked: { key: string; count: number }[] };
+  /**
+   * Signatures are checked with one key only, the checkpoint key (`hub`, or
+   * `verify --checkpoint-key NAME`): a signature by any other name proves
+   * nothing here, since agents' keys are held by mirror and replica hosts by
+   * design. `unchecked`: signed in the checkpoint key's name, with no usable
+   * key file at hand; `others`: signed by other names, never checked.
+   */
+  signatures: { key: string; checked: number; unsigned: number; unchecked: number; others: { key: string; count: number }[] };
 }
 
 
@@ -51,8 +59,11 @@ export class CheckpointAudit {
   private expected = { id: 0, chain: '' };
   private problemSeen = false;
   private newestLast = 0;
-  private readonly keys = new Map<string, Buffer | null>();
-  private readonly unchecked = new Map<string, number>();
+  /** The checkpoint key's bytes, once looked for (null: no usable key file). */
+  private key: Buffer | null | undefined;
+  /** The first checkpoint signed in the checkpoint key's name: from it on, every checkpoint must be. */
+  private firstKeySigned: string | null = null;
+  private readonly others = new Map<string, number>();
   private readonly findings: CheckpointFindings = {
     checkpoints: 0,
     newest: null,
@@ -64,7 +75,7 @@ export class CheckpointAudit {
     broken: [],
     unlisted: [],
     uncovered: 0,
-    signatures: { checked: 0, unsigned: 0, unchecked: [] },
+    signatures: { key: '', checked: 0, unsigned: 0, unchecked: 0, others: [] },
   };
 
   constructor(
@@ -73,7 +84,10 @@ export class CheckpointAudit {
     private readonly shape: IdShape,
     /** Where the hub's key is looked for, to check signatures (null: signatures are not checked). */
     private readonly keysDir: string | null,
+    /** The one key name whose signatures are checked (keys/<name>.key). */
+    private readonly checkpointKey: string = DEFAULT_HUB_KEY,
   ) {
+    this.findings.signatures.key = checkpointKey;
     this.digests = new Uint8Array(ids.length * DIGEST_BYTES);
     this.whole = new Uint8Array(ids.length);
     this.listed = new Uint8Array(ids.length);
@@ -177,31 +191,38 @@ export class CheckpointAudit {
 
   private async signatureHolds(id: string, c: Checkpoint): Promise<boolean> {
     const s = this.findings.signatures;
-    if (c.signature === null) {
-      s.unsigned++;
-      return true;
+    const name = this.checkpointKey;
+    const signer = c.signature?.key ?? null;
+    if (signer !== name) {
+      if (signer === null) s.unsigned++;
+      else this.others.set(signer, (this.others.get(signer) ?? 0) + 1);
+      if (this.firstKeySigned === null) return true; // nothing before it was signed by the checkpoint key: nothing is owed
+      const what = signer === null ? 'it is unsigned' : `it is signed by ${signer}, not by the checkpoint key ${name}`;
+      this.findings.broken.push({ id, why: `${what}, and ${this.firstKeySigned} before it was signed by ${name}: a hub that signs does not ` +
+        `stop, so it was written or rewritten by someone else (any holder of another key can sign; only ${name}'s signature is checked)` });
+      return false;
     }
-    const key = await this.keyOf(c.signature.key);
+    this.firstKeySigned ??= id;
+    const key = await this.checkpointKeyBytes();
     if (key === null) {
-      this.unchecked.set(c.signature.key, (this.unchecked.get(c.signature.key) ?? 0) + 1);
+      s.unchecked++;
       return true;
     }
     const expected = Buffer.from(signCheckpoint(key, this.shape.format(c.first), this.shape.format(c.last), c.chain), 'hex');
-    if (timingSafeEqual(expected, Buffer.from(c.signature.sig, 'hex'))) {
+    if (timingSafeEqual(expected, Buffer.from(c.signature!.sig, 'hex'))) {
       s.checked++;
       return true;
     }
-    this.findings.broken.push({ id, why: `its signature is not ${c.signature.key}'s key's: it was not written by a holder of keys/${c.signature.key}.key, or was edited since` });
+    this.findings.broken.push({ id, why: `its signature is not ${name}'s key's: it was not written by a holder of keys/${name}.key, or was edited since` });
     return false;
   }
 
-  private async keyOf(name: string): Promise<Buffer | null> {
-    if (this.keysDir === null) return null;
-    if (!this.keys.has(name)) {
-      const found = await loadKey(this.keysDir, name);
-      this.keys.set(name, found !== null && 'key' in found ? found.key : null);
+  private async checkpointKeyBytes(): Promise<Buffer | null> {
+    if (this.key === undefined) {
+      const found = this.keysDir === null || !isAgentName(this.checkpointKey) ? null : await loadKey(this.keysDir, this.checkpointKey);
+      this.key = found !== null && 'key' in found ? found.key : null;
     }
-    return this.keys.get(name)!;
+    return this.key;
   }
 
   /** The findings, once every record has been seen. */
@@ -213,7 +234,7 @@ export class CheckpointAudit {
       if (n > this.newestLast) f.uncovered++;
       else if (!this.listed[at] && this.whole[at]) f.unlisted.push(this.shape.format(n));
     }
-    f.signatures.unchecked = [...this.unchecked].map(([key, count]) => ({ key, count }));
+    f.signatures.others = [...this.others].map(([key, count]) => ({ key, count }));
     return f;
   }
 

@@ -4,9 +4,11 @@
  *
  * - `.state/index`, the index snapshot. A store answers from it once its
  *   newest few records agree with it (snapshot-check.ts); here every record
- *   it describes is compared, digest, kind, from, to and deposited-by. One
- *   that disagrees is wrong for whoever opens the store next: remove it (one
- *   scan rebuilds it).
+ *   it describes is compared, digest, kind, from, to and deposited-by, and
+ *   the idempotency key it says each was stored under; a row with no file,
+ *   and a high-water mark past the records and the issued log, are named
+ *   too. One that disagrees is wrong for whoever opens the store next:
+ *   remove it (one scan rebuilds it).
  * - `.state/issued`, the issued-id log. Every append notes its id, so an id
  *   in the log with no record here is a record that vanished; a line far
  *   past the records is one the store ignores (issued-log.ts) or, believed,
@@ -26,6 +28,7 @@ import { DIGEST_BYTES } from '../model/index-columns.js';
 import type { IndexImage } from '../model/record-index.js';
 import { readSnapshot } from '../store/index/index-snapshot.js';
 import { IssuedLog } from '../store/append/issued-log.js';
+import { idempotencyScope } from '../model/idempotency-keys.js';
 import { formatIssuedLine, issuedLineId, parseIssuedLine, type IssuedHint } from '../model/issued-line.js';
 import type { CorpusPaths } from '../disk/paths.js';
 
@@ -75,16 +78,20 @@ export class StateAudit {
     private readonly index: StateFindings['index'],
     /** Each issued line's claims about its record, as a fingerprint (a million lines held as numbers, not objects). */
     private readonly described: Map<number, number>,
+    /** The snapshot's idempotency keys, by the record each names (a snapshot from one writer has one per record). */
+    private readonly keys: Map<number, string[]>,
   ) {}
 
   static async open(paths: CorpusPaths, shape: IdShape): Promise<StateAudit> {
     const [read, described] = await Promise.all([readSnapshot(paths.snapshot, shape.width), describedIn(paths.issued, shape)]);
+    const keys = new Map<number, string[]>();
     if ('snapshot' in read) {
+      for (const [n, scope] of read.snapshot.keys) keys.set(n, [...(keys.get(n) ?? []), scope]);
       const index = { unusable: null, records: read.snapshot.image.ids.length, disagree: [], disagreeing: 0 };
-      return new StateAudit(paths, shape, read.snapshot.image, index, described);
+      return new StateAudit(paths, shape, read.snapshot.image, index, described, keys);
     }
-    if (read.refused === 'there is none') return new StateAudit(paths, shape, null, null, described);
-    return new StateAudit(paths, shape, null, { unusable: read.refused, records: 0, disagree: [], disagreeing: 0 }, described);
+    if (read.refused === 'there is none') return new StateAudit(paths, shape, null, null, described, keys);
+    return new StateAudit(paths, shape, null, { unusable: read.refused, records: 0, disagree: [], disagreeing: 0 }, described, keys);
   }
 
   /** A whole record: do the snapshot and its issued line describe it as its file does? */
@@ -102,10 +109,18 @@ export class StateAudit {
     }
     const image = this.image;
     if (image === null) return;
+    const own = deposit.idempotencyKey === undefined ? null : idempotencyScope(deposit.depositedBy, deposit.idempotencyKey, deposit.agent);
+    for (const scope of this.keys.get(n) ?? []) {
+      if (scope !== own) this.disagrees(n, `the snapshot says it was stored under the idempotency key ${JSON.stringify(scope.slice(scope.indexOf('\n') + 1))} ` +
+        `of ${JSON.stringify(scope.slice(0, scope.indexOf('\n')))}, and its file ${own === null ? 'carries no key' : 'carries another'}`);
+    }
     const at = sortedIndexOf(image.ids, n);
     if (at === -1) return; // not in the snapshot: the store reads it
     const why = this.difference(image, at, deposit, claims);
-    if (why === null) return;
+    if (why !== null) this.disagrees(n, why);
+  }
+
+  private disagrees(n: number, why: string): void {
     this.disagreeing++;
     if (this.disagree.length < NAMED_AT_MOST) this.disagree.push({ id: this.shape.format(n), why });
   }
@@ -126,8 +141,20 @@ export class StateAudit {
 
   /** The findings, once every record has been seen; `held` is every held id, ascending. */
   async finish(held: readonly number[]): Promise<StateFindings> {
+    const issued = await this.issued(held);
+    const image = this.image;
+    if (image !== null) {
+      // Rows for files that are not here: a store would hold them (exists: PRESENT) until its listing dropped them.
+      for (const n of image.ids) if (sortedIndexOf(held, n) === -1) this.disagrees(n, 'the snapshot holds a row for it, and there is no such file');
+      const highest = Math.max(held.length === 0 ? 0 : held[held.length - 1]!, issued === null ? 0 : (this.shape.parseRecordId(issued.believed ?? '') ?? 0));
+      if (image.highWater > highest) {
+        this.disagreeing++;
+        this.disagree.push({ id: this.shape.format(image.highWater), why: `the snapshot's high-water mark is ${this.shape.format(image.highWater)}, ` +
+          `and neither the records nor .state/issued say an id past ${this.shape.format(highest)} was issued` });
+      }
+    }
     const index = this.index === null ? null : { ...this.index, disagree: this.disagree, disagreeing: this.disagreeing };
-    return { index, issued: await this.issued(held) };
+    return { index, issued };
   }
 
   private async issued(held: readonly number[]): Promise<StateFindings['issued']> {

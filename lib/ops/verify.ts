@@ -50,6 +50,8 @@ export interface VerifyOptions {
   clean?: boolean;
   /** Where the hub's key is looked for to check checkpoint signatures (keys/<name>.key); without it they are not checked. */
   keysDir?: string;
+  /** The one key checkpoint signatures are checked with (default hub): keys/<name>.key. */
+  checkpointKey?: string;
   /** Called after each batch of records read, and once at the end (done === total). */
   onProgress?: (done: number, total: number) => void;
 }
@@ -64,7 +66,7 @@ export async function verifyCorpus(corpusDir: string, options: VerifyOptions = {
     throw new RelayError('store_unavailable', `There is no corpus directory at ${paths.corpus}. Pass --corpus with the path of one.`);
   }
   const ids = numbers.sort((a, b) => a - b).map(shape.format);
-  const checkpoints = new CheckpointAudit(numbers, shape, options.keysDir ?? null);
+  const checkpoints = new CheckpointAudit(numbers, shape, options.keysDir ?? null, options.checkpointKey);
   const state = await StateAudit.open(paths, shape);
   const report: Omit<VerifyReport, 'checkpoints' | 'state'> = { checked: 0, damaged: [], stray: [], live: [], foreign: [], removed: [] };
   for (const [at, id] of ids.entries()) {

@@ -26,25 +26,65 @@ export interface Behind {
   ids: string[];
 }
 
-/** Agents' records of kind checkpoint passed over, at most, looking for the hub's newest. */
-const LOOK_BACK = 64;
+/**
+ * The hub's checkpoints held, by id, kept as the index holds them: each
+ * record of kind checkpoint is looked at once, by who deposited it, so any
+ * number of agents' `kind: checkpoint` records costs one look each and
+ * never hides the hub's. The first look goes back from the newest, twice as
+ * far each round, until it meets one of the hub's (a cron job's fresh
+ * process does not walk a million records to find the last thousand's);
+ * later ones go forward from where it stopped, as far as is visible (a
+ * cursor's rule: nothing below it is indexed later), so none is passed over.
+ */
+class HubCheckpoints {
+  private ids: number[] = [];
+  /** The newest record of kind checkpoint looked at; null before the first look. */
+  private walked: number | null = null;
 
-/** The newest hub checkpoint held (an agent's `kind: checkpoint` passed over), parsed, or why it cannot be; null when there is none. */
-export async function newestCheckpoint(store: RelayStore): Promise<{ n: number; checkpoint: Checkpoint | { invalid: string } } | null> {
-  let seen = -1;
-  for (let count = 1; count <= LOOK_BACK; count++) {
-    const held = store.eachHeldAfter(store.markBeforeNewest(count, CHECKPOINT_FILTER), CHECKPOINT_FILTER).next();
-    if (held.done || held.value.n === seen) return null;
-    seen = held.value.n;
-    if (isCheckpoint(held.value.meta)) return { n: held.value.n, checkpoint: await readCheckpoint(store, held.value.n) };
+  constructor(private readonly store: RelayStore) {}
+
+  newest(): number | null {
+    if (this.walked === null) this.lookBack();
+    for (const { n, meta } of this.store.eachHeldAfter(this.walked!, CHECKPOINT_FILTER)) {
+      if (isCheckpoint(meta)) this.ids.push(n);
+      this.walked = n;
+    }
+    // A checkpoint whose file vanished is passed over; when all have, look again from the newest.
+    for (let i = this.ids.length - 1; i >= 0; i--) if (this.store.matches(this.ids[i]!, null)) return this.ids[i]!;
+    if (this.ids.length === 0) return null;
+    this.ids = [];
+    this.walked = null;
+    return this.newest();
   }
-  return null;
+
+  private lookBack(): void {
+    for (let count = 1; ; count *= 2) {
+      const mark = this.store.markBeforeNewest(count, CHECKPOINT_FILTER);
+      const held = this.store.heldAfter(mark, CHECKPOINT_FILTER);
+      const hub = held.filter(({ meta }) => isCheckpoint(meta)).map(({ n }) => n);
+      if (hub.length > 0 || mark === 0 || held.length < count) {
+        this.ids = hub;
+        this.walked = held.at(-1)?.n ?? 0;
+        return;
+      }
+    }
+  }
+}
+
+const hubCheckpoints = new WeakMap<RelayStore, HubCheckpoints>();
+
+/** The newest hub checkpoint held (agents' `kind: checkpoint` records are none), parsed, or why it cannot be; null when there is none. */
+export async function newestCheckpoint(store: RelayStore): Promise<{ n: number; checkpoint: Checkpoint | { invalid: string } } | null> {
+  let found = hubCheckpoints.get(store);
+  if (!found) hubCheckpoints.set(store, (found = new HubCheckpoints(store)));
+  const n = found.newest();
+  return n === null ? null : { n, checkpoint: await readCheckpoint(store, n) };
 }
 
 const parsed = new WeakMap<RelayStore, { n: number; checkpoint: Checkpoint | { invalid: string } }>();
 
 /** One checkpoint's fields from its file (the last one read is kept: waits and the writer ask for the newest again and again). */
-async function readCheckpoint(store: RelayStore, n: number): Promise<Checkpoint | { invalid: string }> {
+export async function readCheckpoint(store: RelayStore, n: number): Promise<Checkpoint | { invalid: string }> {
   const kept = parsed.get(store);
   if (kept?.n === n) return kept.checkpoint;
   const checkpoint = parseCheckpoint(splitRecordFile(await store.read(store.shape.format(n))).record, store.shape);

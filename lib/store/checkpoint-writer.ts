@@ -7,12 +7,14 @@
  * idempotency key `checkpoint-after-<previous id>`, scoped to deposited-by
  * `hub`, so two hub processes on one corpus (or a hub and `p-e-relay
  * checkpoint`) that race for the same place store one record; the loser is
- * refused idempotency_conflict (or answered `replayed`) and stops. The
- * chain of checkpoints therefore never forks on one corpus.
+ * refused idempotency_conflict (or answered `replayed`), follows the record
+ * that holds the key, and goes on after it. The chain of checkpoints
+ * therefore never forks on one corpus, and a writer that looked in the wrong
+ * place for the newest is put right by the key rather than stopped.
  *
  * Cost: a checkpoint reads no record file. Digests come from the index, the
- * previous checkpoint is found from the end of the index by kind and read
- * once (then remembered), so writing one costs what its own records cost,
+ * previous checkpoint is found among the hub's own (checkpoint-frontier.ts)
+ * and read once (then remembered), so writing one costs what its own records cost,
  * not what the corpus holds (bench/sections/checkpoints.ts).
  */
 import { isRelayError } from '../errors.js';
@@ -24,10 +26,12 @@ import {
   GENESIS_CHAIN,
   isCheckpoint,
   MAX_CHECKPOINT_RECORDS,
+  parseCheckpoint,
   SHORT_DIGEST_HEX,
   type ChainLink,
   type CheckpointEntry,
 } from '../model/checkpoint.js';
+import { splitRecordFile } from '../model/deposit.js';
 import type { RecordMeta } from '../model/record-index.js';
 import { newestCheckpoint } from './checkpoint-frontier.js';
 import type { RelayStore } from './store.js';
@@ -60,28 +64,51 @@ export class CheckpointWriter {
     // Every store call first indexes what other processes appended; exists is the cheapest.
     await store.exists(store.shape.format(0));
     const written: string[] = [];
+    let previous = await this.latest();
     for (;;) {
-      const previous = await this.latest();
       const entries = this.uncovered(previous.last);
       if (entries.length === 0) return written;
       const signer = await this.signer();
       const bytes = buildCheckpoint({ previous: previous.link, entries, signer }, store.shape);
+      const key = checkpointKey(previous.link, store.shape);
       let id: string;
       try {
-        const result = await store.append(bytes, { depositedBy: CHECKPOINT_DEPOSITOR, idempotencyKey: checkpointKey(previous.link, store.shape) });
-        if (result.replayed) return written;
+        const result = await store.append(bytes, { depositedBy: CHECKPOINT_DEPOSITOR, idempotencyKey: key });
+        if (result.replayed) {
+          previous = await this.follow(result.id, key, previous); // another writer stored these very bytes first
+          continue;
+        }
         id = result.id;
       } catch (err) {
-        // Another process wrote the checkpoint that follows this one: it stands, and this one is not needed.
-        if (isRelayError(err) && err.code === 'idempotency_conflict') return written;
-        throw err;
+        // Another process wrote the checkpoint that follows this one: it stands, and the next follows it.
+        if (!isRelayError(err) || err.code !== 'idempotency_conflict') throw err;
+        previous = await this.follow(String(err.details.id), key, previous);
+        continue;
       }
       written.push(id);
       const range = `${store.shape.format(entries[0]!.n)}…${store.shape.format(entries[entries.length - 1]!.n)}`;
       const signed = signer ? `, signed with ${signer.name}'s key` : ', unsigned';
       this.log.debug(`checkpoint ${id} covers ${range} (${entries.length} records${signed})`);
       if (entries.length < this.maxEntries()) return written;
+      previous = await this.latest();
     }
+  }
+
+  /**
+   * The checkpoint that holds the key this writer tried (`holder`): the one to follow. Only a hub checkpoint after
+   * `previous` will do; anything else means the chain cannot go on from here, and says so rather than stop unheard.
+   */
+  private async follow(holder: string, key: string, previous: LatestCheckpoint): Promise<LatestCheckpoint> {
+    const store = this.store;
+    const n = store.shape.parseRecordId(holder);
+    const { deposit, record } = splitRecordFile(await store.read(holder));
+    const parsed = n === null || deposit.depositedBy !== CHECKPOINT_DEPOSITOR ? null : parseCheckpoint(record, store.shape);
+    if (n === null || n <= previous.link.id || parsed === null || 'invalid' in parsed) {
+      const why = parsed === null ? `deposited by ${deposit.depositedBy}, not the hub` : 'invalid' in parsed ? `it cannot be read as a checkpoint (${parsed.invalid})` : `it is not after ${store.shape.format(previous.link.id)}`;
+      throw new Error(`the checkpoint key ${key} is taken by ${holder}, which no checkpoint can follow: ${why}; ` +
+        'no checkpoint can be written until it is looked at (p-e-relay verify)');
+    }
+    return { link: { id: n, chain: parsed.chain }, last: parsed.last };
   }
 
   /** Held records after `last`, oldest first, at most one checkpoint's worth; none when they are all checkpoints. */

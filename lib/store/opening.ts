@@ -99,7 +99,7 @@ export async function load(w: OpeningParts): Promise<void> {
   // A clone, a mirror or a lost .state/ has no roster of its own: each agent's about comes back from its record.
   await w.rebuildAbouts().catch((err: Error) => w.log.warn(`cannot read the abouts back into the roster: ${err.message}`));
   life.refuseIfClosed();
-  const read = snapshot.loaded ? `snapshot${snapshot.unchanged ? ', directory unchanged since' : ''}, then ${scan.read} read and ${scan.dropped} dropped` : `${scan.read} read`;
+  const read = snapshot.loaded ? `snapshot, then ${scan.read} read and ${scan.dropped} dropped` : `${scan.read} read`;
   w.log.debug(`indexed ${index.size} records from ${paths.corpus} (${read})`);
 }
 

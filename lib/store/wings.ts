@@ -79,7 +79,7 @@ export function makeWings(store: StoreFace, options: StoreOptions, shape: IdShap
     // Lazily, a peer's record is checked and announced at once only where some listener here may want it, or it is addressed to the agent served.
     wanted: (options.lazyIndex ?? true) ? (claims) => interests!.wants(claims) || addressedTo(claims, options.agent) : undefined,
   });
-  const snapshots = new SnapshotKeeper(index, shape, () => facts.shared, keys, paths, () => issued.highest, log);
+  const snapshots = new SnapshotKeeper(index, shape, keys, paths, () => issued.highest, log);
   const peers = new Peers({ index, issued, indexer, shape, log });
   const bells = readOnly ? null : new Bells(paths.bells, log, peers.lookPast);
   const watcher = watcherFor(options, paths.corpus, log, indexer, peers, issued, () => void reattach(wings));

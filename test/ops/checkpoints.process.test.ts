@@ -11,7 +11,7 @@ import path from 'node:path';
 import { test, type TestContext } from 'node:test';
 import { addKey } from '../../lib/auth/keys.js';
 import { buildRecordFile, digestOf, splitRecordFile } from '../../lib/model/deposit.js';
-import { chainOf, parseCheckpoint, type Checkpoint } from '../../lib/model/checkpoint.js';
+import { buildCheckpoint, chainOf, parseCheckpoint, type Checkpoint } from '../../lib/model/checkpoint.js';
 import { idShape } from '../../lib/model/ids.js';
 import type { RecordMeta } from '../../lib/model/record-index.js';
 import { CheckpointSchedule, CheckpointWriter } from '../../lib/store/checkpoint-writer.js';
@@ -92,6 +92,51 @@ test('a record of kind checkpoint that an agent sent is no checkpoint: the next 
   assert.equal((await checkpointAt(corpus, 'relay-0003')).previous.id, 0);
 });
 
+test('64 agents\' records of kind checkpoint after the hub\'s do not stop checkpoints: the next follows the hub\'s', async (t) => {
+  const { corpus, store } = await primary(t);
+  await append(store);
+  assert.deepEqual(await new CheckpointWriter(store, unsigned, silentLogger).writeDue(), ['relay-0002']);
+  for (let i = 0; i < 64; i++) await append(store, `not really ${i}`, { kind: 'checkpoint', from: 'scout-7' });
+  await store.close();
+  const run = await runCli(['checkpoint', '--corpus', corpus], { env: QUIET });
+  assert.equal(run.code, 0, run.stderr);
+  assert.equal(run.stdout, 'relay-0067\n');
+  const c = await checkpointAt(corpus, 'relay-0067');
+  assert.equal(c.previous.id, 2);
+  assert.deepEqual([c.first, c.last], [2, 66]);
+});
+
+test('a writer that missed the newest checkpoint follows the one holding its key, and goes on after it', async (t) => {
+  const { corpus, store } = await primary(t);
+  for (const body of ['a', 'b']) await append(store, body);
+  assert.deepEqual(await new CheckpointWriter(store, unsigned, silentLogger).writeDue(), ['relay-0003']);
+  await append(store, 'c');
+  class Stale extends CheckpointWriter {
+    private looked = false;
+    override async latest() {
+      if (this.looked) return super.latest();
+      this.looked = true;
+      return { link: { id: 0, chain: `sha256:${'0'.repeat(64)}` }, last: 0 }; // as if relay-0003 were not there
+    }
+  }
+  assert.deepEqual(await new Stale(store, unsigned, silentLogger).writeDue(), ['relay-0005']);
+  const c = await checkpointAt(corpus, 'relay-0005');
+  assert.deepEqual([c.previous.id, c.first, c.last], [3, 3, 4]);
+});
+
+test('checkpoint exits 1 and says why when the place of the next checkpoint is taken by a record no checkpoint can follow', async (t) => {
+  const { corpus, store } = await primary(t);
+  await append(store);
+  await store.close();
+  const bytes = Buffer.from(record({ kind: 'note', from: 'hub' }, 'squatting'));
+  const deposit = { provenance: 'as-received' as const, depositedBy: 'hub', depositedAt: new Date().toISOString(), digest: digestOf(bytes), idempotencyKey: 'checkpoint-after-relay-0000' };
+  await fs.writeFile(path.join(corpus, 'relay-0002'), buildRecordFile(deposit, bytes));
+  const run = await runCli(['checkpoint', '--corpus', corpus], { env: QUIET });
+  assert.equal(run.code, 1, run.stdout + run.stderr);
+  assert.equal(run.stdout, '');
+  assert.match(run.stderr, /no checkpoint written: the checkpoint key checkpoint-after-relay-0000 is taken by relay-0002, which no checkpoint can follow/);
+});
+
 test('a hub writes a checkpoint after every N records it hears (serve --checkpoint-every N)', async (t) => {
   const { corpus, store } = await primary(t);
   const schedule = new CheckpointSchedule(store, { every: 3, seconds: 3600 }, unsigned, silentLogger).start();
@@ -123,7 +168,7 @@ test('serve --http writes a checkpoint after every N records it stores, signed w
   await hub.stop();
   assert.equal((await checkpointAt(corpus, 'relay-0003')).signature?.key, 'hub');
   const run = await verify(corpus, ['--keys', keys]);
-  assert.match(run.stdout, /^complete and identical up to relay-0002 \(checkpoint relay-0003; 1 checkpoint, 1 signature checked\)$/m);
+  assert.match(run.stdout, /^complete and identical up to relay-0002 \(checkpoint relay-0003; 1 checkpoint, 1 signature checked with hub's key\)$/m);
 });
 
 test('verify on the primary: complete and identical up to the newest checkpoint, and how many records lie after it', async (t) => {
@@ -158,7 +203,7 @@ test('signatures: checked with the hub\'s key where the verifier holds it; anoth
 
   const held = await verify(corpus, ['--keys', keys]);
   assert.equal(held.code, 0, held.stdout);
-  assert.match(held.stdout, /^complete and identical up to relay-0001 \(checkpoint relay-0002; 1 checkpoint, 1 signature checked\)$/m);
+  assert.match(held.stdout, /^complete and identical up to relay-0001 \(checkpoint relay-0002; 1 checkpoint, 1 signature checked with hub's key\)$/m);
 
   const none = await verify(corpus, ['--keys', path.join(dir, 'no-keys')]);
   assert.equal(none.code, 0, none.stdout);
@@ -170,6 +215,69 @@ test('signatures: checked with the hub\'s key where the verifier holds it; anoth
   assert.equal(wrong.code, 1);
   assert.match(wrong.stdout, /^broken checkpoint relay-0002: its signature is not hub's key's/m);
   assert.match(wrong.stdout, /^not proven complete: 1 broken checkpoint; nothing before the first problem is proven$/m);
+});
+
+/**
+ * A primary whose two checkpoints (relay-0002, relay-0004) are signed with keys/hub.key; then, on the same copy,
+ * relay-0003 rewritten and relay-0004 rewritten to list it, signed with `signer` (a name and its key file, or null).
+ */
+async function resigned(t: TestContext, signer: string | null) {
+  const p = await primary(t);
+  await addKey(p.keys, 'hub');
+  await addKey(p.keys, 'scout-7');
+  await append(p.store, 'a');
+  await p.store.close();
+  const checkpoint = () => runCli(['checkpoint', '--corpus', p.corpus, '--keys', p.keys], { env: QUIET });
+  assert.equal((await checkpoint()).stdout, 'relay-0002\n');
+  const again = await openStore({ corpus: p.corpus, watch: 'none' });
+  await append(again, 'b');
+  await again.close();
+  assert.equal((await checkpoint()).stdout, 'relay-0004\n');
+  const genuine = await verify(p.corpus, ['--keys', p.keys]);
+  assert.equal(genuine.code, 0, genuine.stdout);
+
+  const rewrite = async (id: string, bytes: Buffer) => {
+    const { deposit } = splitRecordFile(await fs.readFile(path.join(p.corpus, id)));
+    await fs.writeFile(path.join(p.corpus, id), buildRecordFile({ ...deposit, digest: digestOf(bytes) }, bytes));
+    return digestOf(bytes);
+  };
+  const digest = await rewrite('relay-0003', Buffer.from(record({ kind: 'note', from: 'scout-7' }, 'b, rewritten')));
+  const previous = { id: 2, chain: (await checkpointAt(p.corpus, 'relay-0002')).chain };
+  const key = signer === null ? null : { name: signer, key: Buffer.from((await fs.readFile(keyFile(p.keys, signer), 'utf8')).trim()) };
+  await rewrite('relay-0004', buildCheckpoint({ previous, entries: [{ n: 3, digest }], signer: key }, shape));
+  return { ...p, genuine: genuine.stdout };
+}
+
+test('verify checks checkpoint signatures with the hub\'s key only: a copy rewritten and re-signed with an agent\'s key is broken', async (t) => {
+  const { corpus, keys, genuine } = await resigned(t, 'scout-7');
+  const run = await verify(corpus, ['--keys', keys]);
+  assert.equal(run.code, 1, run.stdout);
+  assert.match(genuine, /^complete and identical up to relay-0003 \(checkpoint relay-0004; 2 checkpoints, 2 signatures checked with hub's key\)$/m);
+  assert.match(run.stdout, /^broken checkpoint relay-0004: it is signed by scout-7, not by the checkpoint key hub, and relay-0002 before it was signed by hub/m);
+  assert.doesNotMatch(run.stdout, /^complete and identical/m);
+  assert.match(run.stdout, /^not proven complete: 1 broken checkpoint; consistent up to relay-0001 \(checkpoint relay-0002; 2 checkpoints, 1 signature checked with hub's key, 1 signed by scout-7, not the checkpoint key hub: not checked\)$/m);
+});
+
+test('verify fails a checkpoint left unsigned after the hub signed the ones before it', async (t) => {
+  const { corpus, keys } = await resigned(t, null);
+  const run = await verify(corpus, ['--keys', keys]);
+  assert.equal(run.code, 1, run.stdout);
+  assert.match(run.stdout, /^broken checkpoint relay-0004: it is unsigned, and relay-0002 before it was signed by hub/m);
+});
+
+test('verify --checkpoint-key NAME checks signatures with keys/NAME.key, and the summary names it', async (t) => {
+  const { corpus, keys, store } = await primary(t);
+  await addKey(keys, 'hub');
+  await addKey(keys, 'relay-hub');
+  await append(store);
+  await store.close();
+  assert.equal((await runCli(['checkpoint', '--corpus', corpus, '--keys', keys, '--checkpoint-key', 'relay-hub'], { env: QUIET })).stdout, 'relay-0002\n');
+  const named = await verify(corpus, ['--keys', keys, '--checkpoint-key', 'relay-hub']);
+  assert.equal(named.code, 0, named.stdout);
+  assert.match(named.stdout, /^complete and identical up to relay-0001 \(checkpoint relay-0002; 1 checkpoint, 1 signature checked with relay-hub's key\)$/m);
+  const byDefault = await verify(corpus, ['--keys', keys]);
+  assert.equal(byDefault.code, 0, 'nothing before it was signed by hub: nothing is owed');
+  assert.match(byDefault.stdout, /\(checkpoint relay-0002; 1 checkpoint, 1 signed by relay-hub, not the checkpoint key hub: not checked\)$/m);
 });
 
 /** A primary of five records and a checkpoint (relay-0006), mirrored with the real rsync. */

@@ -10,6 +10,7 @@ import { test } from 'node:test';
 import { buildRecordFile, digestOf, splitRecordFile } from '../../lib/model/deposit.js';
 import { idShape } from '../../lib/model/ids.js';
 import { corpusPaths } from '../../lib/disk/paths.js';
+import { decodeSnapshot, encodeSnapshot, type Snapshot } from '../../lib/store/index/index-snapshot.js';
 import { openStore } from '../../lib/store/store.js';
 import { record, runCli, tempStore } from '../support/helpers.js';
 
@@ -75,4 +76,48 @@ test("verify names an issued line whose claims are not its record's, which other
   assert.equal(run.code, 0, 'the records themselves are whole');
   assert.match(run.stdout, /^state: \.state\/issued's line for relay-0002 claims other than the record does/m);
   assert.doesNotMatch(run.stdout, /line for relay-000[13]/);
+});
+
+/** 600 records (enough for a store to leave a snapshot) and the snapshot a store left of them. */
+async function snapshotted(t: import('node:test').TestContext): Promise<string> {
+  const { corpus } = await tempStore(t);
+  for (let n = 1; n <= 600; n++) {
+    const bytes = Buffer.from(record({ kind: 'note', from: `agent-${n % 4}` }, `record ${n}`));
+    const deposit = { provenance: 'as-received' as const, depositedBy: 'mcp', depositedAt: new Date(Date.UTC(2026, 10, 1) + n * 1000).toISOString(), digest: digestOf(bytes) };
+    await fs.writeFile(path.join(corpus, shape.format(n)), buildRecordFile(deposit, bytes));
+  }
+  await (await openStore({ corpus, watch: 'none' })).close();
+  return corpus;
+}
+
+/** Rewrites `.state/index` with `change` made to it, whole (a fresh checksum), as someone who can write `.state/` could. */
+async function editSnapshot(corpus: string, change: (snapshot: Snapshot) => void): Promise<void> {
+  const read = decodeSnapshot(await fs.readFile(corpusPaths(corpus).snapshot), 4);
+  assert.ok('snapshot' in read);
+  change(read.snapshot);
+  await fs.writeFile(corpusPaths(corpus).snapshot, encodeSnapshot(read.snapshot));
+}
+
+test('verify names a snapshot row whose file is not there, and exits 1', async (t) => {
+  const corpus = await snapshotted(t);
+  await fs.rm(path.join(corpus, 'relay-0300'));
+  const run = await runCli(['verify', '--corpus', corpus], { env: QUIET });
+  assert.equal(run.code, 1, run.stdout);
+  assert.match(run.stdout, /^state: \.state\/index disagrees with relay-0300: the snapshot holds a row for it, and there is no such file; remove \.state\/index/m);
+});
+
+test('verify names an idempotency key the snapshot gives a record whose file does not carry it, and exits 1', async (t) => {
+  const corpus = await snapshotted(t);
+  await editSnapshot(corpus, (snapshot) => void snapshot.keys.push([5, 'mcp\nana/answer/relay-0001']));
+  const run = await runCli(['verify', '--corpus', corpus], { env: QUIET });
+  assert.equal(run.code, 1, run.stdout);
+  assert.match(run.stdout, /^state: \.state\/index disagrees with relay-0005: the snapshot says it was stored under the idempotency key "ana\/answer\/relay-0001" of "mcp", and its file carries no key/m);
+});
+
+test('verify names a snapshot high-water mark past the records and the issued log, and exits 1', async (t) => {
+  const corpus = await snapshotted(t);
+  await editSnapshot(corpus, (snapshot) => void (snapshot.image.highWater = 9999));
+  const run = await runCli(['verify', '--corpus', corpus], { env: QUIET });
+  assert.equal(run.code, 1, run.stdout);
+  assert.match(run.stdout, /^state: \.state\/index disagrees with relay-9999: the snapshot's high-water mark is relay-9999, and neither the records nor \.state\/issued say an id past relay-0600 was issued/m);
 });

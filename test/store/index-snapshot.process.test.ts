@@ -6,7 +6,7 @@ import { buildRecordFile, digestOf } from '../../lib/model/deposit.js';
 import { idShape } from '../../lib/model/ids.js';
 import { createLogger } from '../../lib/log.js';
 import { verifyCorpus } from '../../lib/ops/verify.js';
-import { decodeSnapshot, encodeSnapshot, SNAPSHOT_FORMAT } from '../../lib/store/index/index-snapshot.js';
+import { decodeSnapshot, encodeSnapshot, SNAPSHOT_FORMAT, type Snapshot } from '../../lib/store/index/index-snapshot.js';
 import { corpusPaths } from '../../lib/disk/paths.js';
 import { openStore, type RelayStore } from '../../lib/store/store.js';
 import { runCli, stdioClient, tempStore, textOf } from '../support/helpers.js';
@@ -66,7 +66,7 @@ test('a store leaves a snapshot, and the next one answers from it without readin
   await conversation(corpus);
   await leaveSnapshot(corpus);
   const { snapshot, scan, log } = await fromSnapshotAndFromScan(corpus);
-  assert.match(log, /indexed 600 records .*\(snapshot(, directory unchanged since)?, then 0 read and 0 dropped\)/);
+  assert.match(log, /indexed 600 records .*\(snapshot, then 0 read and 0 dropped\)/);
   assert.deepEqual(snapshot, scan);
 });
 
@@ -146,7 +146,7 @@ test('two processes writing the snapshot at once leave one whole snapshot that a
   }
   assert.deepEqual(await fs.readdir(corpusPaths(corpus).tmp), [], 'no temp file left behind');
   const { snapshot, scan, log } = await fromSnapshotAndFromScan(corpus);
-  assert.match(log, /snapshot(, directory unchanged since)?, then 0 read/);
+  assert.match(log, /snapshot, then 0 read/);
   assert.deepEqual(snapshot, scan);
 });
 
@@ -210,27 +210,88 @@ test('idempotency keys of records read from the snapshot still answer: a retried
   const store = await openStore({ corpus, log: createLogger('debug', (line) => (log += line)) });
   t.after(() => store.close());
   const again = await store.append(bytes, { depositedBy: 'mcp', idempotencyKey: 'k-601' });
-  assert.match(log, /snapshot(, directory unchanged since)?, then 0 read/);
+  assert.match(log, /snapshot, then 0 read/);
   assert.equal(again.id, 'relay-0601');
   assert.equal(again.replayed, true);
 });
 
-test('a corpus directory unchanged since the snapshot was stamped is not listed again; one record added since, and it is', async (t) => {
+/** Rewrites the snapshot with `change` made to it, as someone who can write `.state/` could (it stays whole: a fresh checksum). */
+async function editSnapshot(corpus: string, change: (snapshot: Snapshot) => void): Promise<void> {
+  const read = decodeSnapshot(await fs.readFile(corpusPaths(corpus).snapshot), 4);
+  assert.ok('snapshot' in read, JSON.stringify(read));
+  change(read.snapshot);
+  await fs.writeFile(corpusPaths(corpus).snapshot, encodeSnapshot(read.snapshot));
+}
+
+test('a snapshot row for a file that is not there is not held, even under a directory stamp that matches', async (t) => {
   const { corpus } = await tempStore(t);
   await conversation(corpus);
-  // The stamp is trusted only for a directory that had been still for a second
-  // when it was taken (a change in the same timestamp tick might not move its
-  // times): there is no event to wait for, only time to let pass.
-  const { ctimeMs } = await fs.stat(corpus);
-  await new Promise((r) => setTimeout(r, Math.max(0, ctimeMs + 1100 - Date.now())));
   await leaveSnapshot(corpus);
-  const still = await fromSnapshotAndFromScan(corpus);
-  assert.match(still.log, /snapshot, directory unchanged since, then 0 read and 0 dropped/);
-  assert.deepEqual(still.snapshot, still.scan);
+  await fs.rm(path.join(corpus, 'relay-0300')); // older than the newest few the spot check reads; relay-0100 cites it
+  const now = await fs.stat(corpus);
+  // The stamp of the directory as it is now, taken "long after" it last changed: what a loader once took as proof
+  // that the snapshot's rows are the directory's entries.
+  await editSnapshot(corpus, (snapshot) => {
+    snapshot.stamp = { dev: now.dev, ino: now.ino, mtimeMs: now.mtimeMs, ctimeMs: now.ctimeMs, takenAt: Math.max(now.mtimeMs, now.ctimeMs) + 5000 };
+  });
+  const store = await openStore({ corpus, watch: 'none' });
+  t.after(() => store.close());
+  assert.equal((await store.exists('relay-0300')).state, 'KNOWN_MISSING');
+  assert.deepEqual(store.heldAfter(298).slice(0, 2).map(({ meta }) => meta.id), ['relay-0299', 'relay-0301'], 'a catch-up does not deliver it');
+  await assert.rejects(store.read('relay-0300'), { code: 'not_found' });
+});
 
+test('a high-water mark written into the snapshot does not end assignment: the next id follows the records and the issued log', async (t) => {
+  const { corpus } = await tempStore(t);
+  await conversation(corpus);
   await leaveSnapshot(corpus);
-  await put(corpus, 601, ['kind: late', 'parent: relay-0003']);
-  const moved = await fromSnapshotAndFromScan(corpus);
-  assert.match(moved.log, /\(snapshot, then 1 read and 0 dropped\)/);
-  assert.deepEqual(moved.snapshot, moved.scan);
+  await editSnapshot(corpus, (snapshot) => void (snapshot.image.highWater = 9999));
+  const store = await openStore({ corpus, watch: 'none' });
+  t.after(() => store.close());
+  const stored = await store.append(Buffer.from('@p-e/x0\nkind: note\n\nafter the edit\n'), { depositedBy: 'cli/test' });
+  assert.equal(stored.id, 'relay-0601');
+});
+
+test('a snapshot that says what the files do not is rewritten by the next store to open it', async (t) => {
+  const { corpus } = await tempStore(t);
+  await conversation(corpus);
+  await leaveSnapshot(corpus);
+  await editSnapshot(corpus, (snapshot) => void (snapshot.image.highWater = 9999));
+  await fs.rm(path.join(corpus, 'relay-0300'));
+  const file = await leaveSnapshot(corpus);
+  const read = decodeSnapshot(file, 4);
+  assert.ok('snapshot' in read);
+  assert.equal(read.snapshot.image.highWater, 600);
+  assert.equal(read.snapshot.image.ids.length, 599);
+  assert.ok(!read.snapshot.image.ids.includes(300));
+});
+
+test('a snapshot row past the newest record on disk does not raise the high-water mark', async (t) => {
+  const { corpus } = await tempStore(t);
+  await conversation(corpus);
+  await leaveSnapshot(corpus);
+  // relay-0600's row renumbered relay-9999: the row names a file that is not there, the highest id in the snapshot.
+  await editSnapshot(corpus, (snapshot) => void (snapshot.image.ids[snapshot.image.ids.length - 1] = 9999));
+  await fs.rm(path.join(corpus, 'relay-0600'));
+  let log = '';
+  const store = await openStore({ corpus, watch: 'none', log: createLogger('warn', (line) => (log += line)) });
+  t.after(() => store.close());
+  const stored = await store.append(Buffer.from('@p-e/x0\nkind: note\n\nafter the edit\n'), { depositedBy: 'cli/test' });
+  assert.equal(stored.id, 'relay-0601', 'relay-0600 was issued (the log says so): never again, and nothing past it');
+  assert.equal((await store.exists('relay-9999')).state, 'UNKNOWN');
+  assert.match(log, /the index snapshot names 1 record past the newest on disk \(up to relay-9999\); not held/);
+});
+
+test('an idempotency key written into the snapshot for another record does not refuse the real sender', async (t) => {
+  const { corpus } = await tempStore(t);
+  await conversation(corpus);
+  await leaveSnapshot(corpus);
+  await editSnapshot(corpus, (snapshot) => void snapshot.keys.push([5, 'mcp\nana/answer/relay-0001']));
+  const store = await openStore({ corpus, watch: 'none' });
+  t.after(() => store.close());
+  const answer = Buffer.from('@p-e/x0\nkind: answer\nfrom: ana\nparent: relay-0001\n\nyes\n');
+  const stored = await store.append(answer, { depositedBy: 'mcp', idempotencyKey: 'ana/answer/relay-0001' });
+  assert.equal(stored.id, 'relay-0601');
+  const again = await store.append(answer, { depositedBy: 'mcp', idempotencyKey: 'ana/answer/relay-0001' });
+  assert.deepEqual([again.id, again.replayed], ['relay-0601', true], 'and the key is hers from now on');
 });

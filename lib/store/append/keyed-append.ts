@@ -13,7 +13,7 @@
  */
 import { RelayError } from '../../errors.js';
 import { splitRecordFile, type Deposit } from '../../model/deposit.js';
-import { idempotencyConflict, type IdempotencyKeys } from '../../model/idempotency-keys.js';
+import { idempotencyConflict, idempotencyScope, type IdempotencyKeys } from '../../model/idempotency-keys.js';
 import { parseRecord } from '../../model/record.js';
 import type { IdShape } from '../../model/ids.js';
 import type { IdempotencyClaims } from './idempotency-claims.js';
@@ -73,7 +73,11 @@ export class KeyedAppends {
     const { keys, claims } = this.deps;
     for (;;) {
       const known = keys.lookup(scope);
-      if (known !== undefined) return this.answerOrRestore(this.deps.shape.format(known), key, digest, proposed, store);
+      if (known !== undefined) {
+        if (await this.holdsKey(known, scope)) return this.answerOrRestore(this.deps.shape.format(known), key, digest, proposed, store);
+        keys.unnote(scope, known);
+        continue;
+      }
       const got = await claims.acquire(scope);
       if (got.done) return this.answerOrRestore(got.id, key, digest, proposed, store);
       const { claim } = got;
@@ -85,7 +89,11 @@ export class KeyedAppends {
           await this.deps.readUnheld();
           this.uncertain.delete(scope);
         }
-        const found = keys.lookup(scope);
+        let found = keys.lookup(scope);
+        if (found !== undefined && !(await this.holdsKey(found, scope))) {
+          keys.unnote(scope, found);
+          found = undefined;
+        }
         if (found !== undefined) {
           const id = this.deps.shape.format(found);
           await claim.finish(id);
@@ -104,6 +112,24 @@ export class KeyedAppends {
       await claim.finish(stored.id);
       return stored;
     }
+  }
+
+  /**
+   * Whether held record `n`'s own header carries this scope's key. The key
+   * map is fed from headers, but also from the index snapshot, which is
+   * `.state/` state anyone who can write there can write: a key it names for
+   * a record that does not carry it would refuse the real sender's record,
+   * naming one it never sent. A file that cannot be read says yes here, and
+   * `answer` says what is wrong with it.
+   */
+  private async holdsKey(n: number, scope: string): Promise<boolean> {
+    let deposit: Deposit;
+    try {
+      ({ deposit } = splitRecordFile(await readRecordFile(this.deps.paths.record(this.deps.shape.format(n)))));
+    } catch {
+      return true;
+    }
+    return deposit.idempotencyKey !== undefined && idempotencyScope(deposit.depositedBy, deposit.idempotencyKey, deposit.agent) === scope;
   }
 
   /**

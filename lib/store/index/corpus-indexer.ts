@@ -99,19 +99,16 @@ export class CorpusIndexer {
    * Brings the index to what the disk holds at start. When the index was
    * loaded from a snapshot, only the difference is worked through: records
    * the listing has and the snapshot lacks are read, records the snapshot
-   * names and the disk lost are dropped. Otherwise every record is read.
+   * names and the disk does not hold are dropped (the listing is how every
+   * row is checked against its file: the snapshot vouches for none).
+   * Otherwise every record is read.
    *
    * Reads are synchronous (see readAndIndex), so the scan hands the event
    * loop back every SCAN_BATCH files: tools/list and calls are answered
    * while a large corpus is read.
    */
-  async scan(snapshot: { loaded: boolean; unchanged: boolean } = { loaded: false, unchanged: false }): Promise<{ fromSnapshot: boolean; read: number; dropped: number }> {
+  async scan(snapshot: { loaded: boolean } = { loaded: false }): Promise<{ fromSnapshot: boolean; read: number; dropped: number }> {
     const fromSnapshot = snapshot.loaded;
-    if (snapshot.unchanged) {
-      // The directory's times prove its entries are the snapshot's (snapshot-keeper.ts): a million-name readdir saved.
-      this.scanned = true;
-      return { fromSnapshot, read: 0, dropped: 0 };
-    }
     const onDisk = Int32Array.from(await this.idsOnDisk()).sort();
     let toRead: ArrayLike<number> = onDisk;
     let dropped = 0;

@@ -3,7 +3,9 @@
  * written after it had read the corpus, so that the next process to start
  * loads it instead of reading (and hashing) every record again. It is a
  * cache of what the files say and never the truth: the store checks it
- * against the directory listing and the issued log before answering from it,
+ * against the directory listing and the issued log before answering from it
+ * (its high-water mark is not read, and its idempotency keys answer only
+ * where the record's header carries them),
  * reads what it lacks, drops what the disk lost, and throws it away whole
  * when anything about it is off. Deleting it (`rm -rf .state`, `git clean
  * -x`) costs one full scan.
@@ -45,10 +47,11 @@ const STAMP_BYTES = 48;
 const DIGEST_BYTES = 32;
 
 /**
- * The corpus directory as it was just before a listing that matched the
- * snapshot's ids exactly. If the directory still has these times, no entry
- * was added, removed or renamed since (any such change moves its ctime), so
- * a loader need not list it again. See SnapshotKeeper for when it is trusted.
+ * The corpus directory's identity and times when its listing matched the
+ * snapshot's ids. Kept in the layout (a file of this format written with one
+ * still reads), but written as none and never believed: the file is
+ * `.state/` state anyone who can write there can write, stamp and all, so
+ * a loader always lists the directory (snapshot-keeper.ts).
  */
 export interface DirectoryStamp {
   dev: number;

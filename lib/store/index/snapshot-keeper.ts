@@ -5,7 +5,8 @@
  * - At open: load it if it is whole, of this format and width, and not ahead
  *   of the issued log (a log that is behind it means `.state/` came from
  *   somewhere else, or lost its log). The store then checks it against the
- *   directory listing.
+ *   directory listing, every time: the file is `.state/` state, which anyone
+ *   who can write there can write, so nothing it says vouches for itself.
  * - After a full scan, after a check that found the disk had lost records,
  *   or once this process has seen enough records the snapshot lacks (so that
  *   the next process to start does not read them all again): write it, off
@@ -16,25 +17,16 @@
  *   those starting together builds it, and the rest wait for it (bounded),
  *   so a swarm's cold start reads the records once (snapshot-build.ts).
  */
-import { statSync } from 'node:fs';
-import fs from 'node:fs/promises';
+import { existsSync } from 'node:fs';
 import type { Logger } from '../../log.js';
 import type { IdShape } from '../../model/ids.js';
 import type { IdempotencyKeys } from '../../model/idempotency-keys.js';
-import type { RecordIndex } from '../../model/record-index.js';
-import { readSnapshot, snapshotHeader, writeSnapshot, type DirectoryStamp } from './index-snapshot.js';
+import type { IndexImage, RecordIndex } from '../../model/record-index.js';
+import { readSnapshot, snapshotHeader, writeSnapshot } from './index-snapshot.js';
 import { takeBuildTurn } from './snapshot-build.js';
 import type { CorpusPaths } from '../../disk/paths.js';
-import { recordIdsIn } from '../../disk/record-names.js';
 import { spotCheck } from './snapshot-check.js';
 import { DEFAULT_MAX_RECORD_BYTES } from '../../model/record.js';
-
-/**
- * A directory whose times were already this old when it was stamped cannot
- * have changed since without moving them (a change within the same
- * timestamp tick as the look might not: the watcher's rule, watch.ts).
- */
-const RACY_MS = 1000;
 
 /**
  * Below this many records reading them all costs a few milliseconds, less
@@ -55,12 +47,12 @@ export class SnapshotKeeper {
   private closed = false;
   /** Set while this process builds the first snapshot for the others: removes the build lock. */
   private building: (() => Promise<void>) | null = null;
+  /** The snapshot read at start said what the files do not: rewrite it, however complete its header says it is. */
+  private contradicted = false;
 
   constructor(
     private readonly index: RecordIndex,
     private readonly shape: IdShape,
-    /** True on a network filesystem: its directory times cannot be trusted, so it is always listed. */
-    private readonly shared: () => boolean,
     /** The idempotency keys of held records travel in the snapshot too (spec §8b: the scan reads them back). */
     private readonly keys: IdempotencyKeys,
     private readonly paths: CorpusPaths,
@@ -89,12 +81,17 @@ export class SnapshotKeeper {
   }
 
   /**
-   * Fills the (empty) index from the snapshot if there is a usable one. Says
-   * whether it did, and whether the corpus directory is provably as it was
-   * when the snapshot's ids were listed (then the store need not list it).
+   * Fills the (empty) index from the snapshot if there is a usable one, and
+   * says whether it did. The snapshot is a cache, never an authority (anyone
+   * who can write `.state/` can write it): its high-water mark is not read
+   * (the issued log is the durable one, noted before this), rows past the
+   * newest record on disk are cut (one stat, mostly), the scan then checks
+   * every other row against a listing of the directory, and an idempotency
+   * key it carries answers only once the record's own header says it
+   * (append/keyed-append.ts).
    */
-  async load(): Promise<{ loaded: boolean; unchanged: boolean }> {
-    const no = { loaded: false, unchanged: false };
+  async load(): Promise<{ loaded: boolean }> {
+    const no = { loaded: false };
     const read = await readSnapshot(this.paths.snapshot, this.shape.width);
     if ('refused' in read) {
       this.log.debug(`not using the index snapshot ${this.paths.snapshot}: ${read.refused}; reading every record`);
@@ -108,48 +105,51 @@ export class SnapshotKeeper {
       );
       return no;
     }
-    const mismatch = spotCheck(snapshot.image, this.paths, this.shape, DEFAULT_MAX_RECORD_BYTES);
+    const image = this.heldTail(snapshot.image);
+    const highest = Math.max(this.issuedHighest(), image.ids.length === 0 ? 0 : image.ids[image.ids.length - 1]!);
+    if (snapshot.image.highWater > highest) {
+      this.contradicted = true;
+      this.log.warn(`the index snapshot says ids up to ${this.shape.format(snapshot.image.highWater)} were issued, and neither the records nor ` +
+        `${this.paths.issued} say an id past ${this.shape.format(highest)} was; not believed`);
+    }
+    const mismatch = spotCheck(image, this.paths, this.shape, DEFAULT_MAX_RECORD_BYTES);
     if (mismatch !== null) {
       this.log.warn(`not using the index snapshot ${this.paths.snapshot}: ${mismatch} (a snapshot of another corpus, or edited); reading every record`);
       return no;
     }
     try {
-      this.index.load(snapshot.image);
+      this.index.load(image);
     } catch (err) {
       this.log.info(`not using the index snapshot: ${(err as Error).message}; reading every record`);
       return no;
     }
     for (const [n, scope] of snapshot.keys) if (this.index.has(n)) this.keys.note(scope, n);
-    return { loaded: true, unchanged: this.stillAsStamped(snapshot.stamp) };
-  }
-
-  /** The directory has the identity and times of the stamp, and those were settled when it was taken. */
-  private stillAsStamped(stamp: DirectoryStamp | null): boolean {
-    if (!stamp || this.shared()) return false;
-    const now = stampOf(this.paths.corpus);
-    if (now === null || now.dev !== stamp.dev || now.ino !== stamp.ino) return false;
-    if (now.mtimeMs !== stamp.mtimeMs || now.ctimeMs !== stamp.ctimeMs) return false;
-    return stamp.takenAt - Math.max(stamp.mtimeMs, stamp.ctimeMs) > RACY_MS;
+    return { loaded: true };
   }
 
   /**
-   * A stamp for `ids`: the directory looked at, then listed; only when the
-   * listing is exactly `ids` does the stamp vouch for them.
+   * The image without its high-water mark and without the rows above the
+   * newest record whose file is there: a row's id raises the mark as it
+   * loads, and the mark never comes down (ids are never reused), so a row
+   * for a file that is not there (relay-9999 written into the snapshot)
+   * would end assignment for everyone. The rows below are the listing's.
    */
-  private async stampFor(ids: Int32Array): Promise<DirectoryStamp | null> {
-    if (this.shared()) return null;
-    const before = stampOf(this.paths.corpus);
-    if (!before || before.takenAt - Math.max(before.mtimeMs, before.ctimeMs) <= RACY_MS) return null; // changed just now: a loader would not trust it
-    const listed = Int32Array.from(recordIdsIn(await fs.readdir(this.paths.corpus), this.shape)).sort();
-    if (listed.length !== ids.length) return null;
-    for (let i = 0; i < ids.length; i++) if (listed[i] !== ids[i]) return null;
-    return before;
+  private heldTail(image: IndexImage): IndexImage {
+    let count = image.ids.length;
+    while (count > 0 && !existsSync(this.paths.record(this.shape.format(image.ids[count - 1]!)))) count--;
+    if (count < image.ids.length) {
+      this.contradicted = true;
+      this.log.warn(`the index snapshot names ${image.ids.length - count} record${image.ids.length - count === 1 ? '' : 's'} past the newest on disk ` +
+        `(up to ${this.shape.format(image.ids[image.ids.length - 1]!)}); not held`);
+    }
+    return { ...cutImage(image, count), highWater: 0 };
   }
 
   /** What the start-up check or scan did: write a snapshot now if it was worth it. */
   afterScan(result: { fromSnapshot: boolean; read: number; dropped: number }): void {
     this.changes = result.read + result.dropped;
-    if (!result.fromSnapshot || result.dropped > 0 || this.changes >= rewriteThreshold(this.index.size)) this.schedule(0);
+    if (result.dropped > 0) this.contradicted = true;
+    if (!result.fromSnapshot || this.contradicted || this.changes >= rewriteThreshold(this.index.size)) this.schedule(0);
     if (!this.timer && !this.writing) void this.releaseBuild(); // nothing will be written: nobody should wait for it
   }
 
@@ -188,15 +188,16 @@ export class SnapshotKeeper {
     const changes = this.changes;
     try {
       const there = await snapshotHeader(this.paths.snapshot, this.shape.width);
-      if (there && there.records >= this.index.size && there.highWater >= this.index.highest) {
+      if (!this.contradicted && there && there.records >= this.index.size && there.highWater >= this.index.highest) {
         this.changes -= changes; // another process wrote one as complete as ours
         return;
       }
       const image = this.index.toImage();
       const keys = this.keys.entries();
-      const stamp = await this.stampFor(image.ids);
-      await writeSnapshot(this.paths.snapshot, this.paths.tmp, { image, stamp, width: this.shape.width, issued: this.issuedHighest(), keys });
+      // No directory stamp: a snapshot's rows are checked against a listing at every start, whatever it says.
+      await writeSnapshot(this.paths.snapshot, this.paths.tmp, { image, stamp: null, width: this.shape.width, issued: this.issuedHighest(), keys });
       this.changes -= changes;
+      this.contradicted = false;
       this.log.debug(`wrote the index snapshot (${this.index.size} records) to ${this.paths.snapshot}`);
     } catch (err) {
       // A read-only mirror without .state/tmp, a full disk: the next start reads the records instead.
@@ -205,11 +206,23 @@ export class SnapshotKeeper {
   }
 }
 
-function stampOf(dir: string): DirectoryStamp | null {
-  try {
-    const stat = statSync(dir);
-    return { dev: stat.dev, ino: stat.ino, mtimeMs: stat.mtimeMs, ctimeMs: stat.ctimeMs, takenAt: Date.now() };
-  } catch {
-    return null;
-  }
+/** The first `count` rows of an image (its columns cut, not copied). */
+function cutImage(image: IndexImage, count: number): IndexImage {
+  if (count === image.ids.length) return image;
+  let named = 0;
+  for (let at = 0; at < count; at++) named += image.namedCount[at]!;
+  return {
+    ...image,
+    ids: image.ids.subarray(0, count),
+    flags: image.flags.subarray(0, count),
+    kind: image.kind.subarray(0, count),
+    from: image.from.subarray(0, count),
+    to: image.to.subarray(0, count),
+    depositedBy: image.depositedBy.subarray(0, count),
+    depositedAt: image.depositedAt.subarray(0, count),
+    digest: image.digest.subarray(0, count * 32),
+    namedCount: image.namedCount.subarray(0, count),
+    named: image.named.subarray(0, named),
+    odd: image.odd.filter(([at]) => at < count),
+  };
 }
