@@ -5,7 +5,7 @@
  */
 import { z } from 'zod';
 import type { IdShape } from '../../model/ids.js';
-import { MAX_FILTER_NAMES } from '../../model/filter.js';
+import { MAX_FILTER_NAMES, MAX_TEXT_CHARS } from '../../model/filter.js';
 
 /**
  * An id parameter: its role, then an example of the store's id shape (SPEC §3:
@@ -67,6 +67,9 @@ export function filterParams() {
     from: names('optional: records whose from: is one of these; each string is one whole name (not split); else as to'),
     // Literal, as SPEC §8a says: what an agent does about case is list the spellings it accepts (the loop itself reads kind, in any case).
     kind: names('optional: records whose kind: is one of these, e.g. "question" (list each spelling you accept: "Question" is another); as from'),
+    text: z.string().optional().describe(`optional: records whose header values and body hold every one of these words, ` +
+      `whole words in any case, e.g. "disk full"; punctuation only separates words (never a pattern). ` +
+      `No word, or over ${MAX_TEXT_CHARS} characters: bad_filter`),
   };
 }
 
@@ -76,6 +79,7 @@ export function listFilterParams() {
     to: names('optional: records whose to: names one of these'),
     from: names('optional: records whose from: is one of these'),
     kind: names('optional: records whose kind: is one of these'),
+    text: z.string().optional().describe('optional: records holding every one of these words (as in wait_for_relay)'),
   };
 }
 
@@ -104,6 +108,7 @@ export function namedFilterParams() {
     to: names('optional: its to: names any of these'),
     from: names('optional: its from: is one of these'),
     kind: names('optional: its kind: is one of these (exact case)'),
+    text: z.string().optional().describe('optional: its header values and body hold each of these words (whole words, any case)'),
   };
 }
 
