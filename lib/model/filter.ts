@@ -108,9 +108,19 @@ export function foldWord(word: string): string {
  */
 export function textWords(text: string): string[] {
   const out = new Set<string>();
-  for (const [word] of text.normalize('NFKC').matchAll(WORD)) out.add(foldWord(word));
+  if (ASCII.test(text)) {
+    // ASCII text (most records), the same rule faster: no normalizing, and lower case alone folds it.
+    for (const word of text.toLowerCase().split(ASCII_SEPARATORS)) if (word !== '') out.add(word);
+    return [...out];
+  }
+  const spellings = new Set<string>();
+  for (const [word] of text.normalize('NFKC').matchAll(WORD)) spellings.add(word);
+  for (const word of spellings) out.add(foldWord(word));
   return [...out];
 }
+
+const ASCII = /^[\x00-\x7f]*$/;
+const ASCII_SEPARATORS = /[^a-z0-9_]+/;
 
 /**
  * The text a record is searched by: its header values and its body, not the
