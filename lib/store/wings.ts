@@ -55,7 +55,7 @@ export function makeWings(store: StoreFace, options: StoreOptions, shape: IdShap
   const maxRecordBytes = options.maxRecordBytes ?? DEFAULT_MAX_RECORD_BYTES;
   const reader = options.reader ?? diskRecords;
   // The record index, answering the text filter from record files read on the first text query (text-index.ts).
-  const index = new SearchableIndex(shape.format, (n) => reader.readSync(paths.record(shape.format(n)), maxRecordBytes));
+  const index = new SearchableIndex(shape, (n) => reader.readSync(paths.record(shape.format(n)), maxRecordBytes), maxRecordBytes);
   const keys = new IdempotencyKeys();
   const facts = new CorpusFacts(paths.corpus, readOnly, log);
   const issued = new IssuedLog(paths.issued, shape, log);

@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { readFile, writeFile } from 'node:fs/promises';
 import { test, type TestContext } from 'node:test';
 import { corpusPaths } from '../../lib/disk/paths.js';
+import { buildRecordFile, digestOf } from '../../lib/model/deposit.js';
 import { parseFilter } from '../../lib/model/filter.js';
 import { openStore, type RelayStore } from '../../lib/store/store.js';
 import { record, tempStore } from '../support/helpers.js';
@@ -72,4 +73,15 @@ test('a damaged record holds no words; once whole again it is found', async (t) 
   assert.deepEqual((await store.listIds(undefined, text(store, 'needle'))).present.map(store.shape.format), []);
   await writeFile(file, whole);
   assert.deepEqual((await store.listIds(undefined, text(store, 'needle'))).present.map(store.shape.format), ['relay-0001']);
+});
+
+test('a file whose digest holds but whose bytes are no record (damaged to the index) holds no words', async (t) => {
+  const { corpus } = await tempStore(t);
+  const bytes = Buffer.from('not a record line\n\nneedle');
+  const deposit = { provenance: 'as-received' as const, depositedBy: 'cli/test', depositedAt: '2026-11-30T00:00:00.000Z', digest: digestOf(bytes) };
+  await writeFile(corpusPaths(corpus).record('relay-0001'), buildRecordFile(deposit, bytes));
+  const store = await openStore({ corpus, watch: 'none' });
+  t.after(() => store.close());
+  await add(store, {}, 'needle');
+  assert.deepEqual((await store.listIds(undefined, text(store, 'needle'))).present.map(store.shape.format), ['relay-0002']);
 });

@@ -22,7 +22,8 @@
  */
 import { searchableText, textWords, type RecordFilter } from '../../model/filter.js';
 import { splitRecordFile } from '../../model/deposit.js';
-import { decodeRecordText } from '../../model/record.js';
+import type { IdShape } from '../../model/ids.js';
+import { decodeRecordText, parseRecord } from '../../model/record.js';
 import { RecordIndex } from '../../model/record-index.js';
 
 /** A held record's stored file (deposit header and record), read synchronously: throws when it cannot be read. */
@@ -35,10 +36,11 @@ export class SearchableIndex extends RecordIndex {
   private readonly read = new Set<number>();
 
   constructor(
-    format: (n: number) => string,
+    private readonly shape: IdShape,
     private readonly readFile: ReadFileSync,
+    private readonly maxRecordBytes: number,
   ) {
-    super(format);
+    super(shape.format);
   }
 
   override matches(n: number, filter: RecordFilter | null): boolean {
@@ -88,7 +90,9 @@ export class SearchableIndex extends RecordIndex {
     if (this.read.has(n)) return;
     let words: string[];
     try {
-      words = textWords(searchableText(decodeRecordText(splitRecordFile(this.readFile(n)).record)));
+      const record = splitRecordFile(this.readFile(n)).record;
+      parseRecord(record, this.shape, this.maxRecordBytes); // what the record index holds as damaged holds no words either
+      words = textWords(searchableText(decodeRecordText(record)));
     } catch {
       return; // damaged or gone: it holds no words, and the next query tries it again
     }
