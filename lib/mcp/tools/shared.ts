@@ -67,9 +67,8 @@ export function filterParams() {
     from: names('optional: records whose from: is one of these; each string is one whole name (not split); else as to'),
     // Literal, as SPEC §8a says: what an agent does about case is list the spellings it accepts (the loop itself reads kind, in any case).
     kind: names('optional: records whose kind: is one of these, e.g. "question" (list each spelling you accept: "Question" is another); as from'),
-    text: z.string().optional().describe(`optional: records whose header values and body hold every one of these words, ` +
-      `whole words in any case, e.g. "disk full"; punctuation only separates words (never a pattern). ` +
-      `No word, or over ${MAX_TEXT_CHARS} characters: bad_filter`),
+    text: z.string().optional().describe(`optional: records holding every one of these words (whole, any case; ` +
+      `punctuation only separates them); no word or over ${MAX_TEXT_CHARS} chars: bad_filter`),
   };
 }
 
@@ -79,7 +78,7 @@ export function listFilterParams() {
     to: names('optional: records whose to: names one of these'),
     from: names('optional: records whose from: is one of these'),
     kind: names('optional: records whose kind: is one of these'),
-    text: z.string().optional().describe('optional: records holding every one of these words (as in wait_for_relay)'),
+    text: z.string().optional().describe('optional: records holding all these words'),
   };
 }
 
@@ -108,7 +107,7 @@ export function namedFilterParams() {
     to: names('optional: its to: names any of these'),
     from: names('optional: its from: is one of these'),
     kind: names('optional: its kind: is one of these (exact case)'),
-    text: z.string().optional().describe('optional: its header values and body hold each of these words (whole words, any case)'),
+    text: z.string().optional().describe('optional: it holds all these words'),
   };
 }
 
