@@ -9,6 +9,8 @@ import { test, type TestContext } from 'node:test';
 import { corpusPaths } from '../../lib/disk/paths.js';
 import { buildRecordFile, digestOf } from '../../lib/model/deposit.js';
 import { parseFilter } from '../../lib/model/filter.js';
+import { idShape } from '../../lib/model/ids.js';
+import { filterKey } from '../../lib/store/agents/filter-key.js';
 import { openStore, type RelayStore } from '../../lib/store/store.js';
 import { record, tempStore } from '../support/helpers.js';
 import { countingReader } from '../support/counting-reader.js';
@@ -84,4 +86,12 @@ test('a file whose digest holds but whose bytes are no record (damaged to the in
   t.after(() => store.close());
   await add(store, {}, 'needle');
   assert.deepEqual((await store.listIds(undefined, text(store, 'needle'))).present.map(store.shape.format), ['relay-0002']);
+});
+
+test('a text wait keeps its own mark: the filter set\'s key names its words, in any order and case', () => {
+  const shape = idShape(4);
+  const key = (input: Parameters<typeof parseFilter>[0]) => filterKey(parseFilter(input, shape), shape);
+  assert.notEqual(key({ to: 'scout-7', text: 'disk' }), key({ to: 'scout-7' }));
+  assert.notEqual(key({ text: 'disk' }), key({ text: 'full' }));
+  assert.equal(key({ text: 'Disk full' }), key({ text: 'FULL, disk' }));
 });
