@@ -324,7 +324,8 @@ describe('the web view', needs('chromium'), () => {
     const { page } = await openPage();
     await page.waitForSelector(`#feed-rows tr[data-id="${other}"]`);
     await page.fill('#filter-text', 'NEEDLE websearch');
-    await page.waitForSelector(`#feed-rows tr[data-id="${other}"]:hidden`);
+    await page.waitForSelector(`#feed-rows tr[data-id="${found}"]`, { state: 'visible' }); // once the hub has answered
+    await page.waitForSelector(`#feed-rows tr[data-id="${other}"]`, { state: 'hidden' });
     const visible = await page.locator('#feed-rows tr:visible').evaluateAll((rows) => rows.map((row) => row.getAttribute('data-id')));
     assert.deepEqual(visible, [found]);
     assert.match(page.url(), /\?text=NEEDLE\+websearch/);
