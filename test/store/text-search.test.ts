@@ -54,6 +54,22 @@ test('the first text query reads the records, and a store that never searches re
   assert.deepEqual([...reads.values()], [1, 1, 1, 1, 1], 'and not again');
 });
 
+test('the first search through list or wait reads the records a slice at a time: the process answers others meanwhile', async (t) => {
+  const { reader, reads } = countingReader();
+  const { store } = await fresh(t, { reader });
+  for (let i = 0; i < 600; i++) await add(store, {}, `note ${i}`);
+  let ticks = 0;
+  let readAtFirstTick = -1;
+  const ticking = setInterval(() => (ticks++ === 0 ? (readAtFirstTick = reads.size) : undefined), 0);
+  t.after(() => clearInterval(ticking));
+  assert.deepEqual((await store.listIds(undefined, text(store, '7'))).present.map(store.shape.format), ['relay-0008']);
+  assert.equal(reads.size, 600);
+  assert.ok(readAtFirstTick > 0 && readAtFirstTick < 600, `a timer ran while the records were read (first after ${readAtFirstTick})`);
+  await add(store, {}, 'note 7 again');
+  const waited = await store.wait({ after: 'relay-0000', timeoutMs: 0, filter: text(store, '7') });
+  assert.deepEqual(waited.appeared.map((item) => item.id), ['relay-0008', 'relay-0601']);
+});
+
 test('tail -n with text counts only matching records, and a wait wakes for a matching record only', async (t) => {
   const { store } = await fresh(t);
   for (const body of ['alpha', 'beta', 'alpha beta', 'gamma', 'ALPHA']) await add(store, {}, body);

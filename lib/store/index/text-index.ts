@@ -29,6 +29,14 @@ import { RecordIndex } from '../../model/record-index.js';
 /** A held record's stored file (deposit header and record), read synchronously: throws when it cannot be read. */
 export type ReadFileSync = (n: number) => Buffer;
 
+/**
+ * Records read between two turns of the event loop while the word index is
+ * warmed: a few ms each. Synchronous reads in slices, not fs.promises: at
+ * 100k records the promise reads took four times the CPU (10.2 s against
+ * 2.3 s) for the same files.
+ */
+const WARM_SLICE = 256;
+
 export class SearchableIndex extends RecordIndex {
   /** The ids of the records holding each word, ascending. */
   private readonly postings = new Map<string, number[]>();
@@ -41,6 +49,30 @@ export class SearchableIndex extends RecordIndex {
     private readonly maxRecordBytes: number,
   ) {
     super(shape.format);
+  }
+
+  /**
+   * Reads the held records not read yet a slice at a time, letting the
+   * event loop turn between slices: the store's asynchronous reads await it
+   * before a text query, so the first search of a process (every record
+   * read) leaves the process answering other callers meanwhile. A query
+   * that comes without it reads what is left in one go.
+   */
+  warm(filter: RecordFilter | null): Promise<void> | undefined {
+    if (!filter?.text) return undefined;
+    this.warming ??= this.readUnread().finally(() => (this.warming = null));
+    return this.warming;
+  }
+
+  private warming: Promise<void> | null = null;
+
+  private async readUnread(): Promise<void> {
+    const held = this.heldIds();
+    for (let from = 0; from < held.length; from += WARM_SLICE) {
+      const end = Math.min(held.length, from + WARM_SLICE);
+      for (let i = from; i < end; i++) this.readOne(held[i]!);
+      await new Promise((resolve) => setImmediate(resolve));
+    }
   }
 
   override matches(n: number, filter: RecordFilter | null): boolean {
