@@ -7,7 +7,7 @@
  *   npm run bench                      the full run (a few minutes on 2 cores)
  *   npm run bench -- --quick           about a minute: fewer repetitions, shorter windows, scaling at 1k only,
  *                                      no 8-writer group, no 20-server swarm
- *   npm run bench -- --only wake,start a subset of sections
+ *   npm run bench -- --only wake,start a subset of sections (search: text search against grep -rlw)
  *   npm run bench -- --reps 5          more repetitions
  *   npm run bench -- --only start,wake --plot   redraw the scaling plot from the sections run
  *   npm run bench -- --sizes 1000,10000 the corpus sizes of the scaling figures (default 1k, 10k, 100k, 1M;
@@ -36,10 +36,11 @@ import { httpSection } from './sections/http.js';
 import { onceSection } from './sections/once.js';
 import { peerSection } from './sections/peer.js';
 import { readsSection } from './sections/reads.js';
+import { searchSection } from './sections/search.js';
 import { startSection } from './sections/start.js';
 import { wakeSection } from './sections/wake.js';
 
-const SECTIONS: Section[] = [appendSection, wakeSection, deliverySection, bySizeSection, agentsSection, callsSection, startSection, readsSection, peerSection, httpSection, onceSection, checkpointsSection];
+const SECTIONS: Section[] = [appendSection, wakeSection, deliverySection, bySizeSection, agentsSection, callsSection, startSection, readsSection, searchSection, peerSection, httpSection, onceSection, checkpointsSection];
 
 const { values } = parseArgs({
   options: {

@@ -1,7 +1,7 @@
 /**
  * The §8a filters as query parameters of GET /relays and GET /events:
  * `to`, `from` and `kind` may repeat (`?to=scout-7&to=all`), `replies_to`
- * names one id. The same parser as the tools' arguments, so a door cannot
+ * names one id, `text` one search (`?text=disk%20full`). The same parser as the tools' arguments, so a door cannot
  * match differently from another.
  */
 import { RelayError } from '../errors.js';
@@ -14,5 +14,8 @@ export function filterFromQuery(params: URLSearchParams, shape: IdShape): Record
   if (repliesTo.length > 1) throw new RelayError('bad_filter',
     `replies_to names one id, and this request sends ${repliesTo.length}. ` +
     `Send it once; to follow several threads, open one request per id.`, { param: 'replies_to' });
-  return parseFilter({ to: list('to'), from: list('from'), kind: list('kind'), replies_to: repliesTo[0] }, shape);
+  const text = params.getAll('text');
+  if (text.length > 1) throw new RelayError('bad_filter',
+    `text is one search, and this request sends ${text.length}. Send it once, with every word in it (text=disk%20full).`, { param: 'text' });
+  return parseFilter({ to: list('to'), from: list('from'), kind: list('kind'), replies_to: repliesTo[0], text: text[0] }, shape);
 }

@@ -6,11 +6,17 @@
  *                    claim equals one of them (for `to`, when any recipient
  *                    it names equals one of them)
  *   replies_to       an id; matches records naming it in parent: or ref:
+ *   text             words; matches records whose header values and body
+ *                    hold every one of them as a whole word, in any case
+ *                    (`textWords` below is the rule, said once)
  *
  * Different filters combine with AND, the names within one filter with OR.
- * Matching is literal (`Scout-7` is not `scout-7`), there is no wildcard, and
- * a record without the header never matches a filter on it. Pure: the store
- * builds a filter from a door's input and asks the index.
+ * Names match literally (`Scout-7` is not `scout-7`), there is no wildcard,
+ * and a record without the header never matches a filter on it. Pure: the
+ * store builds a filter from a door's input and asks the index; `text` needs
+ * a record's words, which the index does not hold, so `matches` here decides
+ * the other filters and the store's text index (store/index/text-index.ts)
+ * decides the words.
  */
 import { RelayError } from '../errors.js';
 import type { IdShape } from './ids.js';
@@ -21,6 +27,8 @@ export interface RecordFilter {
   kind?: ReadonlySet<string>;
   /** The number of the id named in parent:/ref:. */
   repliesTo?: number;
+  /** Words every matching record holds (folded, distinct, in the order given); never empty. */
+  text?: readonly string[];
 }
 
 /** What a filter looks at in one held record. */
@@ -39,6 +47,7 @@ export interface FilterInput {
   from?: string | readonly string[];
   kind?: string | readonly string[];
   replies_to?: string;
+  text?: string;
 }
 
 const SEPARATORS = /[\s,]+/;
@@ -60,9 +69,79 @@ export function parseRecipients(to: string | null): string[] {
 }
 
 export function isEmptyFilter(filter: RecordFilter | null | undefined): boolean {
-  return !filter || (filter.to === undefined && filter.from === undefined && filter.kind === undefined && filter.repliesTo === undefined);
+  return !filter || (filter.to === undefined && filter.from === undefined && filter.kind === undefined && filter.repliesTo === undefined &&
+    filter.text === undefined);
 }
 
+/**
+ * The longest `text` a filter takes, in characters. A search is a few words;
+ * the cap keeps a 10 KB query string from costing a lookup per word in every
+ * process it reaches, and says so instead.
+ */
+export const MAX_TEXT_CHARS = 200;
+
+/**
+ * A word: a run of letters, digits, combining marks and underscores. Anything
+ * else (spaces, punctuation, `.*+?[](){}|\^$`) only separates words, in a
+ * record and in a search alike, so a search is never a pattern.
+ */
+const WORD = /[\p{L}\p{N}\p{M}_]+/gu;
+
+/**
+ * Folds a word so that case never matters: NFKC (a ligature or a full-width
+ * letter is its plain form), then upper and back to lower case, which folds
+ * what lower case alone does not (ß and SS, final ς and σ, the Kelvin sign).
+ */
+export function foldWord(word: string): string {
+  return word.normalize('NFKC').toUpperCase().toLowerCase();
+}
+
+/**
+ * The matching rule of the `text` filter: the distinct folded words of a
+ * text, in first-seen order. A record matches when every word of the search
+ * is among the words of its header values and body. Whole words, not
+ * substrings: `deploy` does not find `deployment`, which is the price of an
+ * index that answers a rare word at once however large the store (a
+ * substring would mean reading every record's text on every query). Runs
+ * without spaces (Chinese, Japanese) are one word each, so such a search
+ * finds what it spells out whole.
+ */
+export function textWords(text: string): string[] {
+  const out = new Set<string>();
+  if (ASCII.test(text)) {
+    // ASCII text (most records), the same rule faster: no normalizing, and lower case alone folds it.
+    for (const word of text.toLowerCase().split(ASCII_SEPARATORS)) if (word !== '') out.add(word);
+    return [...out];
+  }
+  const spellings = new Set<string>();
+  for (const [word] of text.normalize('NFKC').matchAll(WORD)) spellings.add(word);
+  for (const word of spellings) out.add(foldWord(word));
+  return [...out];
+}
+
+const ASCII = /^[\x00-\x7f]*$/;
+const ASCII_SEPARATORS = /[^a-z0-9_]+/;
+
+/**
+ * The text a record is searched by: its header values and its body, not the
+ * first line nor the header keys (else `from` or `kind` would find every
+ * record).
+ */
+export function searchableText(recordText: string): string {
+  const lines = recordText.split('\n');
+  const parts: string[] = [];
+  let i = 1;
+  for (; i < lines.length; i++) {
+    const line = lines[i]!;
+    if (line === '' || line === '\r') break;
+    const colon = line.indexOf(':');
+    parts.push(colon <= 0 ? line : line.slice(colon + 1));
+  }
+  parts.push(lines.slice(i + 1).join('\n'));
+  return parts.join('\n');
+}
+
+/** Decides every filter but `text`, which the store's text index decides (see the top of this file). */
 export function matches(filter: RecordFilter | null | undefined, record: Filterable): boolean {
   if (!filter) return true;
   if (filter.kind && (record.kind === null || !filter.kind.has(record.kind))) return false;
@@ -94,7 +173,26 @@ export function parseFilter(input: FilterInput, shape: IdShape): RecordFilter | 
     }
     filter.repliesTo = n;
   }
+  if (input.text !== undefined) filter.text = searchWords(input.text);
   return isEmptyFilter(filter) ? null : filter;
+}
+
+/** A search's words, or a refusal saying what to send. */
+function searchWords(text: string): string[] {
+  const refuse = (what: string, details: Record<string, unknown> = {}) =>
+    new RelayError('bad_filter', `text ${what}. Send a few words (at most ${MAX_TEXT_CHARS} characters, e.g. "disk full"), ` +
+      'matched as whole words in any case, or leave text out.', { param: 'text', ...details });
+  if (typeof text !== 'string') throw refuse('is not a string');
+  const chars = [...text].length;
+  if (chars > MAX_TEXT_CHARS) throw refuse(`is ${chars} characters, longer than a search can be`, { max: MAX_TEXT_CHARS });
+  if (text.includes('\0')) throw refuse('holds a NUL character, which no record can hold');
+  // U+FFFD is what invalid UTF-8 in a query string or an argument decodes to: the search would not be the bytes sent.
+  if (/\uFFFD|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/.test(text)) {
+    throw refuse('is not valid UTF-8 (it holds a replacement character or a lone surrogate)');
+  }
+  const words = textWords(text);
+  if (words.length === 0) throw refuse('holds no word (letters or digits), so nothing could match it');
+  return words;
 }
 
 function names(param: string, value: string | readonly string[] | undefined, split: boolean): Set<string> | undefined {

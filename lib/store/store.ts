@@ -173,6 +173,7 @@ export class RelayStore extends EventEmitter<StoreEvents> implements RecordFeed 
   async listIds(after?: string, filter: RecordFilter | null = null): Promise<ListIds> {
     await this.opened();
     const mark = after === undefined ? 0 : await this.markOf(after, true);
+    await this.w.index.warm(filter); // a first search reads every record, without holding the loop
     return this.w.listing.idsAfter(after, mark, filter);
   }
 
@@ -190,6 +191,7 @@ export class RelayStore extends EventEmitter<StoreEvents> implements RecordFeed 
   async wait(options: WaitOptions): Promise<WaitResult & { cursor: string }> {
     this.w.life.refuseIfClosed();
     const after = options.after === undefined ? null : await this.markOf(options.after);
+    if (after !== null) await this.w.index.warm(options.filter ?? null); // as listIds
     if (after === null) void this.open().then(() => this.w.peers.hear(), () => {});
     return this.w.waits.wait(options, after);
   }

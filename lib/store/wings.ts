@@ -10,7 +10,7 @@ import { silentLogger, type Logger } from '../log.js';
 import { IdempotencyKeys } from '../model/idempotency-keys.js';
 import type { IdShape } from '../model/ids.js';
 import { DEFAULT_MAX_RECORD_BYTES } from '../model/record.js';
-import { RecordIndex } from '../model/record-index.js';
+import type { RecordIndex } from '../model/record-index.js';
 import { TempLeftovers } from '../disk/lost-mount.js';
 import type { CorpusPaths } from '../disk/paths.js';
 import { DirectorySync } from '../disk/publish.js';
@@ -34,6 +34,7 @@ import { CorpusWatcher } from './hear/watch.js';
 import { CorpusIndexer } from './index/corpus-indexer.js';
 import { addressedTo } from './index/record-peek.js';
 import { SnapshotKeeper } from './index/snapshot-keeper.js';
+import { SearchableIndex } from './index/text-index.js';
 import { Lifecycle } from './lifecycle.js';
 import { reattach } from './opening.js';
 import { Listing } from './read/listing.js';
@@ -54,7 +55,8 @@ export function makeWings(store: StoreFace, options: StoreOptions, shape: IdShap
   const readOnly = options.readOnly ?? false;
   const maxRecordBytes = options.maxRecordBytes ?? DEFAULT_MAX_RECORD_BYTES;
   const reader = options.reader ?? diskRecords;
-  const index = new RecordIndex(shape.format);
+  // The record index, answering the text filter from record files read on the first text query (text-index.ts).
+  const index = new SearchableIndex(shape, (n) => reader.readSync(paths.record(shape.format(n)), maxRecordBytes), maxRecordBytes);
   const keys = new IdempotencyKeys();
   const facts = new CorpusFacts(paths.corpus, readOnly, log);
   const issued = new IssuedLog(paths.issued, shape, log);

@@ -40,9 +40,12 @@ async function get(url, init = {}) {
   return response;
 }
 
-/** GET /relays[?after=ID] → { after, present, knownMissing } */
-export async function listRelays(after = null) {
-  const query = after ? `?after=${encodeURIComponent(after)}` : '';
+/** GET /relays[?after=ID][&text=WORDS] → { after, present, knownMissing } */
+export async function listRelays(after = null, { text = '' } = {}) {
+  const params = new URLSearchParams();
+  if (after) params.set('after', after);
+  if (text) params.set('text', text);
+  const query = params.toString() ? `?${params}` : '';
   return (await get(`/relays${query}`, { headers: JSON_ACCEPT })).json();
 }
 

@@ -26,6 +26,7 @@ let floor = null; // the lowest id the feed shows; null while it shows everythin
 let highest = null; // the highest id seen held: where the live sources resume
 let stopLive = () => {};
 let following = null; // the agent whose signed stream is open, or null while polling
+let searchProblem = null; // the hub's refusal of the search box's text, shown instead of the count
 
 // --- reading records for their rows ----------------------------------------
 
@@ -82,6 +83,7 @@ function applyList(list, { full = false } = {}) {
     frontierSoon();
   }
   for (const id of list.present) noteHeld(id);
+  if (fresh.length && feed.filters.text) searchSoon(1000);
   for (const id of fresh.sort().reverse()) {
     if (floor !== null && id < floor) continue; // below the window: "show older" will reach it
     if (feed.add(id, { fresh: true })) readLater(id, { urgent: true });
@@ -126,15 +128,44 @@ function refreshCounts() {
   clearTimeout(countsTimer);
   countsTimer = setTimeout(() => {
     const filtering = Object.values(feed.filters).some(Boolean);
-    byId('count').textContent = filtering
-      ? `${feed.visibleCount()} of ${feed.size} loaded records match`
-      : `${feed.size} of ${present.size} held records shown`;
+    byId('count').textContent = searchProblem
+      ?? (filtering ? `${feed.visibleCount()} of ${feed.size} loaded records match` : `${feed.size} of ${present.size} held records shown`);
     byId('empty').hidden = feed.size > 0;
     byId('no-match').hidden = !(feed.size > 0 && filtering && feed.visibleCount() === 0);
     for (const key of ['from', 'to', 'kind']) {
       byId(`${key}-values`).replaceChildren(...feed.valuesOf(key).map((value) => el('option', { value })));
     }
   }, 50);
+}
+
+// --- the search box: the hub finds the records (GET /relays?text=), the feed shows them -----
+
+const SEARCH_DELAY_MS = 300;
+/** The newest matches given rows at once; older ones come with "show older" like any record. */
+const SEARCH_ROWS = 200;
+let searchTimer = null;
+let searchSeq = 0;
+
+/** Asks the hub again for the search box's words, soon (typing, or a record landed while a search is set). */
+function searchSoon(delayMs = SEARCH_DELAY_MS) {
+  clearTimeout(searchTimer);
+  const text = feed.filters.text;
+  searchProblem = null;
+  if (!text) return refreshCounts();
+  searchTimer = setTimeout(async () => {
+    const seq = ++searchSeq;
+    try {
+      const list = await listRelays(null, { text });
+      if (seq !== searchSeq) return; // a later search is under way
+      for (const id of list.present.slice(-SEARCH_ROWS).reverse()) if (feed.add(id)) readLater(id);
+      feed.setFound(list.present);
+    } catch (err) {
+      if (seq !== searchSeq) return;
+      searchProblem = err.message; // bad_filter's sentence says what to type instead
+      feed.setFound([]);
+    }
+    refreshCounts();
+  }, delayMs);
 }
 
 // --- live updates ---------------------------------------------------------------
@@ -174,6 +205,7 @@ async function follow(agent, key) {
       if (!isRecordId(meta.id)) return;
       noteHeld(meta.id);
       rosterSoon();
+      if (feed.filters.text) searchSoon(1000);
       if (floor === null || meta.id > floor) {
         if (feed.add(meta.id, { fresh: true })) readLater(meta.id, { urgent: true });
         const { kind, from, to, depositedBy, provenance } = meta;
@@ -223,7 +255,9 @@ function route() {
 // --- start -------------------------------------------------------------------------------
 
 wireFilters((filters) => {
+  const searched = feed.filters.text;
   feed.setFilters(filters);
+  if (filters.text !== searched) searchSoon();
   refreshCounts();
 });
 wireKeyForm({

@@ -11,7 +11,9 @@ export class Feed {
   constructor(tbody) {
     this.tbody = tbody;
     this.rows = new Map(); // id → { tr, meta, cells }
-    this.filters = { from: '', to: '', kind: '' };
+    this.filters = { from: '', to: '', kind: '', text: '' };
+    /** The ids the hub found for the search (filters.text), or null while it has not answered. */
+    this.found = null;
     this.selected = null;
   }
 
@@ -86,9 +88,20 @@ export class Feed {
     this.applyTo(id);
   }
 
-  /** Filters are case-insensitive substrings; a row not yet read is hidden while any filter is set. */
+  /**
+   * from, to and kind are case-insensitive substrings; a row not yet read is
+   * hidden while any is set. The search is the hub's: a row shows while a
+   * search is set only if the hub found it (setFound).
+   */
   setFilters(filters) {
+    if (filters.text !== this.filters.text) this.found = null;
     this.filters = filters;
+    for (const id of this.rows.keys()) this.applyTo(id);
+  }
+
+  /** The hub's answer to the search: the ids it found. */
+  setFound(ids) {
+    this.found = new Set(ids);
     for (const id of this.rows.keys()) this.applyTo(id);
   }
 
@@ -99,7 +112,7 @@ export class Feed {
       const value = row.meta?.[key];
       return typeof value === 'string' && value.toLowerCase().includes(this.filters[key].toLowerCase());
     });
-    row.tr.hidden = !matches;
+    row.tr.hidden = !matches || (this.filters.text !== '' && !this.found?.has(id));
   }
 
   visibleCount() {

@@ -1,9 +1,10 @@
-// The feed's filters by from, to and kind, kept in the address
-// (/?from=scout-7&kind=status) so a filtered view can be shared too.
+// The feed's filters by from, to and kind, and the search box (text, which
+// the hub answers), kept in the address (/?from=scout-7&text=disk) so a
+// filtered view can be shared too.
 
 import { byId } from './dom.js';
 
-const KEYS = ['from', 'to', 'kind'];
+const KEYS = ['from', 'to', 'kind', 'text'];
 
 /** Wires the filter inputs; onChange(filters) now and on every edit. */
 export function wireFilters(onChange) {

@@ -19,11 +19,12 @@ test(`the six tool descriptions together fit in ${DESCRIPTION_BUDGET_BYTES} byte
 
 // The whole listing is what a model re-reads: parameter and output text weighed five times the descriptions (29.5 KB pretty).
 // 16,000 until the outputs named unknownRecipients and deliveredTo, which a signed caller's answers carry: a schema
-// without them failed every client that checks answers, after the record was stored.
-test('the whole tools/list, as sent (compact JSON), stays within 16,200 bytes', async () => {
+// without them failed every client that checks answers, after the record was stored. 16,200 until list_relays and
+// wait_for_relay took text (about 250 bytes: a filter a tool cannot name is one no agent uses).
+test('the whole tools/list, as sent (compact JSON), stays within 16,500 bytes', async () => {
   const { tools } = await listing;
   const bytes = Buffer.byteLength(JSON.stringify(tools));
-  assert.ok(bytes <= 16_200, `${bytes} bytes`);
+  assert.ok(bytes <= 16_500, `${bytes} bytes`);
 });
 
 // The SDK wrote a $schema into each of the 11 schemas and the title twice per tool: 867 bytes that said nothing new (lib/mcp/listed-schema.ts says why dropping them is safe).

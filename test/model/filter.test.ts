@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { isRelayError } from '../../lib/errors.js';
 import type { Deposit } from '../../lib/model/deposit.js';
-import { matches, parseFilter, parseRecipients, type Filterable } from '../../lib/model/filter.js';
+import { MAX_TEXT_CHARS, matches, parseFilter, parseRecipients, searchableText, textWords, type Filterable } from '../../lib/model/filter.js';
 import { idShape } from '../../lib/model/ids.js';
 import { parseRecord } from '../../lib/model/record.js';
 import { RecordIndex } from '../../lib/model/record-index.js';
@@ -127,4 +127,41 @@ test('matchingAfter takes at most limit ids, so a catch-up walks the index in ba
   assert.deepEqual(index.matchingAfter(index.markBeforeNewest(4, null), null), [6, 7, 8, 9]);
   assert.equal(index.markBeforeNewest(5, f({ to: 'me' })), 0, 'fewer held than asked: from the start');
   assert.equal(index.markBeforeNewest(0, f({ to: 'me' })), 9, 'none: after the highest held');
+});
+
+test('text finds whole words in any case: Unicode folding, not a substring', () => {
+  const words = (text: string) => new Set(textWords(text));
+  const has = (record: string, search: string) => f({ text: search })!.text!.every((word) => words(record).has(word));
+  assert.equal(has('The DISK is full', 'disk full'), true, 'every word, any order, any case');
+  assert.equal(has('The disk is fine', 'disk full'), false, 'every word must be there');
+  assert.equal(has('deployment failed', 'deploy'), false, 'a whole word, not a substring');
+  assert.equal(has('Straße gesperrt', 'STRASSE'), true, 'ß folds to ss');
+  assert.equal(has('ΟΔΟΣ', 'οδος'), true, 'a final sigma folds like any sigma');
+  assert.equal(has('ＡＢＣ ﬁle', 'abc file'), true, 'full-width letters and ligatures are their plain forms (NFKC)');
+  assert.equal(has('snake_case and relay-0042', '0042 SNAKE_CASE'), true, 'underscores join a word, hyphens separate');
+});
+
+test('text is literal: punctuation and regex characters only separate words, and a search of them alone is refused', () => {
+  assert.deepEqual(f({ text: 'a.b (c)*' })!.text, ['a', 'b', 'c']);
+  assert.equal(textWords('axb').includes('a'), false, '"a.b" is two words, never a pattern matching axb');
+  assert.throws(() => f({ text: '.*' }), (err) => isRelayError(err) && err.code === 'bad_filter' && /holds no word/.test(err.message));
+});
+
+test('a record is searched by its header values and body, not its first line nor its header keys', () => {
+  const text = searchableText(record({ from: 'scout-7', kind: 'status' }, 'all quiet'));
+  const words = textWords(text);
+  assert.deepEqual(words, ['scout', '7', 'status', 'all', 'quiet']);
+});
+
+test('text refuses what is no search with bad_filter and a sentence saying what to send', () => {
+  const refused = (text: string, why: RegExp) =>
+    assert.throws(() => f({ text }), (err) => isRelayError(err) && err.code === 'bad_filter' && why.test(err.message) &&
+      /Send a few words/.test(err.message) && (err.details as { param?: string }).param === 'text', JSON.stringify(text.slice(0, 20)));
+  refused('', /holds no word/);
+  refused('   ', /holds no word/);
+  refused('x'.repeat(10 * 1024), /10240 characters, longer than a search can be/);
+  refused('disk\0full', /NUL/);
+  refused('disk \uFFFD', /not valid UTF-8/);
+  refused('disk \uD800', /not valid UTF-8/);
+  assert.deepEqual(f({ text: 'é'.repeat(MAX_TEXT_CHARS) })!.text, ['é'.repeat(MAX_TEXT_CHARS)], 'the cap counts characters, not bytes');
 });

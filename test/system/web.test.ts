@@ -318,6 +318,22 @@ describe('the web view', needs('chromium'), () => {
     await page.close();
   });
 
+  test('the search box shows only the records the hub finds holding every word, and says why it refuses a search', async () => {
+    const found = await append(record({ kind: 'status' }, 'the websearch needle is here'));
+    const other = await append(record({ kind: 'status' }, 'a websearch haystack'));
+    const { page } = await openPage();
+    await page.waitForSelector(`#feed-rows tr[data-id="${other}"]`);
+    await page.fill('#filter-text', 'NEEDLE websearch');
+    await page.waitForSelector(`#feed-rows tr[data-id="${found}"]`, { state: 'visible' }); // once the hub has answered
+    await page.waitForSelector(`#feed-rows tr[data-id="${other}"]`, { state: 'hidden' });
+    const visible = await page.locator('#feed-rows tr:visible').evaluateAll((rows) => rows.map((row) => row.getAttribute('data-id')));
+    assert.deepEqual(visible, [found]);
+    assert.match(page.url(), /\?text=NEEDLE\+websearch/);
+    await page.fill('#filter-text', '***');
+    await page.waitForSelector('#count:has-text("holds no word")');
+    await page.close();
+  });
+
   test('the page\'s own SHA-256 and HMAC (for browsers without WebCrypto) agree with WebCrypto', async () => {
     const { page } = await openPage();
     const mismatches = await page.evaluate(async (moduleUrl) => {

@@ -56,9 +56,9 @@ export const listRelays = defineTool({
       knownMissing: z.array(z.string()).describe('KNOWN_MISSING ids, only unfiltered: a filtered call gives []'),
     },
   })),
-  async run(store, { after, to, from, kind, replies_to }) {
+  async run(store, { after, to, from, kind, replies_to, text }) {
     // Counted before a single id is formatted: a refused list costs no strings.
-    const ids = await store.listIds(after, parseFilter({ to, from, kind, replies_to }, store.shape));
+    const ids = await store.listIds(after, parseFilter({ to, from, kind, replies_to, text }, store.shape));
     refuseIfLonger(ids, store.shape);
     const result: ListResult = { after: ids.after, present: ids.present.map(store.shape.format), knownMissing: ids.knownMissing.map(store.shape.format) };
     return { text: listText(result), structured: { ...result } };

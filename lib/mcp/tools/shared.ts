@@ -5,7 +5,7 @@
  */
 import { z } from 'zod';
 import type { IdShape } from '../../model/ids.js';
-import { MAX_FILTER_NAMES } from '../../model/filter.js';
+import { MAX_FILTER_NAMES, MAX_TEXT_CHARS } from '../../model/filter.js';
 
 /**
  * An id parameter: its role, then an example of the store's id shape (spec §3:
@@ -67,6 +67,8 @@ export function filterParams() {
     from: names('optional: records whose from: is one of these; each string is one whole name (not split); else as to'),
     // Literal, as spec §8a says: what an agent does about case is list the spellings it accepts (the loop itself reads kind, in any case).
     kind: names('optional: records whose kind: is one of these, e.g. "question" (list each spelling you accept: "Question" is another); as from'),
+    text: z.string().optional().describe(`optional: records holding every one of these words (whole, any case; ` +
+      `punctuation only separates them); no word or over ${MAX_TEXT_CHARS} chars: bad_filter`),
   };
 }
 
@@ -76,6 +78,7 @@ export function listFilterParams() {
     to: names('optional: records whose to: names one of these'),
     from: names('optional: records whose from: is one of these'),
     kind: names('optional: records whose kind: is one of these'),
+    text: z.string().optional().describe('optional: records holding all these words'),
   };
 }
 
@@ -104,6 +107,7 @@ export function namedFilterParams() {
     to: names('optional: its to: names any of these'),
     from: names('optional: its from: is one of these'),
     kind: names('optional: its kind: is one of these (exact case)'),
+    text: z.string().optional().describe('optional: it holds all these words'),
   };
 }
 

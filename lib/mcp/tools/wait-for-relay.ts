@@ -26,8 +26,8 @@ export const waitForRelay = defineTool({
     holdsMs: (args) => clampWait(typeof args?.timeout_ms === 'number' ? args.timeout_ms : undefined),
   },
   contract: ({ shape, agent }) => (agent ? named(shape) : { description: loopDescription(shape), input: unnamedInput(shape), output: unnamedOutput(shape) }),
-  async run(store, { after, timeout_ms, to, from, kind, replies_to, include_bytes }, { signal, progress, agent, grant }) {
-    const filter = parseFilter({ to, from, kind, replies_to }, store.shape);
+  async run(store, { after, timeout_ms, to, from, kind, replies_to, text, include_bytes }, { signal, progress, agent, grant }) {
+    const filter = parseFilter({ to, from, kind, replies_to, text }, store.shape);
     const options = {
       timeoutMs: timeout_ms,
       // A named agent's loop reads every item it is given, so its bytes come with it unless the call says no.

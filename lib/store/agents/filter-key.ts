@@ -10,7 +10,7 @@ import type { IdShape } from '../../model/ids.js';
 const PLAIN = /^[A-Za-z0-9._-]+$/;
 const MAX_PLAIN_KEY = 160;
 
-/** `to=all,bob;kind=question` (fixed order: to, from, kind, replies_to), or `any` for no filter. */
+/** `to=all,bob;kind=question` (fixed order: to, from, kind, replies_to, text), or `any` for no filter. */
 export function filterText(filter: RecordFilter | null | undefined, shape: IdShape): string {
   if (!filter) return 'any';
   const parts: string[] = [];
@@ -18,6 +18,7 @@ export function filterText(filter: RecordFilter | null | undefined, shape: IdSha
     if (set) parts.push(`${name}=${[...set].sort().join(',')}`);
   }
   if (filter.repliesTo !== undefined) parts.push(`replies_to=${shape.format(filter.repliesTo)}`);
+  if (filter.text) parts.push(`text=${[...filter.text].sort().join(',')}`);
   return parts.length === 0 ? 'any' : parts.join(';');
 }
 
