@@ -32,6 +32,7 @@ import { bySizeSection } from './sections/by-size.js';
 import { callsSection } from './sections/calls.js';
 import { checkpointsSection } from './sections/checkpoints.js';
 import { deliverySection } from './sections/delivery.js';
+import { doorsSection } from './sections/doors.js';
 import { httpSection } from './sections/http.js';
 import { onceSection } from './sections/once.js';
 import { peerSection } from './sections/peer.js';
@@ -40,7 +41,7 @@ import { searchSection } from './sections/search.js';
 import { startSection } from './sections/start.js';
 import { wakeSection } from './sections/wake.js';
 
-const SECTIONS: Section[] = [appendSection, wakeSection, deliverySection, bySizeSection, agentsSection, callsSection, startSection, readsSection, searchSection, peerSection, httpSection, onceSection, checkpointsSection];
+const SECTIONS: Section[] = [appendSection, wakeSection, deliverySection, bySizeSection, agentsSection, doorsSection, callsSection, startSection, readsSection, searchSection, peerSection, httpSection, onceSection, checkpointsSection];
 
 const { values } = parseArgs({
   options: {
