@@ -1,5 +1,5 @@
 /**
- * The `text` filter (SPEC §8a filters, lib/model/filter.ts): which held
+ * The `text` filter (spec §8a filters, lib/model/filter.ts): which held
  * records hold given words. The record index keeps metadata only, and a
  * record's words are its file's to tell, so this index maps each folded word
  * to the ids of the records holding it (an inverted index), and a query
