@@ -12,6 +12,7 @@
  * the key to resend it under), and reads and waits go on answering from the
  * mirror.
  */
+import { randomUUID } from 'node:crypto';
 import { ProtocolError, type Tool } from '@modelcontextprotocol/client';
 import type { CallToolResult } from '@modelcontextprotocol/server';
 import { asRelayError, ERROR_STATUS, RelayError, type ErrorCode } from '../errors.js';
@@ -20,7 +21,8 @@ import { decodeRecordText } from '../model/record.js';
 import type { Appender } from '../doors/door.js';
 import { ERROR_META_KEY } from '../mcp/result.js';
 import type { AppendResult, RelayStore } from '../store/store.js';
-import { hubTakesKey, KEYED_TOOL, KEY_PARAM, sendWithRetries, withIdempotencyKey } from '../bridge/append-retry.js';
+import { hubTakesKey, KEYED_TOOL, KEY_PARAM, sendWithRetries } from '../bridge/append-retry.js';
+import { answerKeyOf } from '../model/answer-key.js';
 import { bridgeKey } from '../bridge/bridge-key.js';
 import { callTimeoutMs } from '../bridge/forward-call.js';
 import { nothingSent, type HubSide } from '../bridge/hub-answers.js';
@@ -78,10 +80,10 @@ export function primaryAppender(options: ReplicaOptions): PrimaryAppender {
       );
     }
     const route = routeFor(agent);
-    const given = { bytes: decodeRecordText(bytes), ...(id === undefined ? {} : { id }), ...(idempotencyKey === undefined ? {} : { [KEY_PARAM]: idempotencyKey }) };
-    // Always keyed, as the bridge keys it: a retry (ours, or the agent's under the key the refusal names) is stored once.
-    const args = withIdempotencyKey(KEYED_TOOL, given, agent)!;
-    const key = String(args[KEY_PARAM]);
+    // Always keyed: a retry (ours, or the agent's under the key the refusal names) is stored once. An answer's key is
+    // the one the primary would derive (the same function, this mirror's id shape is the primary's), sent explicitly.
+    const key = idempotencyKey ?? answerKeyOf(agent, bytes, store.shape) ?? `bridge-${randomUUID()}`;
+    const args = { bytes: decodeRecordText(bytes), ...(id === undefined ? {} : { id }), [KEY_PARAM]: key };
     route.tools ??= await route.hub.listTools(LIST_TIMEOUT_MS).catch(() => null);
     const timeoutMs = callTimeoutMs(KEYED_TOOL, args);
     const toolDefinition = unvalidated(route.tools);
