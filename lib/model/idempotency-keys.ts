@@ -68,9 +68,22 @@ export function idempotencyConflict(key: string, stored: StoredUnderKey, why: st
  * every stdio server deposits as `mcp`, and without the name one agent could
  * claim another's `<name>/answer/<id>` first. An unnamed channel's scope is
  * what it always was, so keys held before names existed still answer.
+ *
+ * A REST deposit's (`http/<signer>`) is bound to the record's digest too
+ * (boundToBytes): its key comes in the `Idempotency-Key` header, which the
+ * signature does not cover, so a proxy that rewrote the header on one
+ * request could otherwise spend a key the signer sends later with other
+ * bytes (409). Bound, a key answers only the bytes it was sent with; over
+ * /mcp and stdio the key is in the signed body, and conflicts are refused.
  */
-export function idempotencyScope(depositedBy: string, key: string, agent?: string): string {
-  return agent === undefined ? `${depositedBy}\n${key}` : `${depositedBy} agent=${agent}\n${key}`;
+export function idempotencyScope(depositedBy: string, key: string, agent: string | undefined, digest: string): string {
+  const scope = agent === undefined ? `${depositedBy}\n${key}` : `${depositedBy} agent=${agent}\n${key}`;
+  return boundToBytes(depositedBy) ? `${scope}\n${digest}` : scope;
+}
+
+/** Whether a channel's keys are bound to the record's bytes: REST's, whose key header is not signed. */
+export function boundToBytes(depositedBy: string): boolean {
+  return depositedBy.startsWith('http/');
 }
 
 export class IdempotencyKeys {
