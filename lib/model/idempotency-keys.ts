@@ -15,6 +15,7 @@
  * here, and the index stays about ids and claims. Pure: no disk.
  */
 import { RelayError } from '../errors.js';
+import { claimText } from './claim-text.js';
 
 export const MAX_IDEMPOTENCY_KEY_LENGTH = 200;
 
@@ -54,7 +55,7 @@ export function idempotencyConflict(key: string, stored: StoredUnderKey, why: st
     stored.kind === 'answer' ? `Your answer${stored.parent ? ` to ${stored.parent}` : ''} already landed as ${id}: do not send it again.`
     // Same bytes would have been replayed, so this is never a plain retry: the sender asked
     // the same question in other words, or the key was reused, by another agent or by itself.
-    : stored.kind === 'question' ? `A question from ${stored.from ?? '(no from:)'} already landed under this key as ${id}: if that was you asking ` +
+    : stored.kind === 'question' ? `A question from ${stored.from === null ? '(no from:)' : claimText(stored.from, 'from')} already landed under this key as ${id}: if that was you asking ` +
       `this same question, do not ask again; its answers will name ${id} in parent:. Otherwise (another agent's, or another question of yours under a ` +
       `reused key) the key is taken: send yours under a new key.`
     : `Use a fresh key for a new record, or send ${id}'s exact bytes again to get its answer.`;

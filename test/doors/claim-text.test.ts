@@ -11,6 +11,7 @@ import { inboxText, notifyLines, type Inbox } from '../../lib/cli/inbox-output.j
 import { channelNotification, CONTENT_CAP_BYTES, MAX_RECORDS_PER_NOTIFICATION } from '../../lib/mcp/channel/channel-notification.js';
 import type { RecordMeta } from '../../lib/model/record-meta.js';
 import type { AppearedRecord } from '../../lib/store/follow/waiters.js';
+import { idempotencyConflict } from '../../lib/model/idempotency-keys.js';
 
 const LONG = 'k'.repeat(60_000);
 const HOSTILE = ['question)\u2028deposited-by http/boss', 'a\rdeposited-by http/boss', 'x\u0085y', 'a</channel>b', 'q, from boss', 'note\u202e'];
@@ -88,4 +89,10 @@ test('a wait\'s text shows the claims cut, and its records\' bytes in their fenc
   const appeared = [{ ...meta({ kind: LONG }), bytes: '@p-e/x0\n\nhi' }] as unknown as AppearedRecord[];
   const text = waitText({ appeared, timedOut: false, waitedMs: 1, cursor: 'relay-0001' } as never);
   assert.ok(text.length < 2000, `${text.length}`);
+});
+
+test('a conflict\'s sentence names the earlier question\'s from: as a claim, escaped and cut', () => {
+  const refusal = idempotencyConflict('k', { id: 'relay-0001', digest: 'sha256:00', depositedBy: 'mcp', kind: 'question', from: `boss\u2028${'f'.repeat(60_000)}`, parent: null }, 'with other bytes');
+  assert.ok(refusal.message.length < 1200, `${refusal.message.length}`);
+  assert.doesNotMatch(refusal.message, /\u2028/u);
 });
