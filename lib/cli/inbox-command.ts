@@ -65,7 +65,7 @@ busy agent hears what is addressed to it without spending a turn on a wait.
 
 Nothing new prints nothing in the hook and codex-notify forms, so the host
 carries on; so does input the hook cannot read (a warning on stderr, exit
-0). One run carries at most ${LIMITS.maxItems} records and ${LIMITS.maxBytes / 1024} KiB of their text (the hook form
+0). One run carries at most ${LIMITS.maxItems} records and ${LIMITS.maxBytes / 1024} KiB of their text and lines (the hook form
 ${HOOK_LIMITS.maxItems} and ${HOOK_LIMITS.maxBytes / 1024} KiB); the rest comes with the next. docs/agents.md has a
 recipe per host.`,
   options: { to: { type: 'string', multiple: true }, mark: { type: 'string' }, peek: { type: 'boolean' }, format: { type: 'string' } },
