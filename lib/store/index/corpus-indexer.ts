@@ -22,7 +22,7 @@ import { statSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import { isRelayError } from '../../errors.js';
 import { splitRecordFile, type Deposit, type SplitFile } from '../../model/deposit.js';
-import { idempotencyScope, type IdempotencyKeys } from '../../model/idempotency-keys.js';
+import { boundToBytes, idempotencyScope, type IdempotencyKeys } from '../../model/idempotency-keys.js';
 import { sortedDifference, type IdShape } from '../../model/ids.js';
 import type { IssuedHint } from '../../model/issued-line.js';
 import type { Logger } from '../../log.js';
@@ -171,7 +171,7 @@ export class CorpusIndexer {
   ingestNoted(n: number, hint: IssuedHint | undefined): Promise<void> {
     if (hint === undefined || !this.peeker || this.closed || this.index.has(n) || this.settling.has(n) || this.damaged.has(n)) return this.ingest(n);
     // A keyed REST record's key scope needs its digest; a line without one (an older writer's) is read instead.
-    if (this.options.wanted!(hint.claims) || (hint.idempotencyKey !== undefined && hint.digest === undefined)) return this.ingest(n);
+    if (this.options.wanted!(hint.claims) || (hint.idempotencyKey !== undefined && hint.digest === undefined && boundToBytes(hint.depositedBy))) return this.ingest(n);
     this.holdUnverified(n, { ...hint, digest: hint.digest ?? '' });
     return DONE;
   }
