@@ -33,7 +33,7 @@ import { hubTakesKey, KEYED_TOOL, KEY_PARAM, sendWithRetries } from '../bridge/a
 import { answerKeyOf } from '../model/answer-key.js';
 import { bridgeKey } from '../bridge/bridge-key.js';
 import { callTimeoutMs } from '../bridge/forward-call.js';
-import { hubRefusal, hubUnreachable, nothingSent, type HubSide } from '../bridge/hub-answers.js';
+import { hubRefusal, hubTimeout, hubUnreachable, nothingSent, type HubSide } from '../bridge/hub-answers.js';
 import { HubClient } from '../bridge/hub-client.js';
 import { hubFetch } from '../bridge/hub-fetch.js';
 import type { HubUrl } from '../bridge/hub-url.js';
@@ -138,23 +138,32 @@ async function sendOn(signed: SignedRequest, primary: HubUrl, idempotencyKey: st
   const mcp = signed.target.split('?')[0] === '/mcp';
   const headers = { ...signed.headers, accept: mcp ? 'application/json, text/event-stream' : 'application/json' };
   const side: HubSide = { url: primary.base, agent: '', keyFile: '' };
+  const timeoutMs = callTimeoutMs(KEYED_TOOL, {});
   let response: Response;
   let text: string;
   try {
-    response = await fetch(new URL(signed.target, primary.base), { method: 'POST', headers, body: signed.body, signal: AbortSignal.timeout(callTimeoutMs(KEYED_TOOL, {})) });
+    response = await fetch(new URL(signed.target, primary.base), { method: 'POST', headers, body: signed.body, signal: AbortSignal.timeout(timeoutMs) });
     text = await response.text();
   } catch (err) {
-    const failure = (err as Error)?.name === 'TimeoutError' ? new RelayError('hub_timeout', 'timed out', {}) : hubUnreachable(err, side);
+    const failure = (err as Error)?.name === 'TimeoutError' ? hubTimeout(side, timeoutMs) : hubUnreachable(err, side);
     throw notForwarded(failure, primary, idempotencyKey);
   }
   log.debug(`forwarded a signed append to the primary's ${signed.target}: HTTP ${response.status}`);
   if (!response.ok) throw refusalOf(response.status, text, response.headers.get('retry-after'), side);
-  if (!mcp) return appendAnswer(JSON.parse(text), primary);
-  const message = jsonRpcMessage(text, response.headers.get('content-type'));
+  let message: { result?: unknown; error?: { message?: unknown } } | null;
+  try {
+    message = mcp ? jsonRpcMessage(text, response.headers.get('content-type')) : { result: { content: [], structuredContent: JSON.parse(text) as unknown } };
+  } catch {
+    message = null;
+  }
   if (message?.error) {
     throw new RelayError('hub_error', `The primary at ${primary.base} refused the forwarded append at the protocol level (${String(message.error.message)}), so nothing was stored.`);
   }
-  return storedOrRefused(message?.result as CallToolResult, primary);
+  if (typeof message?.result !== 'object' || message.result === null) {
+    throw new RelayError('hub_error', `The primary at ${primary.base} answered the forwarded append with HTTP ${response.status} but no answer this replica can read, ` +
+      'so its outcome is unknown. Check that --primary points at a p-e-relay hub; look (list_relays) before sending it again.');
+  }
+  return storedOrRefused(message.result as CallToolResult, primary);
 }
 
 /** The primary's HTTP refusal as its own code and sentence (a 401 replayed_signature stays one). */
@@ -173,11 +182,6 @@ function jsonRpcMessage(text: string, contentType: string | null): { result?: un
   if (!/^text\/event-stream/i.test(contentType ?? '')) return JSON.parse(text) as { result?: unknown };
   const messages = text.split('\n').filter((line) => line.startsWith('data:')).map((line) => JSON.parse(line.slice(5)) as { id?: unknown; result?: unknown; error?: { message?: unknown } });
   return messages.filter((m) => m.id !== undefined).at(-1) ?? null;
-}
-
-/** A REST append's JSON answer, checked as the tool's is. */
-function appendAnswer(json: unknown, primary: HubUrl): AppendResult {
-  return storedOrRefused({ content: [], structuredContent: json as Record<string, unknown> }, primary);
 }
 
 /**
