@@ -49,6 +49,8 @@ export const ERROR_STATUS = {
   unsigned: 401,
   malformed_authorization: 401,
   unknown_agent: 401,
+  /** A key for `all`, the name every agent listens for: refused by `keys add` and as a signer. */
+  broadcast_agent: 401,
   bad_signature: 401,
   stale_timestamp: 401,
   replayed_signature: 401,

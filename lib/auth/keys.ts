@@ -10,6 +10,7 @@ import { constants } from 'node:fs';
 import fs, { type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { RelayError } from '../errors.js';
+import { BROADCAST, broadcastAgent } from '../model/agent-name.js';
 import { keyPaths } from '../disk/paths.js';
 import { linkExclusive, writeTemp } from '../disk/publish.js';
 
@@ -130,6 +131,7 @@ export async function loadKey(keysDir: string, agent: string): Promise<{ key: Bu
  */
 export async function addKey(keysDir: string, agent: string): Promise<string> {
   checkAgent(agent);
+  if (agent === BROADCAST) throw broadcastAgent(false);
   const kp = keyPaths(keysDir);
   await fs.mkdir(kp.keys, { recursive: true, mode: 0o700 });
   const file = kp.key(agent);

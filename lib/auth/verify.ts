@@ -9,6 +9,7 @@
  */
 import { timingSafeEqual } from 'node:crypto';
 import { RelayError } from '../errors.js';
+import { BROADCAST, broadcastAgent } from '../model/agent-name.js';
 import type { KeySource } from './key-ring.js';
 import type { SignatureGuard } from './replay-guard.js';
 import { checkFreshness, computeSignature, type Credential } from './sign.js';
@@ -26,6 +27,7 @@ export interface Verifier {
  */
 export async function verifyCredential(credential: Credential, method: string, body: Uint8Array, verifier: Verifier, spend = true): Promise<string> {
   const { agent, ts, sig } = credential;
+  if (agent === BROADCAST) throw broadcastAgent(true);
   const key = await verifier.keys.keyOf(agent);
   if (key === null) {
     throw new RelayError('unknown_agent', `This hub holds no key for agent "${agent}", ` +

@@ -1,7 +1,8 @@
 /**
  * The bridge's own retry of an append, made safe by an idempotency key
  * (spec §8b). Every append_relay it forwards carries a key — the client's,
- * or a fresh one the bridge adds — so when the connection breaks after the
+ * a fresh one the bridge adds, or for an answer the one the hub derives —
+ * so when the connection breaks after the
  * request went out (the answer was lost, the hub restarted), sending the
  * same call again answers the record the first try stored (`replayed: true`)
  * instead of storing a second one.
@@ -20,7 +21,8 @@ import type { CallToolResult } from '@modelcontextprotocol/server';
 import { asRelayError, type RelayError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { appendRelay } from '../mcp/tools/append-relay.js';
-import { answerParent } from '../mcp/tools/named-key.js';
+import { isAnswer } from '../model/answer-key.js';
+import { idShape, MAX_ID_WIDTH, MIN_ID_WIDTH } from '../model/ids.js';
 import { ERROR_META_KEY } from '../mcp/result.js';
 
 /** The tool the bridge keys and retries: the one the table marks as the append. */
@@ -31,15 +33,25 @@ export const RETRY_PAUSES_MS = [250, 1000];
 
 /**
  * The call's arguments, with an idempotency key on an append that has none.
- * An answer (kind: answer, any case, with a parent:) gets the key the hub
- * gives an unkeyed answer from this agent (`<agent>/answer/<parent>`, spec
- * §8d), so answering the same question again through the bridge lands once,
- * as it does straight to the hub; anything else a fresh one.
+ * An answer (kind: answer, any case, with a parent: id) gets none: the hub
+ * keys an unkeyed answer from the signing agent by its parsed question id
+ * (lib/model/answer-key.ts), so the same answer through the bridge and
+ * straight to the hub lands once, and an answer the hub takes is never
+ * refused here for a key made of its raw parent: text. Its retry is as safe
+ * as a keyed one: the hub derives the same key each time. Anything else
+ * gets a fresh key.
  */
 export function withIdempotencyKey(name: string, args: Record<string, unknown> | undefined, agent?: string): Record<string, unknown> | undefined {
   if (name !== KEYED_TOOL || (args && args[KEY_PARAM] !== undefined)) return args;
-  const parent = agent === undefined || typeof args?.bytes !== 'string' ? null : answerParent(args.bytes);
-  return { ...args, [KEY_PARAM]: parent === null ? `bridge-${randomUUID()}` : `${agent}/answer/${parent}` };
+  if (agent !== undefined && typeof args?.bytes === 'string' && answersAnyShape(args.bytes)) return args;
+  return { ...args, [KEY_PARAM]: `bridge-${randomUUID()}` };
+}
+
+/** The bridge does not know the hub's id width: an answer to an id of any width the hub may have. */
+const SHAPES = Array.from({ length: MAX_ID_WIDTH - MIN_ID_WIDTH + 1 }, (_, i) => idShape(MIN_ID_WIDTH + i));
+function answersAnyShape(text: string): boolean {
+  const bytes = Buffer.from(text, 'utf8');
+  return SHAPES.some((shape) => isAnswer(bytes, shape));
 }
 
 /** Whether the hub's listed append_relay takes an idempotency key. */

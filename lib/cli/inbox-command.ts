@@ -21,7 +21,7 @@ import { formatMark, readMarkFile, writeMarkFile, type Mark } from '../store/age
 import type { RelayStore } from '../store/store.js';
 import { EXIT_OK, UsageError, readAll, stringOption, type Command, type CommandContext } from './command.js';
 import { isHookEvent, isStopEvent, parseHookEvent, preview } from './inbox-hook.js';
-import { FORMATS, render, type Format, type Inbox, type InboxItem } from './inbox-output.js';
+import { FORMATS, itemHead, render, type Format, type Inbox, type InboxItem } from './inbox-output.js';
 import { openForCommand } from './store-commands.js';
 import { BROADCAST } from '../model/agent-name.js';
 
@@ -65,7 +65,7 @@ busy agent hears what is addressed to it without spending a turn on a wait.
 
 Nothing new prints nothing in the hook and codex-notify forms, so the host
 carries on; so does input the hook cannot read (a warning on stderr, exit
-0). One run carries at most ${LIMITS.maxItems} records and ${LIMITS.maxBytes / 1024} KiB of their text (the hook form
+0). One run carries at most ${LIMITS.maxItems} records and ${LIMITS.maxBytes / 1024} KiB of their text and lines (the hook form
 ${HOOK_LIMITS.maxItems} and ${HOOK_LIMITS.maxBytes / 1024} KiB); the rest comes with the next. docs/agents.md has a
 recipe per host.`,
   options: { to: { type: 'string', multiple: true }, mark: { type: 'string' }, peek: { type: 'boolean' }, format: { type: 'string' } },
@@ -184,13 +184,15 @@ async function collect(store: RelayStore, names: string[], after: number, limits
         break;
       }
       const text = await recordText(store, meta.id);
-      const fits = text !== null && bytes + Buffer.byteLength(text) <= limits.maxBytes;
+      // The record's lines count too (its claims are the author's, and must not ride outside the budget): the line that opens its fence, and about 64 bytes for the one that closes it.
+      const head = Buffer.byteLength(itemHead(meta)) + meta.id.length + 64;
+      const fits = text !== null && bytes + head + Buffer.byteLength(text) <= limits.maxBytes;
       // A record that would pass the budget waits for the next run, where it comes first; only one too big (or unreadable) by itself is named, not shown.
-      if (!fits && text !== null && items.length > 0) {
+      if (!fits && items.length > 0 && (text !== null || bytes + head > limits.maxBytes)) {
         more = true;
         break;
       }
-      if (fits) bytes += Buffer.byteLength(text);
+      bytes += head + (fits ? Buffer.byteLength(text) : 0);
       items.push({ id: meta.id, kind: meta.kind, from: meta.from, to: meta.to, depositedBy: meta.depositedBy, text: fits ? text : null });
     }
     mark = n;

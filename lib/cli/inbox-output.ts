@@ -19,6 +19,7 @@
  */
 import { drawBoundary, fenceRule, fenced } from '../model/fence.js';
 import { claims } from '../doors/render.js';
+import { claimText } from '../model/claim-text.js';
 import { isStopEvent } from './inbox-hook.js';
 
 export interface InboxItem {
@@ -56,8 +57,7 @@ export function inboxText(inbox: Inbox): string {
   const boundary = drawBoundary(shown);
   if (shown.length > 0) lines.push(fenceRule(boundary));
   for (const item of inbox.items) {
-    // deposited-by is the store's fact, not the author's claim: the one line a forged from: cannot change.
-    const head = `${claims(item)} deposited-by ${item.depositedBy}`;
+    const head = itemHead(item);
     lines.push('');
     if (item.text === null) lines.push(`${item.id}${head}: not shown, over this delivery's size budget; read it with get_relay ${item.id}`);
     else lines.push(...fenced(item.id, boundary, head, item.text));
@@ -65,6 +65,16 @@ export function inboxText(inbox: Inbox): string {
   if (inbox.items.some((item) => item.kind?.toLowerCase() === 'question')) lines.push('', answerRecipe(inbox.to[0]!));
   if (inbox.more) lines.push('', 'More records are waiting; they come with the next delivery.');
   return lines.join('\n');
+}
+
+/**
+ * What follows a record's id on its line. deposited-by is the store's fact,
+ * not the author's claim: the one part a forged from: cannot change. The
+ * claims are cut to claim-text.ts's cap, and a delivery's budget counts
+ * this line as well as the record's text (inbox-command.ts).
+ */
+export function itemHead(item: Pick<InboxItem, 'kind' | 'from' | 'to' | 'depositedBy'>): string {
+  return `${claims(item)} deposited-by ${item.depositedBy}`;
 }
 
 /** The same recipe as wait_for_relay's loop: from: and the answer key make a repeated answer (this hook fires again, the loop sees it too) store nothing. */
@@ -77,7 +87,7 @@ export function notifyLines(inbox: Inbox): string {
   return inbox.items
     .map((item) => {
       const body = item.text === null ? '' : bodyOf(item.text).split('\n').find((line) => line.trim() !== '') ?? '';
-      return `${item.id}${item.kind ? ` ${item.kind}` : ''}${item.from ? ` from ${item.from}` : ''}${body ? `: ${body.slice(0, 160)}` : ''}`;
+      return `${item.id}${item.kind ? ` ${claimText(item.kind, 'kind')}` : ''}${item.from ? ` from ${claimText(item.from, 'from')}` : ''}${body ? `: ${body.slice(0, 160)}` : ''}`;
     })
     .join('\n');
 }

@@ -27,7 +27,9 @@ revoke   deletes keys/AGENT.key. A running hub refuses the agent's next
          signature and ends its open waits and event streams.
 
 AGENT is 1–64 letters, digits, '.', '_' or '-', starting with a letter or
-digit (it names the file).`,
+digit (it names the file), and not all: every answer to an agent called all
+would reach everyone, so keys add refuses it (broadcast_agent), as a hub
+refuses a signature as all.`,
   allowPositionals: true,
   async run(ctx) {
     const [verb, agent, ...extra] = ctx.positionals;

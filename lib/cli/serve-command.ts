@@ -58,9 +58,10 @@ Appends and waits must be signed with a key from the keys directory.
   --primary URL           with --read-only: where appends should go instead
   --forward               a replica: a read-only mirror (kept filled by \`mirror
                           --every\`) that sends each append to the hub at --primary
-                          URL, signed as the agent (stdio: --agent, which it needs;
-                          --http: the one that signed it here) with its key in
-                          --keys (the primary's key, copied), and answers once the
+                          URL, signed as the agent (stdio: --agent, which it needs,
+                          with its key in --keys, the primary's key, copied;
+                          --http: the client's own signed request, checked here
+                          with --keys and sent on as it came), and answers once the
                           primary stored it and it reached this mirror (up to
                           10 s); reads and waits answer here. With the primary
                           unreachable, appends are refused hub_unreachable, never
@@ -186,7 +187,7 @@ function aboutOption(ctx: CommandContext, agent: string | undefined): string | u
   }
 }
 
-/** A replica's forwarding (serve --forward): each append signed for the primary as its agent, with its key in --keys. */
+/** A replica's forwarding (serve --forward): each append signed for the primary as its agent (stdio: with its key in --keys; HTTP: the client's own request). */
 async function forwarding(ctx: CommandContext): Promise<Forwarding | undefined> {
   if (ctx.values.forward !== true) return undefined;
   const url = stringOption(ctx, 'primary');

@@ -13,7 +13,21 @@ import type { Logger } from '../log.js';
 import type { AppendOptions, AppendResult, RelayStore } from '../store/store.js';
 
 /** What stores an append: the store's own append, or one that sends it elsewhere (a replica's, to its primary: lib/replica/). */
-export type Appender = (bytes: Uint8Array, options: AppendOptions) => Promise<AppendResult>;
+export type Appender = (bytes: Uint8Array, options: AppendOptions, signed?: SignedRequest) => Promise<AppendResult>;
+
+/**
+ * The client's own signed HTTP request that carried an append, as it came:
+ * a replica sends it on to the same route of its primary unchanged, so the
+ * primary's one-time guard spends the client's signature (lib/replica/).
+ */
+export interface SignedRequest {
+  /** The path and query it was sent to (`/mcp`, `/relays?id=…`). */
+  target: string;
+  /** The headers the route reads (Authorization, Idempotency-Key, the MCP ones), lower-case names. */
+  headers: Record<string, string>;
+  /** The exact body bytes the signature covers. */
+  body: Uint8Array;
+}
 
 /** A replica's way to its primary: where its appends go, and its connections there, closed with the server. */
 export interface Forwarder {

@@ -8,6 +8,7 @@ import type { AppendResult, ListResult, RepliesResult } from '../store/store.js'
 import type { AppearedRecord, WaitResult } from '../store/follow/waiters.js';
 import type { Behind } from '../store/checkpoint-frontier.js';
 import { drawBoundary, fenceRule, fenced } from '../model/fence.js';
+import { claimText } from '../model/claim-text.js';
 
 export function existsText(id: string, state: IdState): string {
   return `${id} ${state}`;
@@ -81,8 +82,8 @@ function itemLines(record: AppearedRecord, boundary: string): string[] {
   return [line, ...fenced(record.id, boundary, ` bytes, ${record.digest}`, record.bytes)];
 }
 
-/** The claims of a record as ` (kind question, from a, to b, …)`, or '' when it makes none. */
+/** The claims of a record as ` (kind question, from a, to b, …)`, or '' when it makes none; each as claim-text.ts shows it. */
 export function claims(r: { kind: string | null; from: string | null; to: string | null; parent?: string | null; refs?: string[] }): string {
-  const parts = [r.kind && `kind ${r.kind}`, r.from && `from ${r.from}`, r.to && `to ${r.to}`, r.parent && `parent ${r.parent}`, r.refs?.length && `refs ${r.refs.join(' ')}`].filter(Boolean);
+  const parts = [r.kind && `kind ${claimText(r.kind, 'kind')}`, r.from && `from ${claimText(r.from, 'from')}`, r.to && `to ${claimText(r.to, 'to')}`, r.parent && `parent ${r.parent}`, r.refs?.length && `refs ${r.refs.join(' ')}`].filter(Boolean);
   return parts.length ? ` (${parts.join(', ')})` : '';
 }

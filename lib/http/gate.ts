@@ -11,13 +11,16 @@ import { setMaxListeners } from 'node:events';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { RelayError } from '../errors.js';
 import type { Verifier } from '../auth/verify.js';
-import { Door, type Appender, type Channel, type Budget, type Hold, type Spend } from '../doors/door.js';
+import { Door, type Appender, type Channel, type Budget, type Hold, type SignedRequest, type Spend } from '../doors/door.js';
 import { authenticate } from './authenticate.js';
 import { heldForAgent } from './connection-slots.js';
 import { RateLimiter, Slots, type Limits } from './limits.js';
 import type { HubMetrics } from './metrics.js';
 
 export type { Channel, Hold };
+
+/** What a route reads of an append's request besides the MCP headers (mcp-*): sent on with it by a replica. */
+const FORWARDED_HEADERS = new Set(['authorization', 'content-type', 'accept', 'idempotency-key']);
 
 export class HttpGate implements Budget {
   readonly waits: Slots;
@@ -34,7 +37,7 @@ export class HttpGate implements Budget {
     private readonly readOnly: RelayError | null = null,
     /** The largest record an append over HTTP may carry (body.ts). */
     private readonly recordCap?: number,
-    /** A replica's: where every append goes instead of the store (lib/replica/), signed as its agent. */
+    /** A replica's: where every append goes instead of the store (lib/replica/), as the client's own signed request. */
     private readonly forwardAppends?: Appender,
   ) {
     // Every held wait and stream listens on the hub's signal (and its agent's):
@@ -107,7 +110,26 @@ export class HttpGate implements Budget {
     if (agent !== null) heldForAgent(req.socket);
     const gone = new AbortController();
     res.once('close', () => gone.abort());
-    return new Door({ channel, agent, closed: gone.signal, budget: this, maxRecordBytes: this.recordCap, forwardAppends: this.forwardAppends });
+    return new Door({ channel, agent, closed: gone.signal, budget: this, maxRecordBytes: this.recordCap, forwardAppends: this.forwarder(req, url, body, agent) });
+  }
+
+  /**
+   * A replica's appends for this request. A signed one goes on to the
+   * primary as the client's own request (the same route, headers and
+   * body), not signed anew: the primary's guard then spends the client's
+   * signature, so one captured request replayed at another replica or at
+   * the primary itself is refused there (replayed_signature), and each
+   * client request is its own (docs/security.md).
+   */
+  private forwarder(req: IncomingMessage, url: URL, body: Uint8Array, agent: string | null): Appender | undefined {
+    const forward = this.forwardAppends;
+    if (!forward || agent === null) return forward;
+    const headers: Record<string, string> = {};
+    for (const [name, value] of Object.entries(req.headers)) {
+      if (typeof value === 'string' && (FORWARDED_HEADERS.has(name) || name.startsWith('mcp-'))) headers[name] = value;
+    }
+    const signed: SignedRequest = { target: url.pathname + url.search, headers, body };
+    return (bytes, options) => forward(bytes, options, signed);
   }
 
   spend(agent: string, spends: Spend, closed: AbortSignal): Hold | null {

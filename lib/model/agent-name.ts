@@ -12,6 +12,19 @@ export const AGENT_NAME_SHAPE = /^[a-z0-9][a-z0-9._-]{0,63}$/;
 /** The name every agent listens for: a record to: all is for everyone, so no agent is called all. */
 export const BROADCAST = 'all';
 
+/**
+ * The refusal of a key for `all`: every answer to such an "agent" (to: its
+ * from:) would be a broadcast, and a record signed as it would read as one
+ * from everyone. `keys add all` refuses it, and a hub refuses a signature
+ * that names it, even where a key file for it is already there.
+ */
+export function broadcastAgent(signed: boolean): RelayError {
+  const what = signed ? 'This request is signed as "all"' : 'A key for "all" cannot be added';
+  return new RelayError('broadcast_agent', `${what}, the name every agent listens for (to: all reaches everyone), so an answer to it would ` +
+    `reach every agent${signed ? '; nothing was done' : ''}. Give each agent a key of its own name (e.g. p-e-relay keys add scout-7)` +
+    `${signed ? ', and sign as that agent' : ''}.`, { reason: 'broadcast_agent' });
+}
+
 /** The name, or a refusal that says what shape to send. `where` names what gave it (`--agent`, `P_E_RELAY_AGENT`). */
 export function checkAgentName(name: string, where: string): string {
   if (name === BROADCAST) throw new RelayError('bad_agent_name', `${where} "all" is the name every agent listens for (to: all reaches everyone), so ` +

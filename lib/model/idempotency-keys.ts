@@ -15,6 +15,7 @@
  * here, and the index stays about ids and claims. Pure: no disk.
  */
 import { RelayError } from '../errors.js';
+import { claimText } from './claim-text.js';
 
 export const MAX_IDEMPOTENCY_KEY_LENGTH = 200;
 
@@ -54,7 +55,7 @@ export function idempotencyConflict(key: string, stored: StoredUnderKey, why: st
     stored.kind === 'answer' ? `Your answer${stored.parent ? ` to ${stored.parent}` : ''} already landed as ${id}: do not send it again.`
     // Same bytes would have been replayed, so this is never a plain retry: the sender asked
     // the same question in other words, or the key was reused, by another agent or by itself.
-    : stored.kind === 'question' ? `A question from ${stored.from ?? '(no from:)'} already landed under this key as ${id}: if that was you asking ` +
+    : stored.kind === 'question' ? `A question from ${stored.from === null ? '(no from:)' : claimText(stored.from, 'from')} already landed under this key as ${id}: if that was you asking ` +
       `this same question, do not ask again; its answers will name ${id} in parent:. Otherwise (another agent's, or another question of yours under a ` +
       `reused key) the key is taken: send yours under a new key.`
     : `Use a fresh key for a new record, or send ${id}'s exact bytes again to get its answer.`;
@@ -68,9 +69,22 @@ export function idempotencyConflict(key: string, stored: StoredUnderKey, why: st
  * every stdio server deposits as `mcp`, and without the name one agent could
  * claim another's `<name>/answer/<id>` first. An unnamed channel's scope is
  * what it always was, so keys held before names existed still answer.
+ *
+ * A REST deposit's (`http/<signer>`) is bound to the record's digest too
+ * (boundToBytes): its key comes in the `Idempotency-Key` header, which the
+ * signature does not cover, so a proxy that rewrote the header on one
+ * request could otherwise spend a key the signer sends later with other
+ * bytes (409). Bound, a key answers only the bytes it was sent with; over
+ * /mcp and stdio the key is in the signed body, and conflicts are refused.
  */
-export function idempotencyScope(depositedBy: string, key: string, agent?: string): string {
-  return agent === undefined ? `${depositedBy}\n${key}` : `${depositedBy} agent=${agent}\n${key}`;
+export function idempotencyScope(depositedBy: string, key: string, agent: string | undefined, digest: string): string {
+  const scope = agent === undefined ? `${depositedBy}\n${key}` : `${depositedBy} agent=${agent}\n${key}`;
+  return boundToBytes(depositedBy) ? `${scope}\n${digest}` : scope;
+}
+
+/** Whether a channel's keys are bound to the record's bytes: REST's, whose key header is not signed. */
+export function boundToBytes(depositedBy: string): boolean {
+  return depositedBy.startsWith('http/');
 }
 
 export class IdempotencyKeys {

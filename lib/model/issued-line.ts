@@ -29,6 +29,8 @@ export interface IssuedHint {
   depositedBy: string;
   idempotencyKey?: string;
   agent?: string;
+  /** The record's digest, written with a key: a REST key's scope is bound to it (idempotency-keys.ts). */
+  digest?: string;
 }
 
 export interface IssuedLine {
@@ -48,6 +50,7 @@ interface HintJson {
   b: string;
   i?: string;
   a?: string;
+  d?: string;
 }
 
 /** The log line for `n`, with the record's hint when it fits. Ends with a newline. */
@@ -58,6 +61,7 @@ export function formatIssuedLine(shape: IdShape, n: number, hint?: IssuedHint): 
   const json: HintJson = { k: claims.kind, f: claims.from, t: claims.to, p: claims.parent, n: claims.named, b: hint.depositedBy };
   if (hint.idempotencyKey !== undefined) json.i = hint.idempotencyKey;
   if (hint.agent !== undefined) json.a = hint.agent;
+  if (hint.idempotencyKey !== undefined && hint.digest !== undefined) json.d = hint.digest;
   const line = `${id} ${asciiJson(json)}\n`;
   return line.length <= MAX_HINTED_LINE ? line : `${id}\n`;
 }
@@ -84,14 +88,15 @@ function parseHint(text: string, shape: IdShape): IssuedHint | null {
     return null;
   }
   if (typeof json !== 'object' || json === null) return null;
-  const { k, f, t, p, n, b, i, a } = json;
+  const { k, f, t, p, n, b, i, a, d } = json;
   if (!nullableString(k) || !nullableString(f) || !nullableString(t) || typeof b !== 'string') return null;
   if (!(p === null || isId(p, shape)) || !Array.isArray(n) || !n.every((m) => isId(m, shape))) return null;
   if (p !== null && !n.includes(p)) return null; // the parent is always among the named ids
-  if ((i !== undefined && typeof i !== 'string') || (a !== undefined && typeof a !== 'string')) return null;
+  if ((i !== undefined && typeof i !== 'string') || (a !== undefined && typeof a !== 'string') || (d !== undefined && typeof d !== 'string')) return null;
   const hint: IssuedHint = { claims: { kind: k, from: f, to: t, parent: p, named: n }, depositedBy: b };
   if (i !== undefined) hint.idempotencyKey = i;
   if (a !== undefined) hint.agent = a;
+  if (d !== undefined) hint.digest = d;
   return hint;
 }
 

@@ -109,7 +109,7 @@ export class StateAudit {
     }
     const image = this.image;
     if (image === null) return;
-    const own = deposit.idempotencyKey === undefined ? null : idempotencyScope(deposit.depositedBy, deposit.idempotencyKey, deposit.agent);
+    const own = deposit.idempotencyKey === undefined ? null : idempotencyScope(deposit.depositedBy, deposit.idempotencyKey, deposit.agent, deposit.digest);
     for (const scope of this.keys.get(n) ?? []) {
       if (scope !== own) this.disagrees(n, `the snapshot says it was stored under the idempotency key ${JSON.stringify(scope.slice(scope.indexOf('\n') + 1))} ` +
         `of ${JSON.stringify(scope.slice(0, scope.indexOf('\n')))}, and its file ${own === null ? 'carries no key' : 'carries another'}`);

@@ -1,29 +1,39 @@
 /**
  * A replica's appends. A local read-only mirror served with `serve
  * --read-only --primary URL --forward` stores nothing itself: it sends each
- * append to the primary's signed HTTP door the way the bridge sends one
- * (lib/bridge/: the same client, signature, key file, idempotency key and
- * retries), signed as the agent that sends it, and answers with the
- * primary's answer once the record has also reached this mirror (at most
+ * append to the primary's signed HTTP door, and answers with the primary's
+ * answer once the record has also reached this mirror (at most
  * ARRIVAL_WAIT_MS), so the agent's next read here finds the id it was given.
+ *
+ * How it goes depends on the door it came through:
+ * - Over this replica's HTTP door the client signed its request: that
+ *   request goes on to the same route of the primary as it came (sendOn),
+ *   so the primary spends the client's own signature, as if the client had
+ *   sent it there. A signature is spent once across the primary and all
+ *   its replicas, and one request stores one record.
+ * - Over stdio (`serve --forward --agent NAME`) nothing is signed: it goes
+ *   out the way the bridge sends one (lib/bridge/: the same client,
+ *   signature, key file, idempotency key and retries), signed as the agent.
  *
  * One id space: nothing is queued and no id is given here. While the
  * primary cannot be reached an append is refused (hub_unreachable, naming
  * the key to resend it under), and reads and waits go on answering from the
  * mirror.
  */
+import { randomUUID } from 'node:crypto';
 import { ProtocolError, type Tool } from '@modelcontextprotocol/client';
 import type { CallToolResult } from '@modelcontextprotocol/server';
 import { asRelayError, ERROR_STATUS, RelayError, type ErrorCode } from '../errors.js';
 import type { Logger } from '../log.js';
 import { decodeRecordText } from '../model/record.js';
-import type { Appender } from '../doors/door.js';
+import type { Appender, SignedRequest } from '../doors/door.js';
 import { ERROR_META_KEY } from '../mcp/result.js';
 import type { AppendResult, RelayStore } from '../store/store.js';
-import { hubTakesKey, KEYED_TOOL, KEY_PARAM, sendWithRetries, withIdempotencyKey } from '../bridge/append-retry.js';
+import { hubTakesKey, KEYED_TOOL, KEY_PARAM, sendWithRetries } from '../bridge/append-retry.js';
+import { answerKeyOf } from '../model/answer-key.js';
 import { bridgeKey } from '../bridge/bridge-key.js';
 import { callTimeoutMs } from '../bridge/forward-call.js';
-import { nothingSent, type HubSide } from '../bridge/hub-answers.js';
+import { hubRefusal, hubTimeout, hubUnreachable, nothingSent, type HubSide } from '../bridge/hub-answers.js';
 import { HubClient } from '../bridge/hub-client.js';
 import { hubFetch } from '../bridge/hub-fetch.js';
 import type { HubUrl } from '../bridge/hub-url.js';
@@ -69,7 +79,8 @@ export function primaryAppender(options: ReplicaOptions): PrimaryAppender {
     return route;
   };
 
-  const append: Appender = async (bytes, { id, idempotencyKey, agent }) => {
+  const append: Appender = async (bytes, { id, idempotencyKey, agent }, signed) => {
+    if (signed !== undefined) return arrived(await sendOn(signed, primary, idempotencyKey, log));
     if (agent === undefined) {
       throw new RelayError(
         'unsigned',
@@ -78,10 +89,10 @@ export function primaryAppender(options: ReplicaOptions): PrimaryAppender {
       );
     }
     const route = routeFor(agent);
-    const given = { bytes: decodeRecordText(bytes), ...(id === undefined ? {} : { id }), ...(idempotencyKey === undefined ? {} : { [KEY_PARAM]: idempotencyKey }) };
-    // Always keyed, as the bridge keys it: a retry (ours, or the agent's under the key the refusal names) is stored once.
-    const args = withIdempotencyKey(KEYED_TOOL, given, agent)!;
-    const key = String(args[KEY_PARAM]);
+    // Always keyed: a retry (ours, or the agent's under the key the refusal names) is stored once. An answer's key is
+    // the one the primary would derive (the same function, this mirror's id shape is the primary's), sent explicitly.
+    const key = idempotencyKey ?? answerKeyOf(agent, bytes, store.shape) ?? `bridge-${randomUUID()}`;
+    const args = { bytes: decodeRecordText(bytes), ...(id === undefined ? {} : { id }), [KEY_PARAM]: key };
     route.tools ??= await route.hub.listTools(LIST_TIMEOUT_MS).catch(() => null);
     const timeoutMs = callTimeoutMs(KEYED_TOOL, args);
     const toolDefinition = unvalidated(route.tools);
@@ -92,7 +103,11 @@ export function primaryAppender(options: ReplicaOptions): PrimaryAppender {
     } catch (err) {
       throw notForwarded(err, primary, key);
     }
-    const stored = storedOrRefused(result, primary);
+    return arrived(storedOrRefused(result, primary));
+  };
+
+  /** The primary's answer, once its record has reached this mirror too (or the wait for it is over). */
+  const arrived = async (stored: AppendResult): Promise<AppendResult> => {
     const waitMs = options.arrivalWaitMs ?? ARRIVAL_WAIT_MS;
     if (!(await arrival(store, stored.id, waitMs))) {
       log.warn(`${stored.id} is stored on the primary but has not reached this mirror in ${waitMs / 1000} s; is \`p-e-relay mirror --every\` filling it? Answering with the primary's answer.`);
@@ -106,6 +121,67 @@ export function primaryAppender(options: ReplicaOptions): PrimaryAppender {
       await Promise.all([...routes.values()].map((route) => route.hub.close()));
     },
   };
+}
+
+/**
+ * A client's signed append (over this replica's HTTP door), sent on to the
+ * same route of the primary as it came: the client's signature, headers and
+ * body, nothing signed anew. The primary's one-time guard spends that
+ * signature, so a captured request replayed at another replica, or at the
+ * primary itself, is refused there, and one request stores one record.
+ *
+ * Sent once, never retried: the same signature sent again would be refused
+ * as a replay whether or not the first try landed. A refusal comes back as
+ * the primary's own code and sentence.
+ */
+async function sendOn(signed: SignedRequest, primary: HubUrl, idempotencyKey: string | undefined, log: Logger): Promise<AppendResult> {
+  const mcp = signed.target.split('?')[0] === '/mcp';
+  const headers = { ...signed.headers, accept: mcp ? 'application/json, text/event-stream' : 'application/json' };
+  const side: HubSide = { url: primary.base, agent: '', keyFile: '' };
+  const timeoutMs = callTimeoutMs(KEYED_TOOL, {});
+  let response: Response;
+  let text: string;
+  try {
+    response = await fetch(new URL(signed.target, primary.base), { method: 'POST', headers, body: signed.body, signal: AbortSignal.timeout(timeoutMs) });
+    text = await response.text();
+  } catch (err) {
+    const failure = (err as Error)?.name === 'TimeoutError' ? hubTimeout(side, timeoutMs) : hubUnreachable(err, side);
+    throw notForwarded(failure, primary, idempotencyKey);
+  }
+  log.debug(`forwarded a signed append to the primary's ${signed.target}: HTTP ${response.status}`);
+  if (!response.ok) throw refusalOf(response.status, text, response.headers.get('retry-after'), side);
+  let message: { result?: unknown; error?: { message?: unknown } } | null;
+  try {
+    message = mcp ? jsonRpcMessage(text, response.headers.get('content-type')) : { result: { content: [], structuredContent: JSON.parse(text) as unknown } };
+  } catch {
+    message = null;
+  }
+  if (message?.error) {
+    throw new RelayError('hub_error', `The primary at ${primary.base} refused the forwarded append at the protocol level (${String(message.error.message)}), so nothing was stored.`);
+  }
+  if (typeof message?.result !== 'object' || message.result === null) {
+    throw new RelayError('hub_error', `The primary at ${primary.base} answered the forwarded append with HTTP ${response.status} but no answer this replica can read, ` +
+      'so its outcome is unknown. Check that --primary points at a p-e-relay hub; look (list_relays) before sending it again.');
+  }
+  return storedOrRefused(message.result as CallToolResult, primary);
+}
+
+/** The primary's HTTP refusal as its own code and sentence (a 401 replayed_signature stays one). */
+function refusalOf(status: number, text: string, retryAfter: string | null, side: HubSide): RelayError {
+  try {
+    const { error: code, message, ...details } = JSON.parse(text) as Record<string, unknown>;
+    if (typeof code === 'string' && Object.hasOwn(ERROR_STATUS, code) && typeof message === 'string') return new RelayError(code as ErrorCode, message, details);
+  } catch {
+    // not the primary's JSON: said below in the bridge's words
+  }
+  return hubRefusal(status, text, retryAfter, side);
+}
+
+/** The JSON-RPC answer of a /mcp call: the body itself, or the last message of its event stream. */
+function jsonRpcMessage(text: string, contentType: string | null): { result?: unknown; error?: { message?: unknown } } | null {
+  if (!/^text\/event-stream/i.test(contentType ?? '')) return JSON.parse(text) as { result?: unknown };
+  const messages = text.split('\n').filter((line) => line.startsWith('data:')).map((line) => JSON.parse(line.slice(5)) as { id?: unknown; result?: unknown; error?: { message?: unknown } });
+  return messages.filter((m) => m.id !== undefined).at(-1) ?? null;
 }
 
 /**
@@ -149,8 +225,8 @@ function storedOrRefused(result: CallToolResult, primary: HubUrl): AppendResult 
   return stored;
 }
 
-/** Why the append did not reach the primary (or its answer did not come back), in the replica's words, naming the key to resend it under. */
-function notForwarded(err: unknown, primary: HubUrl, key: string): RelayError {
+/** Why the append did not reach the primary (or its answer did not come back), in the replica's words, naming the key to resend it under (if it has one). */
+function notForwarded(err: unknown, primary: HubUrl, key: string | undefined): RelayError {
   if (err instanceof ProtocolError) {
     return new RelayError(
       'hub_error',
@@ -161,8 +237,10 @@ function notForwarded(err: unknown, primary: HubUrl, key: string): RelayError {
   const failure = asRelayError(err);
   const resend =
     'Reads and waits here go on answering from this mirror. ' +
-    `Send the append again once the primary answers, with idempotency_key "${key}": it is stored once, whatever an earlier try did.`;
-  const details = { ...failure.details, primary: primary.base, idempotencyKey: key };
+    (key === undefined
+      ? 'Once the primary answers, look (list_relays) before sending the append again, signed anew: it carried no idempotency key.'
+      : `Send the append again once the primary answers, with idempotency_key "${key}": it is stored once, whatever an earlier try did.`);
+  const details = { ...failure.details, primary: primary.base, ...(key === undefined ? {} : { idempotencyKey: key }) };
   switch (failure.code) {
     case 'hub_unreachable': {
       const cause = String(failure.details.cause ?? 'unknown');

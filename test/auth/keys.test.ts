@@ -6,6 +6,9 @@ import path from 'node:path';
 import { test } from 'node:test';
 import { addKey, loadKey, readKeyFile, revokeKey } from '../../lib/auth/keys.js';
 import { bridgeKey } from '../../lib/bridge/bridge-key.js';
+import { computeSignature } from '../../lib/auth/sign.js';
+import { verifyCredential } from '../../lib/auth/verify.js';
+import { ERROR_STATUS } from '../../lib/errors.js';
 import { tempDir } from '../support/helpers.js';
 
 test('keys add leaves exactly the key file, 0600, holding a 64-hex key, and no temp file', async (t) => {
@@ -32,6 +35,27 @@ test('a name that cannot be an agent is refused bad_agent_name; revoking a missi
   await assert.rejects(addKey(keys, '../evil'), { code: 'bad_agent_name' });
   await assert.rejects(revokeKey(keys, '.hidden'), { code: 'bad_agent_name' });
   await assert.rejects(revokeKey(keys, 'nobody'), { code: 'unknown_agent' });
+});
+
+test('keys add all is refused broadcast_agent (every answer to it would be a broadcast), and nothing is written', async (t) => {
+  const keys = path.join(await tempDir(t), 'keys');
+  await mkdir(keys);
+  await assert.rejects(addKey(keys, 'all'), { code: 'broadcast_agent' });
+  assert.deepEqual(await readdir(keys), []);
+});
+
+test('a signature as all is refused broadcast_agent, even where a key file for all is there, and is not spent', async (t) => {
+  const keys = path.join(await tempDir(t), 'keys');
+  await mkdir(keys);
+  await writeFile(path.join(keys, 'all.key'), 'secret\n', { mode: 0o600 });
+  const ts = String(Math.floor(Date.now() / 1000));
+  const body = Buffer.from('@p-e/x0\n\nhi');
+  let spent = 0;
+  const verifier = { keys: { keyOf: async (agent: string) => { const found = await loadKey(keys, agent); return found !== null && 'key' in found ? found.key : null; } }, guard: { accept: async () => (spent++, true) } };
+  const credential = { agent: 'all', ts, sig: computeSignature(Buffer.from('secret'), 'POST', ts, body) };
+  await assert.rejects(verifyCredential(credential, 'POST', body, verifier as never), { code: 'broadcast_agent' });
+  assert.equal(spent, 0);
+  assert.equal(ERROR_STATUS.broadcast_agent, 401, 'a credential that is wrong is a 401 (spec §9)');
 });
 
 test('the key-file reader says what a file holds: a key and its mode, nothing, or what is wrong', async (t) => {

@@ -15,6 +15,7 @@ import { test } from 'node:test';
 import type { CallToolResult } from '@modelcontextprotocol/client';
 import { record, textOf } from '../support/helpers.js';
 import { bridgeClient, startHubProcess } from '../support/bridge-helpers.js';
+import { httpClient } from '../support/http-helpers.js';
 
 const AGENT = 'scout-7';
 
@@ -100,3 +101,23 @@ test('when every try loses its answer the bridge gives up with hub_unreachable a
   assert.equal(proxy.appendsSeen(), 3, 'the first try and two retries');
   assert.equal((await recordFiles(hub.corpus)).length, 1);
 });
+
+test('an answer is keyed by its parsed question id on every door: one sent through the bridge and again straight to the hub lands once', async (t) => {
+  const hub = await startHubProcess(t, { agents: [AGENT, 'planner'] });
+  const { client: bridge } = await bridgeClient(t, hub.url, AGENT, hub.keys);
+  await bridge.listTools();
+  const key = Buffer.from((await readFile(path.join(hub.keys, `${AGENT}.key`), 'utf8')).trim());
+  const direct = await httpClient(t, hub.url, { agent: AGENT, key });
+  const asked = (await direct.callTool({ name: 'append_relay', arguments: { bytes: record({ kind: 'note', from: AGENT }, 'a question to answer') } })) as CallToolResult;
+  const question = (asked.structuredContent as { id: string }).id;
+  // The raw parent: text is no key: past its id it holds spaces, parentheses and a character that is not ASCII.
+  const answer = (words: string) => record({ kind: 'answer', from: AGENT, to: 'planner', parent: `${question} (re: the pass \u2014 thanks)` }, words);
+  const viaBridge = (await bridge.callTool({ name: 'append_relay', arguments: { bytes: answer('open') } })) as CallToolResult;
+  assert.ok(!viaBridge.isError, textOf(viaBridge));
+  const stored = viaBridge.structuredContent as { id: string };
+  assert.match(await readFile(path.join(hub.corpus, stored.id), 'utf8'), new RegExp(`\nidempotency-key: ${AGENT}/answer/${question}\n---\n`));
+  const again = (await direct.callTool({ name: 'append_relay', arguments: { bytes: answer('open') } })) as CallToolResult;
+  assert.deepEqual([(again.structuredContent as { id: string; replayed?: boolean }).id, (again.structuredContent as { replayed?: boolean }).replayed], [stored.id, true], textOf(again));
+  assert.deepEqual(await recordFiles(hub.corpus), [question, stored.id], 'the question and one answer');
+});
+

@@ -221,6 +221,16 @@ test('one hook run injects at most 10 records and 16 KiB of their text; the rest
   assert.match(runs[0]!, /More records are waiting/);
 });
 
+test('a record\'s claims count in a hook run\'s 16 KiB and are cut there: records with a 60 KB kind: make a short hook answer', async (t) => {
+  const { corpus } = await tempStore(t);
+  await seed(corpus, Array.from({ length: 3 }, (_, i) => record({ kind: 'k'.repeat(60_000), from: 'planner', to: 'scout-7' }, `q${i + 1}`)));
+  const run = await inbox(corpus, ['--to', 'scout-7', '--format', 'hook'], CLAUDE_STOP);
+  assert.equal(run.code, 0, run.stderr);
+  assert.ok(Buffer.byteLength(run.stdout) < 16 * 1024, `${Buffer.byteLength(run.stdout)} bytes`);
+  const reason = (JSON.parse(run.stdout) as { reason: string }).reason;
+  assert.match(reason, /^relay-0001 \(kind "k+…" \(60,000 characters\), from planner, to scout-7\) deposited-by mcp: not shown/m);
+});
+
 test('the hook skips the agent\'s own records (its broadcast to all): a Stop with only those goes through', async (t) => {
   const { corpus } = await tempStore(t);
   await seed(corpus, [record({ kind: 'note', from: 'scout-7', to: 'all' }, 'I am on the north route'), record({ kind: 'question', from: 'codex-1', to: 'all' }, 'mine, by my env name')]);

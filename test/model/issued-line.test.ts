@@ -19,6 +19,13 @@ test('a line reads back as the id and hint it was written with', () => {
   assert.deepEqual(parse(line), { n: 42, hint });
 });
 
+test('a keyed line carries its record\'s digest, which a REST key\'s scope is bound to; an unkeyed one does not', () => {
+  const rest: IssuedHint = { ...hint, depositedBy: 'http/ana', digest: `sha256:${'ab'.repeat(32)}` };
+  assert.deepEqual(parse(formatIssuedLine(shape, 42, rest)), { n: 42, hint: rest });
+  const { idempotencyKey: _key, ...unkeyed } = rest;
+  assert.doesNotMatch(formatIssuedLine(shape, 43, unkeyed), /sha256/);
+});
+
 test('a line without a hint is the id alone, as older writers wrote it', () => {
   assert.equal(formatIssuedLine(shape, 42), 'relay-0042\n');
   assert.deepEqual(parse('relay-0042'), { n: 42, hint: null });

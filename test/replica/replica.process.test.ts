@@ -158,10 +158,66 @@ test('over HTTP a replica forwards each signed append as its signer, over /mcp a
   assert.equal(viaRest.status, 201, await viaRest.clone().text());
   assert.equal(((await viaRest.json()) as { id: string }).id, 'relay-0002');
   assert.deepEqual(await primaryRecords(bed), ['relay-0001', 'relay-0002']);
-  for (const id of ['relay-0001', 'relay-0002']) {
-    assert.match(await readFile(path.join(bed.primary.corpus, id), 'utf8'), /^provenance: as-received\ndeposited-by: mcp\/alice\n/, 'the primary verified alice\'s signature, put on by the replica');
-  }
+  // The primary verified alice's own signature, sent on by the replica to the route she used: deposited as if she had sent it there.
+  assert.match(await readFile(path.join(bed.primary.corpus, 'relay-0001'), 'utf8'), /^provenance: as-received\ndeposited-by: mcp\/alice\n/);
+  assert.match(await readFile(path.join(bed.primary.corpus, 'relay-0002'), 'utf8'), /^provenance: as-received\ndeposited-by: http\/alice\n/);
   assert.equal(await (await fetch(`${replicaHub.url}/relays/relay-0002`)).text(), await readFile(path.join(bed.primary.corpus, 'relay-0002'), 'utf8'));
+});
+
+/** Another mirror of the same primary, kept filled, with alice's key copied there, served as a forwarding replica. */
+async function secondReplica(t: TestContext, bed: Awaited<ReturnType<typeof primaryAndMirror>>): Promise<HubProcess> {
+  const dir = await tempDir(t, 'pe-replica-b-');
+  const corpus = path.join(dir, 'corpus');
+  await runCli(['mirror', '--corpus', corpus, bed.primary.corpus], { env: QUIET });
+  const follower = spawn(process.execPath, [BIN, 'mirror', '--every', '100', '--corpus', corpus, bed.primary.corpus], { env: { ...process.env, ...QUIET }, stdio: 'ignore' });
+  t.after(async () => {
+    follower.kill('SIGTERM');
+    await killed(follower);
+  });
+  return spawnHub({ corpus, keys: bed.keys, args: ['--forward', '--primary', bed.hub.url], until: 'scanned', cleanup: t });
+}
+
+test('a signature is spent once across the primary and its replicas: one captured signed append, sent to replica A, replica B and the primary, stores one record', RSYNC, async (t) => {
+  const bed = await primaryAndMirror(t);
+  const a = await spawnHub({ corpus: bed.replica, keys: bed.keys, args: ['--forward', '--primary', bed.hub.url], until: 'scanned', cleanup: t });
+  const b = await secondReplica(t, bed);
+  const key = Buffer.from((await readFile(path.join(bed.keys, 'alice.key'), 'utf8')).trim());
+  // Over REST: the same request, byte for byte, to each door.
+  const body = record({ from: 'alice' }, 'captured over REST');
+  const rest = { method: 'POST', body, headers: { Accept: 'application/json', Authorization: sign('alice', key, 'POST', body) } };
+  const statuses: [number, string][] = [];
+  for (const door of [a, b, bed.hub]) {
+    const response = await fetch(`${door.url}/relays`, rest);
+    statuses.push([response.status, ((await response.json()) as { error?: string; id?: string }).error ?? 'stored']);
+  }
+  assert.deepEqual(statuses, [[201, 'stored'], [401, 'replayed_signature'], [401, 'replayed_signature']]);
+  // Over /mcp: one signed tools/call, to each door.
+  const call = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'append_relay', arguments: { bytes: record({ from: 'alice' }, 'captured over /mcp') } } });
+  const headers = { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', 'MCP-Protocol-Version': '2025-06-18', Authorization: sign('alice', key, 'POST', call) };
+  const answers: string[] = [];
+  for (const door of [a, b, bed.hub]) {
+    const response = await fetch(`${door.url}/mcp`, { method: 'POST', body: call, headers });
+    const text = await response.text();
+    const json = (response.ok ? JSON.parse(text.startsWith('{') ? text : text.split('\n').find((line) => line.startsWith('data:'))!.slice(5)) : JSON.parse(text)) as { result?: { isError?: boolean; structuredContent?: { id?: string }; _meta?: Record<string, { code?: string }> }; error?: string };
+    answers.push(json.error ?? (json.result?.isError ? String(Object.values(json.result._meta ?? {})[0]?.code) : `stored ${json.result?.structuredContent?.id}`));
+  }
+  assert.deepEqual(answers, ['stored relay-0002', 'replayed_signature', 'replayed_signature']);
+  assert.deepEqual(await primaryRecords(bed), ['relay-0001', 'relay-0002'], 'one record per request, never three');
+});
+
+test('two replicas forwarding one agent\'s keyed append in the same second: each request is its own (no replayed_signature), and its key stores one record', RSYNC, async (t) => {
+  const bed = await primaryAndMirror(t);
+  const a = await spawnHub({ corpus: bed.replica, keys: bed.keys, args: ['--forward', '--primary', bed.hub.url], until: 'scanned', cleanup: t });
+  const b = await secondReplica(t, bed);
+  const key = Buffer.from((await readFile(path.join(bed.keys, 'alice.key'), 'utf8')).trim());
+  const body = record({ from: 'alice' }, 'one keyed append, tried through two replicas');
+  const send = (door: HubProcess, atMs: number) => fetch(`${door.url}/relays`, { method: 'POST', body, headers: { Accept: 'application/json', 'Idempotency-Key': 'alice/q/7', Authorization: sign('alice', key, 'POST', body, atMs) } });
+  const now = Date.now();
+  const [first, second] = await Promise.all([send(a, now), send(b, now - 1000)]);
+  const answers = await Promise.all([first, second].map(async (r) => [r.status, ((await r.json()) as { id?: string; error?: string }).id ?? 'refused'] as const));
+  assert.deepEqual(answers.map(([, id]) => id), ['relay-0001', 'relay-0001'], JSON.stringify(answers));
+  assert.deepEqual(answers.map(([status]) => status).sort(), [200, 201]);
+  assert.deepEqual(await primaryRecords(bed), ['relay-0001']);
 });
 
 test('over HTTP a replica whose primary is down answers its reads and refuses a REST append 502 hub_unreachable, naming the key to send it again under', RSYNC, async (t) => {

@@ -152,11 +152,30 @@ test('a key of exactly 200 printable characters is accepted', async (t) => {
   assert.equal((await store.append(bytes('x'), { depositedBy: MCP, idempotencyKey: key })).id, first.id);
 });
 
+test('a REST key (deposited-by http/<signer>) is bound to its bytes: a record stored under it with other bytes does not make the signer\'s own 409, across a restart', async (t) => {
+  const { corpus } = await tempStore(t);
+  const rest = { depositedBy: 'http/ana', agent: 'ana', idempotencyKey: 'ana/q/2' };
+  const answer = (body: string) => Buffer.from(record({ kind: 'note', from: 'ana' }, body));
+  let store = await open(t, corpus);
+  // A proxy rewrote the header of ana's first request to the key her next one will carry.
+  const rewritten = await store.append(answer('my first record'), rest);
+  const own = await store.append(answer('my second record'), rest);
+  assert.notEqual(own.id, rewritten.id);
+  assert.equal(own.replayed, undefined);
+  await store.close();
+  store = await open(t, corpus);
+  assert.deepEqual([(await store.append(answer('my second record'), rest)).id, (await store.append(answer('my first record'), rest)).id], [own.id, rewritten.id], 'each key answers its own bytes after a restart');
+  // Over /mcp and stdio the key is in the signed body: other bytes under it are still a conflict.
+  await store.append(answer('over mcp'), { ...rest, depositedBy: 'mcp/ana' });
+  await refused(store.append(answer('over mcp, other words'), { ...rest, depositedBy: 'mcp/ana' }), 'idempotency_conflict');
+  assert.equal((await recordFiles(corpus)).length, 3);
+});
+
 /** The claim file a writer leaves under .state/idempotency/ (what idempotency-claims.ts writes). */
 async function leaveClaim(corpus: string, depositedBy: string, key: string, owner: { host: string; boot: string; pid: number }, gen = 0): Promise<string> {
   const dir = path.join(corpus, '.state', 'idempotency');
   await mkdir(dir, { recursive: true });
-  const file = path.join(dir, `${createHash('sha256').update(idempotencyScope(depositedBy, key)).digest('hex')}.${gen}`);
+  const file = path.join(dir, `${createHash('sha256').update(idempotencyScope(depositedBy, key, undefined, '')).digest('hex')}.${gen}`);
   await writeFile(file, JSON.stringify({ ...owner, nonce: 'x' }) + '\n');
   return file;
 }

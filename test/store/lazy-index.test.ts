@@ -64,6 +64,22 @@ test("a peer's keyed record is known by its key from its log line: the same key 
   assert.equal(reads.get(first.id), undefined, 'the replay was answered from the log line');
 });
 
+test("a peer's REST-keyed record is known from its log line by its key and digest: the same key and bytes here are answered replayed, with no file opened; other bytes are another record", async (t) => {
+  const { corpus } = await tempStore(t);
+  const writer = await openStore({ corpus });
+  const { reader, reads } = countingReader();
+  const bystander = await openStore({ corpus, reader });
+  t.after(() => Promise.all([writer.close(), bystander.close()]));
+  const rest = { depositedBy: 'http/ana', agent: 'ana', idempotencyKey: 'k-1' };
+  const first = await writer.append(Buffer.from(record({ kind: 'note', to: 'bo' }, 'once')), rest);
+  await bystander.exists('relay-0001');
+  const again = await bystander.append(Buffer.from(record({ kind: 'note', to: 'bo' }, 'once')), rest);
+  assert.deepEqual([again.id, again.replayed], [first.id, true]);
+  assert.equal(reads.get(first.id), undefined, 'the replay was answered from the log line');
+  const other = await bystander.append(Buffer.from(record({ kind: 'note', to: 'bo' }, 'other words')), rest);
+  assert.notEqual(other.id, first.id);
+});
+
 test('a record no line describes (put there by rsync, git or a hand) is looked at in its file, as before', async (t) => {
   const { corpus } = await tempStore(t);
   const { reader, reads } = countingReader();

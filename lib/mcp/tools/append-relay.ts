@@ -15,7 +15,7 @@ export const appendRelay = defineTool({
   door: { signed: true, spends: 'append', progress: false },
   contract: (facts) => (facts.agent ? namedContract(facts, facts.agent) : unnamedContract(facts)),
   async run(store, { id, bytes, idempotency_key }, { grant, agent }) {
-    const idempotencyKey = agent === undefined ? idempotency_key : namedKey(bytes, idempotency_key);
+    const idempotencyKey = agent === undefined ? idempotency_key : namedKey(bytes, idempotency_key, store.shape);
     const record = encodeRecordText(bytes);
     if (grant.maxRecordBytes !== undefined && record.length > grant.maxRecordBytes) throw recordOverCap(record.length, grant.maxRecordBytes);
     // A replica's door hands the append to its primary (lib/replica/); everywhere else the store stores it.

@@ -6,38 +6,14 @@
  * record instead of storing a second; the same bytes sent twice are one
  * record, so an agent that truly means two sets a key of its own.
  *
- * An answer (kind: answer with a parent:) gets none here: the store keys it
- * by its question (`answer/<parent id>`, lib/store/agents/named-append.ts),
+ * An answer (kind: answer with a parent: id) gets none here: the store keys
+ * it by its question (`<agent>/answer/<parent id>`, lib/model/answer-key.ts),
  * so a restarted agent that answers again in other words stores nothing.
  */
-import { FIRST_LINE } from '../../model/record.js';
+import type { IdShape } from '../../model/ids.js';
+import { isAnswer } from '../../model/answer-key.js';
 
-export function namedKey(text: string, given: string | undefined): string | undefined {
-  if (given !== undefined || answerParent(text) !== null) return given;
+export function namedKey(text: string, given: string | undefined, shape: IdShape): string | undefined {
+  if (given !== undefined || isAnswer(Buffer.from(text, 'utf8'), shape)) return given;
   return `sha256/${process.getBuiltinModule('node:crypto').createHash('sha256').update(text).digest('hex')}`;
-}
-
-/** The header lines, or [] for a record that does not begin with the first line (the store refuses it and says why). */
-function headerLines(text: string): string[] {
-  const lines = text.split(/\r?\n/);
-  if (lines[0] !== FIRST_LINE) return [];
-  const end = lines.indexOf('', 1);
-  return lines.slice(1, end === -1 ? lines.length : end);
-}
-
-/**
- * The parent: of a record whose kind: is answer, else null; read as the store reads headers
- * (lib/model/record.ts: keys trimmed, in any case; the first of a repeated key wins). The bridge keys answers by it too.
- */
-export function answerParent(text: string): string | null {
-  const headers = headerLines(text);
-  const value = (key: string) => {
-    for (const line of headers) {
-      const colon = line.indexOf(':');
-      if (colon > 0 && line.slice(0, colon).trim().toLowerCase() === key) return line.slice(colon + 1).trim();
-    }
-    return undefined;
-  };
-  const parent = value('parent');
-  return parent && value('kind')?.toLowerCase() === 'answer' ? parent : null;
 }

@@ -11,6 +11,7 @@
  */
 import { ABOUT_KIND, aboutOf, aboutUnnamed } from '../../model/about.js';
 import { BROADCAST, checkAgentName, fromMismatch } from '../../model/agent-name.js';
+import { answerKey } from '../../model/answer-key.js';
 import type { IdShape } from '../../model/ids.js';
 import type { RecordClaims } from '../../model/record.js';
 import type { AppendOptions } from '../store-options.js';
@@ -26,8 +27,8 @@ export function namedAppend(claims: RecordClaims, options: AppendOptions, shape:
   if (agent === undefined) return { options, statedAgent: undefined };
   const statedAgent = statedAgentOf(options);
   if (claims.from !== null && claims.from !== agent) throw fromMismatch(claims.from, agent, statedAgent === undefined);
-  if (options.idempotencyKey !== undefined || claims.parent === null || claims.kind?.toLowerCase() !== 'answer') return { options, statedAgent };
-  return { options: { ...options, idempotencyKey: `${agent}/answer/${shape.format(claims.parent)}` }, statedAgent };
+  const key = options.idempotencyKey === undefined ? answerKey(agent, claims, shape) : undefined;
+  return key === undefined ? { options, statedAgent } : { options: { ...options, idempotencyKey: key }, statedAgent };
 }
 
 /**

@@ -100,7 +100,7 @@ export class Appender {
     const store = () => this.appendNew(bytes, claims, digest, proposed, options);
     let result: AppendResult;
     try {
-      result = key === undefined ? await store() : await this.parts.keyed.run(idempotencyScope(options.depositedBy, key, checked.statedAgent), key, digest, proposed, store);
+      result = key === undefined ? await store() : await this.parts.keyed.run(idempotencyScope(options.depositedBy, key, checked.statedAgent, digest), key, digest, proposed, store);
     } catch (err) {
       throw this.refusal(err); // the key's claim meets a lost mount too
     }
@@ -120,7 +120,7 @@ export class Appender {
         // claims, then ring, both before this process makes it durable, so that
         // waiters read it meanwhile, and the other processes learn from the line
         // whom it is for instead of opening it (model/issued-line.ts).
-        this.parts.issued.note(linked, { claims, depositedBy: deposit.depositedBy, idempotencyKey: deposit.idempotencyKey, agent: deposit.agent });
+        this.parts.issued.note(linked, { claims, depositedBy: deposit.depositedBy, idempotencyKey: deposit.idempotencyKey, agent: deposit.agent, digest });
         this.ring(claims);
         return linked;
       });

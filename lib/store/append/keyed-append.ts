@@ -129,7 +129,7 @@ export class KeyedAppends {
     } catch {
       return true;
     }
-    return deposit.idempotencyKey !== undefined && idempotencyScope(deposit.depositedBy, deposit.idempotencyKey, deposit.agent) === scope;
+    return deposit.idempotencyKey !== undefined && idempotencyScope(deposit.depositedBy, deposit.idempotencyKey, deposit.agent, deposit.digest) === scope;
   }
 
   /**

@@ -22,7 +22,7 @@ import { statSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import { isRelayError } from '../../errors.js';
 import { splitRecordFile, type Deposit, type SplitFile } from '../../model/deposit.js';
-import { idempotencyScope, type IdempotencyKeys } from '../../model/idempotency-keys.js';
+import { boundToBytes, idempotencyScope, type IdempotencyKeys } from '../../model/idempotency-keys.js';
 import { sortedDifference, type IdShape } from '../../model/ids.js';
 import type { IssuedHint } from '../../model/issued-line.js';
 import type { Logger } from '../../log.js';
@@ -167,8 +167,9 @@ export class CorpusIndexer {
    */
   ingestNoted(n: number, hint: IssuedHint | undefined): Promise<void> {
     if (hint === undefined || !this.peeker || this.closed || this.index.has(n) || this.settling.has(n) || this.damaged.has(n)) return this.ingest(n);
-    if (this.options.wanted!(hint.claims)) return this.ingest(n);
-    this.holdUnverified(n, hint);
+    // A keyed REST record's key scope needs its digest; a line without one (an older writer's) is read instead.
+    if (this.options.wanted!(hint.claims) || (hint.idempotencyKey !== undefined && hint.digest === undefined && boundToBytes(hint.depositedBy))) return this.ingest(n);
+    this.holdUnverified(n, { ...hint, digest: hint.digest ?? '' });
     return DONE;
   }
 
@@ -291,7 +292,7 @@ export class CorpusIndexer {
    */
   add(n: number, deposit: Deposit, claims: RecordClaims): RecordMeta | null {
     if (!this.index.add(n, deposit, claims)) return null;
-    if (deposit.idempotencyKey !== undefined) this.options.keys?.note(idempotencyScope(deposit.depositedBy, deposit.idempotencyKey, deposit.agent), n);
+    if (deposit.idempotencyKey !== undefined) this.options.keys?.note(idempotencyScope(deposit.depositedBy, deposit.idempotencyKey, deposit.agent, deposit.digest), n);
     return metaOf(n, deposit, claims, this.shape.format);
   }
 
@@ -367,8 +368,8 @@ export class CorpusIndexer {
   }
 
   /** Holds a peer's record as its first look or its log line has it; its idempotency key is noted now (the key map must miss no record). */
-  private holdUnverified(n: number, { claims, depositedBy, idempotencyKey, agent }: IssuedHint): null {
-    if (this.index.addUnverified(n, claims) && idempotencyKey !== undefined) this.options.keys?.note(idempotencyScope(depositedBy, idempotencyKey, agent), n);
+  private holdUnverified(n: number, { claims, depositedBy, idempotencyKey, agent, digest }: IssuedHint & { digest: string }): null {
+    if (this.index.addUnverified(n, claims) && idempotencyKey !== undefined) this.options.keys?.note(idempotencyScope(depositedBy, idempotencyKey, agent, digest), n);
     return null;
   }
 

@@ -40,8 +40,8 @@ import type { IndexImage } from '../../model/record-index.js';
 import { tempName } from '../../disk/paths.js';
 
 const MAGIC = Buffer.from('PERELIDX');
-/** Bump when IndexImage or this layout changes: a snapshot of another format is rebuilt, never read. */
-export const SNAPSHOT_FORMAT = 2;
+/** Bump when IndexImage, this layout or the key scopes it carries (idempotency-keys.ts) change: a snapshot of another format is rebuilt, never read. */
+export const SNAPSHOT_FORMAT = 3;
 const HEADER = 64;
 const STAMP_BYTES = 48;
 const DIGEST_BYTES = 32;

@@ -1,0 +1,68 @@
+/**
+ * How a record's own claims (`kind:`, `from:`, `to:`) are printed on the
+ * relay's lines: the line that opens a record's fence, a wait's or a
+ * push's line per record, a hook's, a notifier's. Those lines are outside
+ * the fence (lib/model/fence.ts), where a reader takes what it reads as the
+ * relay's own words, so an author's value must not be able to draw anything
+ * there: not a second line (a lone CR, U+2028, U+0085 end a line for some
+ * readers), not a fake `deposited-by`, not a host's frame, not 60 KB.
+ *
+ * One rule, here, for every renderer: a value that is a plain name (or, for
+ * `to:`, plain names separated by single spaces) is shown as it is; any
+ * other is shown as a quoted string whose every character outside
+ * printable text (controls, format characters, line and paragraph
+ * separators, unassigned code points), and `<` and `>`, is a `\u` escape. Either way at most
+ * CLAIM_CAP characters are shown, and a cut value says how long it was.
+ * Filters still match the value itself; get_relay returns the exact bytes.
+ */
+
+/** The most characters one claim takes on a line, quotes and escapes included (a cut one adds its length after). */
+export const CLAIM_CAP = 100;
+
+export type ClaimField = 'kind' | 'from' | 'to';
+
+const NAME = '[A-Za-z0-9][A-Za-z0-9._@:/+-]*';
+const PLAIN: Record<ClaimField, RegExp> = {
+  kind: new RegExp(`^${NAME}$`),
+  from: new RegExp(`^${NAME}$`),
+  to: new RegExp(`^${NAME}(?: ${NAME})*$`),
+};
+
+/** Characters that print as themselves: letters, marks, numbers, punctuation, symbols and the plain space. */
+const PRINTABLE = /^[\p{L}\p{M}\p{N}\p{P}\p{S} ]$/u;
+/** Escaped in every claim shown quoted: a host's frame around our text is markup (Claude Code's <channel>), and a claim must not close it. */
+const MARKUP = /^[<>]$/;
+/** Also escaped where the text is an attribute value (a channel's meta): what could end or break the attribute. */
+const ATTRIBUTE_UNSAFE = /^["'&]$/;
+
+export interface ClaimOptions {
+  /** No surrounding quotes, and `"`, `'`, `<`, `>`, `&` escaped too: for a value the host puts in an attribute. */
+  bare?: boolean;
+}
+
+/** A claim's value as a relay line shows it (see above). */
+export function claimText(value: string, field: ClaimField, { bare = false }: ClaimOptions = {}): string {
+  if (value.length <= CLAIM_CAP && PLAIN[field].test(value)) return value;
+  const quote = bare ? '' : '"';
+  const room = CLAIM_CAP - 2 * quote.length - 1; // the quotes, and the … of a cut value
+  let shown = '';
+  let count = 0;
+  let cut = false;
+  for (const char of value) {
+    count++;
+    if (cut) continue;
+    const piece = escaped(char, bare);
+    if (shown.length + piece.length > room) cut = true;
+    else shown += piece;
+  }
+  if (!cut) return `${quote}${shown}${quote}`;
+  return `${quote}${shown}…${quote} (${count.toLocaleString('en-US')} characters)`;
+}
+
+function escaped(char: string, bare: boolean): string {
+  if (char === '\\') return '\\\\';
+  if (!bare && char === '"') return '\\"';
+  if (PRINTABLE.test(char) && !MARKUP.test(char) && !(bare && ATTRIBUTE_UNSAFE.test(char))) return char;
+  const code = char.codePointAt(0)!;
+  return code > 0xffff ? `\\u{${code.toString(16)}}` : `\\u${code.toString(16).padStart(4, '0')}`;
+}
