@@ -1,5 +1,5 @@
 /**
- * The idempotency key an answer sent without one is stored under (SPEC
+ * The idempotency key an answer sent without one is stored under (spec
  * §8d): `<agent>/answer/<question id>`, so an answer repeated after a
  * restart or a lost reply, in the same words or others, lands once.
  *
