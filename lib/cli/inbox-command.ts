@@ -51,7 +51,8 @@ busy agent hears what is addressed to it without spending a turn on a wait.
                   this set of --to names, corpus/.state/marks/NAME/to=…,
                   shared with a named server's waits; this machine's, never
                   mirrored). A new default mark delivers what names NAME
-                  from the start and broadcasts from now on; a new --mark
+                  from the start and broadcasts from NAME's first start
+                  (its first inbox run or named server call); a new --mark
                   FILE delivers from the start
   --peek          print, but never move the mark
   --format F      text (default) · json · hook (Claude Code or Codex command
