@@ -27,7 +27,7 @@ interface Receipts {
 
 const dir = mkdtempSync(path.join(tmpdir(), 'pe-mark-receipts-'));
 const shape = idShape(4);
-const feed = { shape, head: 10, ready: Promise.resolve(), wait: () => Promise.reject(new Error('unused')), eachHeldAfter: () => [], markOf: async (id: string) => shape.parse(id) };
+const feed = { shape, head: 10, ready: Promise.resolve(), state: 'open', wait: () => Promise.reject(new Error('unused')), eachHeldAfter: () => [], markOf: async (id: string) => shape.parse(id) };
 const deliveries = new AgentDeliveries(feed, { marks: path.join(dir, 'marks'), roster: path.join(dir, 'roster') }, silentLogger);
 for (let i = 0; i < total; i++) {
   const agent = `agent-${Math.floor(i / 40)}`;

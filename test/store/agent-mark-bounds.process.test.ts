@@ -28,6 +28,7 @@ function feed(head = 10): DeliveryFeed {
     shape,
     head,
     ready: Promise.resolve(),
+    state: 'open',
     wait: () => Promise.reject(new Error('not used')),
     eachHeldAfter: () => [],
     markOf: async (after) => shape.parse(after)!,

@@ -38,6 +38,8 @@ export interface DeliveryFeed {
   readonly shape: IdShape;
   readonly head: number;
   readonly ready: Promise<void>;
+  /** 'open' once the start-up scan is done (store-lifecycle's states). */
+  readonly state: string;
   wait(options: WaitOptions): Promise<WaitResult & { cursor: string }>;
   eachHeldAfter(mark: number, filter?: RecordFilter | null): Iterable<HeldRecord>;
   /** An `after` mark checked against the store (a saved mark ahead of it is refused). */
@@ -101,12 +103,14 @@ export class AgentDeliveries {
    */
   async seen(agent: string, how: KnownBy = 'served'): Promise<void> {
     await this.roster.seen(agent, how);
-    // The agent's first call fixes where the broadcasts of its marks begin (marks.ts), whichever set it uses first, and when.
+    // The agent's first call fixes where the broadcasts of its marks begin (marks.ts), whichever set it uses first, and when:
+    // at once on an open store; else once the scan this call is about to start is done (a call that needs no index is not held up for it).
     if (!this.begun.has(agent)) {
-      await this.store.ready.then(() => this.marks.begin(agent)).then(
-        () => this.begun.add(agent),
+      const begin = this.store.ready.then(() => this.marks.begin(agent)).then(
+        () => void this.begun.add(agent),
         (err: unknown) => this.log.warn(`cannot note where ${agent} started: ${(err as Error).message}; its first mark notes it`),
       );
+      if (this.store.state === 'open') await begin;
     }
     const mine = [...this.pending].filter(([, p]) => p.agent === agent);
     for (const [key] of mine) this.pending.delete(key);
