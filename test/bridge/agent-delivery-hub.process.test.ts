@@ -7,6 +7,8 @@
  * where a crash is the point and stopped with SIGTERM where a clean stop is.
  */
 import assert from 'node:assert/strict';
+import { mkdir, rm, symlink } from 'node:fs/promises';
+import path from 'node:path';
 import { test } from 'node:test';
 import type { CallToolResult, Client } from '@modelcontextprotocol/client';
 import { record, textOf } from '../support/helpers.js';
@@ -62,4 +64,26 @@ test('through the hub and two bridges: ask and answer by name, a crash or a clea
   assert.deepEqual(await waitIds(bob, 0), [q3], 'a question delivered and never acknowledged comes again after a clean stop');
   assert.deepEqual(await waitIds(bob, 0), [], 'and not a third time');
   assert.deepEqual(await waitIds(ana, 0), [a2], 'ana has each answer once');
+});
+
+test('over the hub, a mark that cannot be used is refused naming it from the corpus, never by the hub\'s absolute path', async (t) => {
+  const cleanups: (() => unknown)[] = [];
+  const later = { after: (fn: () => unknown) => void cleanups.push(fn) };
+  t.after(async () => {
+    for (const fn of cleanups.reverse()) await fn();
+  });
+  const store = await hubStore(later, { agents: ['bob'] });
+  const hub = await startHubProcess(later, { store });
+  const bob = (await bridgeClient(later, hub.url, 'bob', store.keys)).client;
+  await waitIds(bob, 0);
+  const dir = path.join(store.corpus, '.state', 'marks', 'bob');
+  await mkdir(dir, { recursive: true });
+  await rm(path.join(dir, 'to=all,bob'), { force: true });
+  await symlink('/dev/zero', path.join(dir, 'to=all,bob'));
+  const refused = (await bob.callTool({ name: 'wait_for_relay', arguments: { timeout_ms: 0 } })) as CallToolResult;
+  assert.equal(refused.isError, true);
+  assert.match(textOf(refused), /\.state\/marks\/bob\/to=all,bob cannot be used: it is a symbolic link/);
+  assert.ok(!textOf(refused).includes(path.dirname(store.corpus)), textOf(refused));
+  const other = (await bob.callTool({ name: 'exists', arguments: { id: 'relay-0001' } })) as CallToolResult;
+  assert.notEqual(other.isError, true, 'only the call that needs that mark is refused');
 });
