@@ -126,7 +126,7 @@ function agentMark(store: RelayStore, names: string[], peek: boolean): Place {
   const agent = names[0]!;
   const filter = parseFilter({ to: names }, store.shape);
   return {
-    // A first run makes the mark (where its broadcasts begin is then fixed); a peek only looks.
+    // A first run notes the agent's start if it has none (where every set's broadcasts begin); a peek only looks.
     read: () => (peek ? store.agents.marks.current(agent, filter) : store.agents.marks.read(agent, filter)),
     deliverThrough: (n) => store.agents.marks.deliverThrough(agent, filter, n),
   };

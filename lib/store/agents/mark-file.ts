@@ -26,7 +26,7 @@ import { NotARecordFile, readRegularFile } from '../../disk/record-file.js';
 export interface Mark {
   /** Every record at or below this id has been delivered, or did not belong to the set. */
   after: number;
-  /** Records at or below this id are delivered only when their to: names the agent (a broadcast from before the mark was made is not). */
+  /** The agent's first start: records at or below it are delivered (and receipted) only when their to: names the agent. */
   namedOnlyThrough: number;
   /** Ids above `after` delivered one at a time (pushes), ascending. */
   delivered: number[];
