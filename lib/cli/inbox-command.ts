@@ -51,7 +51,8 @@ busy agent hears what is addressed to it without spending a turn on a wait.
                   this set of --to names, corpus/.state/marks/NAME/to=…,
                   shared with a named server's waits; this machine's, never
                   mirrored). A new default mark delivers what names NAME
-                  from the start and broadcasts from now on; a new --mark
+                  from the start and broadcasts from NAME's first start
+                  (its first inbox run or named server call); a new --mark
                   FILE delivers from the start
   --peek          print, but never move the mark
   --format F      text (default) · json · hook (Claude Code or Codex command
@@ -125,7 +126,7 @@ function agentMark(store: RelayStore, names: string[], peek: boolean): Place {
   const agent = names[0]!;
   const filter = parseFilter({ to: names }, store.shape);
   return {
-    // A first run makes the mark (where its broadcasts begin is then fixed); a peek only looks.
+    // A first run notes the agent's start if it has none (where every set's broadcasts begin); a peek only looks.
     read: () => (peek ? store.agents.marks.current(agent, filter) : store.agents.marks.read(agent, filter)),
     deliverThrough: (n) => store.agents.marks.deliverThrough(agent, filter, n),
   };

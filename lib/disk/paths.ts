@@ -23,7 +23,9 @@
  *       mirror              present when rsync fills this corpus (appends refused)
  *       idempotency/<sha256 of channel and key>.<n>     a claim on a key while its record is stored (spec §8b)
  *       idempotency/<sha256 of channel and key>.done    the id stored under that key, kept a day
- *       marks/<agent>/<filter set>   a named agent's mark per filter set (lib/store/agents/marks.ts)
+ *       marks/<agent>/<filter set>   a named agent's mark per filter set, at most 64 (lib/store/agents/marks.ts)
+ *       marks/<agent>/.start          where the agent first started: every new mark's broadcasts begin there
+ *       marks/<agent>/.<set>.lock     held while a process moves that mark (mark-lock.ts)
  *       marks/<agent>@legacy          `inbox`'s one mark per agent from before filter sets, moved aside
  *       roster/<name>, roster/.live/<host>.<boot>.<pid>   who is there (lib/store/agents/roster.ts)
  *       bells/<hash>        a doorbell per recipient (or replied-to record) someone here waits for (bells.ts)

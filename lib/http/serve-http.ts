@@ -76,8 +76,6 @@ export async function serveHttp(options: ServeHttpOptions): Promise<void> {
   await shutdown.run([
     { name: 'the HTTP server', run: () => hub.close() },
     { name: 'the checkpoints', run: () => checkpoints?.close() ?? Promise.resolve() },
-    // Answers written before a clean stop were delivered: the agents' marks move there (spec §8d).
-    { name: 'the agents\' marks', run: () => (store.state === 'open' ? store.agents.closeCleanly() : Promise.resolve()) },
     { name: 'the store', run: () => store.close() },
   ]);
 }

@@ -60,6 +60,12 @@ const SEPARATORS = /[\s,]+/;
  * is refused instead of being paid for. The same bound as a record's refs.
  */
 export const MAX_FILTER_NAMES = 64;
+/**
+ * The longest name a filter may give: an agent's name is at most 64
+ * characters, and a named agent's filter set is written into its mark
+ * (lib/store/agents/mark-file.ts), which must stay small enough to read back.
+ */
+export const MAX_FILTER_NAME_LENGTH = 256;
 
 /** The recipients a `to:` header names: separated by commas or white space. */
 export function parseRecipients(to: string | null): string[] {
@@ -205,6 +211,14 @@ function names(param: string, value: string | readonly string[] | undefined, spl
   }
   if (out.size === 0) {
     throw new RelayError('bad_filter', `${param} names nobody, so nothing could match it. Send a name (e.g. scout-7) or a list of names, or leave ${param} out.`, { param });
+  }
+  const long = [...out].find((name) => name.length > MAX_FILTER_NAME_LENGTH);
+  if (long !== undefined) {
+    throw new RelayError(
+      'bad_filter',
+      `${param} names a name of ${long.length} characters; a name in a filter is at most ${MAX_FILTER_NAME_LENGTH}. Send the names as the records' headers spell them (e.g. scout-7), or leave ${param} out.`,
+      { param, maxLength: MAX_FILTER_NAME_LENGTH },
+    );
   }
   if (out.size > MAX_FILTER_NAMES) {
     throw new RelayError(

@@ -64,7 +64,7 @@ export class Lifecycle {
   }
 
   closedRefusal(): RelayError {
-    return new RelayError('store_unavailable', `The relay's store at ${this.corpus} has closed (the server is shutting down), so this call was not ` +
+    return new RelayError('store_unavailable', `The relay's store has closed (the server is shutting down), so this call was not ` +
       `carried out. Call again once the server is running; a wait can be repeated with the same after mark.`, { reason: 'closed' });
   }
 

@@ -54,7 +54,7 @@ const markOf = (corpus: string, name: string, set = `to=${name}`) => readFile(pa
 
 const question = (to: string, body: string) => record({ kind: 'question', from: 'planner', to }, body);
 
-/** The agent's first run: its mark is made here, so broadcasts after this reach it (one from before would not, spec §8d). */
+/** The agent's first run: its start is noted here, so broadcasts after this reach it (one from before would not, spec §8d). */
 async function started(corpus: string, args: string[]): Promise<void> {
   const first = await inbox(corpus, args);
   assert.equal(first.code, 0, first.stderr);
@@ -189,7 +189,7 @@ test('a Stop that says stop_hook_active is let through with nothing printed; the
     assert.equal(result.code, 0, result.stderr);
     assert.equal(result.stdout, '', `${stop.hook_event_name} already continuing: never block it again`);
   }
-  assert.equal(await markOf(corpus, 'scout-7', 'to=all,scout-7'), 'relay-0000', 'nothing delivered, the mark did not move');
+  assert.equal(await markOf(corpus, 'scout-7', 'to=all,scout-7'), null, 'nothing delivered: no mark was written');
   const next = await inbox(corpus, ['--to', 'scout-7', '--to', 'all', '--format', 'hook'], CLAUDE_POST_TOOL_USE);
   assert.match(JSON.parse(next.stdout).hookSpecificOutput.additionalContext, new RegExp(`>>> ${id} [^]*one more thing`));
 });
@@ -326,7 +326,7 @@ test('the mark moves only after the output is out: a hook whose stdout is gone d
   child.stdin.end(JSON.stringify(CLAUDE_POST_TOOL_USE));
   const code = await new Promise<number | null>((resolve) => child.once('close', resolve));
   assert.notEqual(code, 0);
-  assert.equal(await markOf(corpus, 'scout-7'), 'relay-0000', 'nothing was delivered: the mark was made where it starts, and did not move');
+  assert.equal(await markOf(corpus, 'scout-7'), null, 'nothing was delivered: no mark was written (a mark is written when it moves)');
   const retry = await inbox(corpus, ['--to', 'scout-7', '--format', 'hook'], CLAUDE_POST_TOOL_USE);
   assert.match(retry.stdout, /do not lose me/);
 });

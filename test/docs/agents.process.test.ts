@@ -75,6 +75,6 @@ test('docs/agents.md: the Codex notify line shows one line per record and leaves
   const result = await runProcess([...argv, event], { env });
   assert.equal(result.code, 0, result.stderr);
   assert.equal(await readFile(shown, 'utf8'), 'p-e-relay|relay-0002 question from planner: a question for codex-1\n');
-  const mark = await readFile(path.join(corpus, '.state', 'marks', 'codex-1', 'to=all,codex-1'), 'utf8');
-  assert.match(mark, /^relay-0000\n/, '--peek: the Stop hook still delivers it to the model');
+  const mark = await readFile(path.join(corpus, '.state', 'marks', 'codex-1', 'to=all,codex-1'), 'utf8').catch(() => null);
+  assert.equal(mark, null, '--peek wrote no mark: the Stop hook still delivers it to the model');
 });

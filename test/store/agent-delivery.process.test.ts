@@ -2,8 +2,8 @@
  * The relay keeps a named agent's place (spec §8d), with real processes:
  * named stdio servers spawned by the real SDK client over real pipes, all
  * on one corpus. No client here passes after or keeps a cursor; a server is
- * killed with SIGKILL where a crash is the point, and closed by ending its
- * stdin where a clean restart is.
+ * killed with SIGKILL where a crash is the point, closed by ending its
+ * stdin or sent SIGTERM where a clean stop is.
  */
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
@@ -82,15 +82,61 @@ test('killed between its answer and its next call, the server gives the question
   assert.deepEqual(idsOf(await wait(ana)), [(r1.structuredContent as { id: string }).id], 'ana gets one answer');
 });
 
-test('a clean restart delivers nothing twice', async (t) => {
+test('a question delivered and never acknowledged comes again after its server closes cleanly', async (t) => {
   const { corpus } = await tempStore(t);
   const ana = (await named(t, corpus, 'ana')).client;
   const q = await append(ana, { kind: 'question', from: 'ana', to: 'bob' }, 'once?');
   const first = await named(null, corpus, 'bob');
   assert.deepEqual(idsOf(await wait(first.client)), [q]);
-  await first.client.close(); // ends its stdin: a clean close, after the answer was written
+  await first.client.close(); // ends its stdin: a clean close, with no later call to prove the answer was read
   const second = (await named(t, corpus, 'bob')).client;
-  assert.deepEqual(idsOf(await wait(second, { timeout_ms: 0 })), []);
+  assert.deepEqual(idsOf(await wait(second, { timeout_ms: 0 })), [q], 'a clean close is no proof');
+  assert.deepEqual(idsOf(await wait(second, { timeout_ms: 0 })), [], 'the later call proved it: not a third time');
+});
+
+test('a question delivered and never acknowledged comes again after its server is sent SIGTERM', async (t) => {
+  const { corpus } = await tempStore(t);
+  const ana = (await named(t, corpus, 'ana')).client;
+  const q = await append(ana, { kind: 'question', from: 'ana', to: 'bob' }, 'once?');
+  const first = await named(null, corpus, 'bob');
+  assert.deepEqual(idsOf(await wait(first.client)), [q]);
+  const exited = new Promise((resolve) => first.transport.onclose = () => resolve(undefined));
+  process.kill(first.transport.pid!, 'SIGTERM');
+  await exited;
+  await first.client.close().catch(() => {});
+  const second = (await named(t, corpus, 'bob')).client;
+  assert.deepEqual(idsOf(await wait(second, { timeout_ms: 0 })), [q]);
+});
+
+test('a filter set first used after a broadcast still gets it: a new set starts at the agent\'s first start', async (t) => {
+  const { corpus } = await tempStore(t);
+  const ana = (await named(t, corpus, 'ana')).client;
+  await append(ana, { kind: 'question', from: 'ana', to: 'all' }, 'before bob');
+  const bob = (await named(t, corpus, 'bob')).client;
+  assert.deepEqual(idsOf(await wait(bob, { timeout_ms: 0 })), [], 'bob has started');
+  const between = await append(ana, { kind: 'question', from: 'ana', to: 'all' }, 'after bob started');
+  // A set bob never used before: its first use comes after the broadcast.
+  assert.deepEqual(idsOf(await wait(bob, { kind: 'question', timeout_ms: 0 })), [between]);
+  assert.match(await readFile(path.join(corpus, '.state', 'marks', 'bob', '.start'), 'utf8'), /^relay-0001\n$/);
+});
+
+test('receipts never name a newcomer for a broadcast from before its first start, even once its mark has passed it', async (t) => {
+  const { corpus } = await tempStore(t);
+  const ana = (await named(t, corpus, 'ana')).client;
+  const old = await append(ana, { kind: 'question', from: 'ana', to: 'all' }, 'before bob');
+  const bob = (await named(t, corpus, 'bob')).client;
+  assert.deepEqual(idsOf(await wait(bob, { timeout_ms: 0 })), []);
+  const fresh = await append(ana, { kind: 'question', from: 'ana', to: 'all' }, 'after bob started');
+  assert.deepEqual(idsOf(await wait(bob)), [fresh]);
+  await wait(bob, { timeout_ms: 0 }); // proves it: the mark passes both broadcasts
+  const mark = await readFile(path.join(corpus, '.state', 'marks', 'bob', 'to=all,bob'), 'utf8');
+  assert.match(mark, new RegExp(`^${fresh}\\nnamed-only-through: ${old}\\n`), 'the mark keeps its start');
+  const receipt = async (id: string) => {
+    const r = (await ana.callTool({ name: 'list_replies', arguments: { id } })) as CallToolResult;
+    return (r.structuredContent as { deliveredTo?: string[] }).deliveredTo;
+  };
+  assert.deepEqual(await receipt(old), []);
+  assert.deepEqual(await receipt(fresh), ['bob']);
 });
 
 test('a question to bob from before bob first started reaches him; a broadcast from before does not', async (t) => {

@@ -42,6 +42,14 @@ test('one inbox mark per filter set: --to a --to all and --to all --to a share o
   assert.equal(await first('to=all,scout-7'), 'relay-0002');
 });
 
+test('a new --to list first run after a broadcast still prints it: every set starts at the agent\'s first start, not at its own first use', async (t) => {
+  const { corpus } = await tempStore(t);
+  await seed(corpus, [record({ kind: 'question', from: 'planner', to: 'all' }, 'before scout-7 started')]);
+  assert.equal((await inbox(corpus, '--to', 'scout-7', '--to', 'all')).code, 0, 'scout-7 starts');
+  const [between] = await seed(corpus, [record({ kind: 'question', from: 'planner', to: 'all' }, 'between two runs')]);
+  assert.deepEqual(idsOf((await inbox(corpus, '--to', 'scout-7', '--to', 'all', '--to', 'team')).stdout), [between]);
+});
+
 test('a legacy mark file .state/marks/NAME is moved aside and seeds the new marks', async (t) => {
   const { corpus } = await tempStore(t);
   const [, , third] = await seed(corpus, [1, 2, 3].map((i) => record({ kind: 'note', from: 'planner', to: 'scout-7' }, `note ${i}`)));

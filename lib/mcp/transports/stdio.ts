@@ -95,8 +95,7 @@ export async function serveStdio(options: StdioOptions): Promise<void> {
   await transport.drained(DRAIN_MS);
   await stating;
   await handle.close().catch(() => {});
-  // The client ended the session (or the server was told to stop) after its answers were written: they were delivered.
-  if (store.state === 'open') await store.agents.closeCleanly();
+  // Answers not yet proved by a next call stay undelivered (spec §8d): the next server gives them again.
   await replica?.close();
   await store.close();
 }

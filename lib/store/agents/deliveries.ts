@@ -7,12 +7,13 @@
  *
  * When a delivery counts. An answer written to the client is only pending:
  * it counts once the agent shows it got it, by its next call on this server
- * (`seen`), or when the server closes cleanly (`closeCleanly`: the client
- * ended the session, or the server was told to stop, after the answer was
- * written). A server killed between an answer and that proof has written
- * nothing, so the restarted one answers the same records once more: at
- * least once, never fewer. `inbox` and pushes count at once (the hook has
- * printed it, the notification was written).
+ * (`seen`). A server that ends before that proof (killed, told to stop, or
+ * its client gone) has written nothing for it, so the next one answers the
+ * same records once more: at least once, never fewer. A clean close is no
+ * proof: a client may close its end without having read the last answer,
+ * and a host that ends a session takes the model's turn with it. `inbox`
+ * and pushes count at once (the hook has printed it, the notification was
+ * written).
  *
  * Several servers of one agent at once share its marks on disk, and each
  * keeps its own pending answers: two sessions waiting at the same moment may
@@ -37,6 +38,8 @@ export interface DeliveryFeed {
   readonly shape: IdShape;
   readonly head: number;
   readonly ready: Promise<void>;
+  /** 'open' once the start-up scan is done (store-lifecycle's states). */
+  readonly state: string;
   wait(options: WaitOptions): Promise<WaitResult & { cursor: string }>;
   eachHeldAfter(mark: number, filter?: RecordFilter | null): Iterable<HeldRecord>;
   /** An `after` mark checked against the store (a saved mark ahead of it is refused). */
@@ -60,6 +63,8 @@ export class AgentDeliveries {
    * must not hand out what a push just delivered.
    */
   private readonly pushed = new Map<string, Set<number>>();
+  /** Agents whose first start is noted (marks.begin). */
+  private readonly begun = new Set<string>();
   /** Records a push is writing and has not yet delivered, by agent (claim). */
   private readonly claimed = new Map<string, Set<number>>();
 
@@ -98,17 +103,20 @@ export class AgentDeliveries {
    */
   async seen(agent: string, how: KnownBy = 'served'): Promise<void> {
     await this.roster.seen(agent, how);
+    // The agent's first call fixes where the broadcasts of its marks begin (marks.ts), whichever set it uses first, and when:
+    // at once on an open store; else once the scan this call is about to start is done (a call that needs no index is not held up for it).
+    if (!this.begun.has(agent)) {
+      const begin = this.store.ready.then(() => this.marks.begin(agent)).then(
+        () => void this.begun.add(agent),
+        (err: unknown) => this.log.warn(`cannot note where ${agent} started: ${(err as Error).message}; its first mark notes it`),
+      );
+      if (this.store.state === 'open') await begin;
+    }
     const mine = [...this.pending].filter(([, p]) => p.agent === agent);
     for (const [key] of mine) this.pending.delete(key);
-    for (const [, p] of mine) await this.marks.deliverThrough(agent, p.filter, p.through);
-  }
-
-  /** A clean close (the client ended the session after its answers were written): they were delivered. */
-  async closeCleanly(): Promise<void> {
-    const all = [...this.pending.values()];
-    this.pending.clear();
-    for (const p of all) {
-      await this.marks.deliverThrough(p.agent, p.filter, p.through).catch((err: unknown) => this.log.warn(`cannot move ${p.agent}'s mark: ${(err as Error).message}; what it was given comes again`));
+    // A mark that cannot be moved (a file there that is no mark) fails no call of this one: that set's records come again.
+    for (const [, p] of mine) {
+      await this.marks.deliverThrough(agent, p.filter, p.through).catch((err: unknown) => this.log.warn(`cannot move ${agent}'s mark: ${(err as Error).message}; what it was given comes again`));
     }
   }
 

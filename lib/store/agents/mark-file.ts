@@ -3,7 +3,7 @@
  * (spec §8d), read and written without trusting what sits at its path.
  *
  *   relay-0042                        every record up to here was delivered (or was not for this set)
- *   named-only-through: relay-0057    at or below this, only records whose to: names the agent
+ *   named-only-through: relay-0037    the agent's first start: at or below it, only records whose to: names the agent
  *   delivered: relay-0050 relay-0061  above the first line, delivered one by one (a push)
  *   filter: to=all,bob                what the set is, for a person reading .state/
  *
@@ -26,7 +26,7 @@ import { NotARecordFile, readRegularFile } from '../../disk/record-file.js';
 export interface Mark {
   /** Every record at or below this id has been delivered, or did not belong to the set. */
   after: number;
-  /** Records at or below this id are delivered only when their to: names the agent (a broadcast from before the mark was made is not). */
+  /** The agent's first start: records at or below it are delivered (and receipted) only when their to: names the agent. */
   namedOnlyThrough: number;
   /** Ids above `after` delivered one at a time (pushes), ascending. */
   delivered: number[];
@@ -37,23 +37,31 @@ export const MAX_MARK_BYTES = 16 * 1024;
 /** Single deliveries kept above `after`: past this the lowest are dropped (delivered again at worst, never lost). */
 export const MAX_DELIVERED = 512;
 
-/** The refusal for a mark path that holds no mark; it names the path, never what a link there points at. */
-export function badMark(file: string, why: string): RelayError {
-  return new RelayError('bad_mark', `The mark file ${file} cannot be used: ${why}. Nothing was delivered and the mark did not move. Remove it (rm ` +
-    `${JSON.stringify(file)}): the next delivery then starts a new mark.`, { file, why });
+/** The `filter:` line says which set a mark is for a person reading .state/; past this many characters it is cut (the file name is the key). */
+export const MAX_FILTER_LINE = 512;
+
+/**
+ * The refusal for a mark path that holds no mark. `shown` is the path as the
+ * reader may see it: an agent's own mark is named from the corpus
+ * (`.state/marks/bob/to=all,bob`), never by the hub's absolute path, since the
+ * refusal can reach a remote caller; and never what a link there points at.
+ */
+export function badMark(shown: string, why: string): RelayError {
+  return new RelayError('bad_mark', `The mark file ${shown} cannot be used: ${why}. Nothing was delivered and the mark did not move. Remove it (rm ` +
+    `${JSON.stringify(shown)}${shown.startsWith('.state/') ? ' in the corpus directory' : ''}): the next delivery then starts a new mark.`, { file: shown, why });
 }
 
-/** The mark at `file`, or null when there is none. */
-export async function readMarkFile(file: string, shape: IdShape): Promise<Mark | null> {
+/** The mark at `file`, or null when there is none; a refusal names it as `shown`. */
+export async function readMarkFile(file: string, shape: IdShape, shown: string = file): Promise<Mark | null> {
   let bytes: Buffer;
   try {
     bytes = await readRegularFile(file, MAX_MARK_BYTES, 'mark');
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
-    if (err instanceof NotARecordFile) throw badMark(file, err.why);
+    if (err instanceof NotARecordFile) throw badMark(shown, err.why);
     throw err;
   }
-  return parseMark(bytes.toString('utf8'), file, shape);
+  return parseMark(bytes.toString('utf8'), shown, shape);
 }
 
 function parseMark(text: string, file: string, shape: IdShape): Mark {
@@ -80,13 +88,21 @@ function parseMark(text: string, file: string, shape: IdShape): Mark {
   return mark;
 }
 
-/** The file's text: the first line is the mark as `inbox` always wrote it; the rest only when it says something. */
+/**
+ * The file's text: the first line is the mark as `inbox` always wrote it; the
+ * rest only when it says something. `named-only-through` stays for good once
+ * the mark has a start, even after the first line passes it: receipts read
+ * it to tell a broadcast from before the agent's start (never delivered)
+ * from one after. At most MAX_DELIVERED ids and a filter line of
+ * MAX_FILTER_LINE characters: well under MAX_MARK_BYTES, so nothing is
+ * written that the reader would refuse.
+ */
 export function formatMark(mark: Mark, shape: IdShape, filterText?: string): string {
   const lines = [shape.format(mark.after)];
-  if (mark.namedOnlyThrough > mark.after) lines.push(`named-only-through: ${shape.format(mark.namedOnlyThrough)}`);
-  const delivered = mark.delivered.filter((n) => n > mark.after);
+  if (mark.namedOnlyThrough > 0) lines.push(`named-only-through: ${shape.format(mark.namedOnlyThrough)}`);
+  const delivered = mark.delivered.filter((n) => n > mark.after).slice(-MAX_DELIVERED);
   if (delivered.length > 0) lines.push(`delivered: ${delivered.map(shape.format).join(' ')}`);
-  if (filterText !== undefined) lines.push(`filter: ${filterText}`);
+  if (filterText !== undefined) lines.push(`filter: ${filterText.length > MAX_FILTER_LINE ? filterText.slice(0, MAX_FILTER_LINE) + '…' : filterText}`);
   return lines.join('\n') + '\n';
 }
 
@@ -101,7 +117,9 @@ export function formatMark(mark: Mark, shape: IdShape, filterText?: string): str
  * broadcasts delivered before would count as never sent to it. (Replacing an
  * existing mark is not synced: losing that rename delivers again, not less.)
  */
-export async function writeMarkFile(file: string, text: string): Promise<void> {
+export async function writeMarkFile(file: string, text: string, shown: string = file): Promise<void> {
+  // The reader refuses a mark past MAX_MARK_BYTES: writing one would lock the set out for good.
+  if (Buffer.byteLength(text) > MAX_MARK_BYTES) throw new RelayError('internal', `A mark of ${Buffer.byteLength(text)} bytes was not written: a mark is at most ${MAX_MARK_BYTES}. Nothing moved; report this.`);
   const isNew = await fs.lstat(file).then(() => false, () => true);
   const temp = tempBeside(file);
   const handle = await fs.open(temp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600);
@@ -118,7 +136,7 @@ export async function writeMarkFile(file: string, text: string): Promise<void> {
     await fs.rename(temp, file);
   } catch (err) {
     await fs.unlink(temp).catch(() => {});
-    if ((err as NodeJS.ErrnoException).code === 'EISDIR') throw badMark(file, 'it is a directory');
+    if ((err as NodeJS.ErrnoException).code === 'EISDIR') throw badMark(shown, 'it is a directory');
     throw err;
   }
   if (isNew) await syncDirectory(path.dirname(file));
@@ -135,4 +153,33 @@ export async function syncDirectory(dir: string): Promise<void> {
   } finally {
     await handle.close();
   }
+}
+
+/**
+ * Writes `text` at `file` only if nothing is there: written whole under a
+ * temp name, then linked to `file` (link() fails if the name exists, so of
+ * two processes at once exactly one writes it). False when one was there.
+ */
+export async function createMarkFile(file: string, text: string): Promise<boolean> {
+  const temp = tempBeside(file);
+  const handle = await fs.open(temp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600);
+  try {
+    await handle.writeFile(text);
+    await handle.sync();
+  } catch (err) {
+    await handle.close().catch(() => {});
+    await fs.unlink(temp).catch(() => {});
+    throw err;
+  }
+  await handle.close();
+  try {
+    await fs.link(temp, file);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'EEXIST') return false;
+    throw err;
+  } finally {
+    await fs.unlink(temp).catch(() => {});
+  }
+  await syncDirectory(path.dirname(file));
+  return true;
 }

@@ -1,0 +1,82 @@
+/**
+ * One read-modify-write of a mark at a time, across every process on the
+ * corpus (two servers of one agent, a server and an `inbox` hook): without
+ * it, two processes that read the same mark and each write their move leave
+ * the one written last, which may be the smaller, and the agent is handed
+ * records again.
+ *
+ * The lock is a file `.<mark>.lock` beside the mark, made with O_EXCL (one
+ * creator wins) and holding `host boot pid`. A lock whose holder is gone (a
+ * process of this boot that no longer runs, or one of an earlier boot) is
+ * taken over at once, so a server killed while it held one costs nothing; a
+ * lock older than STALE_MS (a holder on another host, one that hangs) is
+ * taken over too: a move takes milliseconds. Waiting for a lock backs off
+ * from 1 to 20 ms.
+ */
+import { constants } from 'node:fs';
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { hostIdentity, pidAlive, whereabouts } from '../../disk/host.js';
+import { readRegularFile } from '../../disk/record-file.js';
+
+/** A lock held this long is taken over, whoever holds it. */
+export const STALE_MS = 10_000;
+const MAX_BACKOFF_MS = 20;
+
+/** The lock file beside a mark. Its name starts with a dot, as temp files do: no listing of marks takes it for one. */
+export function lockOf(file: string): string {
+  return path.join(path.dirname(file), `.${path.basename(file)}.lock`);
+}
+
+/** Runs `run` holding the mark's lock; `refuse` makes the refusal when something other than a lock file sits at its path. */
+export async function withMarkLock<T>(file: string, run: () => Promise<T>, refuse: (why: string) => Error): Promise<T> {
+  const lock = lockOf(file);
+  const me = hostIdentity();
+  let backoff = 1;
+  let ino: bigint;
+  for (;;) {
+    const made = await fs.open(lock, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600).catch((err: NodeJS.ErrnoException) => {
+      if (err.code === 'EEXIST') return null;
+      throw err;
+    });
+    if (made) {
+      try {
+        await made.writeFile(`${me.host} ${me.boot} ${process.pid}\n`);
+        ino = (await made.stat({ bigint: true })).ino;
+      } finally {
+        await made.close();
+      }
+      break;
+    }
+    if (await takenOver(lock, refuse)) continue;
+    await new Promise((resolve) => setTimeout(resolve, backoff * (1 + Math.random())));
+    backoff = Math.min(backoff * 2, MAX_BACKOFF_MS);
+  }
+  try {
+    return await run();
+  } finally {
+    // Only our own lock is removed: one taken over from us (we took past STALE_MS) belongs to its new holder.
+    const now = await fs.lstat(lock, { bigint: true }).catch(() => null);
+    if (now?.ino === ino) await fs.unlink(lock).catch(() => {});
+  }
+}
+
+/** Removes a lock whose holder is gone or that is stale; true when it did (or the lock went meanwhile). */
+async function takenOver(lock: string, refuse: (why: string) => Error): Promise<boolean> {
+  const before = await fs.lstat(lock, { bigint: true }).catch(() => null);
+  if (!before) return true;
+  if (!before.isFile()) throw refuse(`its lock ${path.basename(lock)} beside it is not a regular file (a symbolic link, a directory or a device)`);
+  const text = (await readRegularFile(lock, 512, 'lock').catch(() => Buffer.alloc(0))).toString('utf8');
+  const [host, boot, pid] = text.trim().split(' ');
+  const age = Date.now() - Number(before.mtimeMs);
+  let gone = age > STALE_MS;
+  if (!gone && host && boot && pid && /^\d+$/.test(pid)) {
+    const where = whereabouts(host, boot);
+    gone = where === 'earlier-boot' || (where === 'this-boot' && !pidAlive(Number(pid)));
+  }
+  if (!gone) return false;
+  // The same lock we judged, not one made since by a process that took it over first.
+  const still = await fs.lstat(lock, { bigint: true }).catch(() => null);
+  if (still?.ino === before.ino) await fs.unlink(lock).catch(() => {});
+  return true;
+}
