@@ -20,7 +20,7 @@ import type { CallToolResult } from '@modelcontextprotocol/server';
 import { asRelayError, type RelayError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { appendRelay } from '../mcp/tools/append-relay.js';
-import { answerParent } from '../mcp/tools/named-key.js';
+import { answerParent, namedKey } from '../mcp/tools/named-key.js';
 import { ERROR_META_KEY } from '../mcp/result.js';
 
 /** The tool the bridge keys and retries: the one the table marks as the append. */
@@ -34,12 +34,16 @@ export const RETRY_PAUSES_MS = [250, 1000];
  * An answer (kind: answer, any case, with a parent:) gets the key the hub
  * gives an unkeyed answer from this agent (`<agent>/answer/<parent>`, SPEC
  * §8d), so answering the same question again through the bridge lands once,
- * as it does straight to the hub; anything else a fresh one.
+ * as it does straight to the hub; anything else the key of its bytes, as
+ * the hub keys a signed append (named-key.ts), so the agent's own resend of
+ * the same record lands once too; arguments with no bytes a fresh one.
  */
 export function withIdempotencyKey(name: string, args: Record<string, unknown> | undefined, agent?: string): Record<string, unknown> | undefined {
   if (name !== KEYED_TOOL || (args && args[KEY_PARAM] !== undefined)) return args;
-  const parent = agent === undefined || typeof args?.bytes !== 'string' ? null : answerParent(args.bytes);
-  return { ...args, [KEY_PARAM]: parent === null ? `bridge-${randomUUID()}` : `${agent}/answer/${parent}` };
+  const bytes = typeof args?.bytes === 'string' ? args.bytes : null;
+  const parent = agent === undefined || bytes === null ? null : answerParent(bytes);
+  const key = parent !== null ? `${agent}/answer/${parent}` : (bytes === null ? undefined : namedKey(bytes, undefined)) ?? `bridge-${randomUUID()}`;
+  return { ...args, [KEY_PARAM]: key };
 }
 
 /** Whether the hub's listed append_relay takes an idempotency key. */

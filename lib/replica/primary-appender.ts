@@ -82,7 +82,7 @@ export function primaryAppender(options: ReplicaOptions): PrimaryAppender {
     // Always keyed, as the bridge keys it: a retry (ours, or the agent's under the key the refusal names) is stored once.
     const args = withIdempotencyKey(KEYED_TOOL, given, agent)!;
     const key = String(args[KEY_PARAM]);
-    route.tools ??= await route.hub.listTools(LIST_TIMEOUT_MS).catch(() => null);
+    route.tools ??= await route.hub.listTools(LIST_TIMEOUT_MS).then(({ tools }) => tools, () => null);
     const timeoutMs = callTimeoutMs(KEYED_TOOL, args);
     const toolDefinition = unvalidated(route.tools);
     let result: CallToolResult;
