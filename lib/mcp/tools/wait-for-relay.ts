@@ -23,10 +23,8 @@ export const waitForRelay = defineTool({
     progress: true,
     holdsMs: (args) => clampWait(typeof args?.timeout_ms === 'number' ? args.timeout_ms : undefined),
   },
-  // The default wait stays under the 60 s many clients give a call that sends no progress (the TypeScript SDK's
-  // default, which does not reset on progress unless asked): a longer default would turn a quiet minute into a
-  // client-side error. So the words say what happens: it blocks until a record lands or the default ends, and an
-  // empty answer is the cue to call again.
+  // The default wait (30 s, SPEC §8) stays under what clients give a call without progress, so the words say what
+  // happens: it blocks until a record lands or the default ends, and an empty answer is the cue to call again.
   contract: ({ shape }) => ({
     description: `Your inbox.
 With no after: the records addressed to you (to: you or all, not from you) that you have not had, oldest first, each once, with their bytes.
@@ -90,8 +88,9 @@ Refusals: bad_id, bad_filter, too_many_waits (let your open wait end first).`,
     try {
       const result = marked(await store.agents.wait(grant.agent, filter, options));
       const text = waitText(result, { cursor: false });
-      // Who else is here, when it is news (roster-news.ts).
-      const agents = filter === null ? await rosterNews(store, grant.agent) : undefined;
+      // Who else is here, when it is news (roster-news.ts); not for a call whose caller has gone, which no one reads
+      // (the news would count as told), and which should give its wait slot back at once.
+      const agents = filter === null && !signal.aborted ? await rosterNews(store, grant.agent) : undefined;
       if (!agents) return { text, structured: { ...result } };
       return { text: `${text}\n${rosterLine(agents)}`, structured: { ...result, agents } };
     } finally {

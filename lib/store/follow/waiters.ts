@@ -8,13 +8,13 @@ import type { RecordMeta } from '../../model/record-index.js';
 import { subscribe, type HeldRecord, type OnRecord, type RecordBytes, type RecordFeed, type Subscription } from './subscription.js';
 
 /**
- * A wait's default: under the 60 s many MCP clients give a call before they
- * end it (the TypeScript SDK's default, not reset by progress unless the
- * caller asks), so a quiet inbox answers empty rather than as a client-side
- * timeout; the tool's words say to call again. MAX_WAIT_MS is for callers
+ * A wait's default (SPEC §8): well under the 60 s many MCP clients give a
+ * call without progress, and within the 25–30 s some HTTP clients give one,
+ * so a quiet inbox answers empty rather than as a client-side error. The
+ * tool's words say so, and say to call again. MAX_WAIT_MS is for callers
  * that choose a longer wait and keep the call alive on progress.
  */
-export const DEFAULT_WAIT_MS = 50_000;
+export const DEFAULT_WAIT_MS = 30_000;
 export const MAX_WAIT_MS = 90_000;
 export const PROGRESS_EVERY_MS = 10_000;
 
