@@ -47,6 +47,8 @@ export const ERROR_STATUS = {
   /** A directory given as a corpus that is not a store (and not empty): refused before anything is read or written there. */
   not_a_store: 409,
   unsigned: 401,
+  /** A stdio server started without a name was asked for what only a named agent has: its inbox (a wait without after). */
+  agent_required: 403,
   malformed_authorization: 401,
   unknown_agent: 401,
   /** A key for `all`, the name every agent listens for: refused by `keys add` and as a signer. */

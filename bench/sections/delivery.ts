@@ -109,7 +109,7 @@ async function wakeSamples(corpus: string, n: number, filtered: boolean): Promis
   const [a, b] = await Promise.all([relayServer(corpus), relayServer(corpus)]);
   const samples: number[] = [];
   try {
-    let cursor = cursorOf(await b.call('wait_for_relay', { timeout_ms: 0 }));
+    let cursor = cursorOf(await b.call('wait_for_relay', { after: 'relay-0000', timeout_ms: 0, include_bytes: false }));
     const names = Array.from({ length: AGENTS }, (_, i) => agentName(i));
     const waits = new Map<string, Promise<{ t: number; r: Awaited<ReturnType<StdioPeer['call']>> }>>();
     const start = (name: string | null) =>

@@ -23,7 +23,7 @@ const server = http.createServer(async (req, res) => {
   for (const [name, value] of Object.entries(req.headers)) if (typeof value === 'string') headers.set(name, value);
   const request = new Request(`http://127.0.0.1${req.url ?? '/'}`, { method: req.method, headers, body: req.method === 'POST' ? Buffer.concat(chunks) : undefined });
 
-  const mcp = createMcpServer(store, { current: new Door({ channel: 'mcp', agent: null }) });
+  const mcp = createMcpServer(store, { current: new Door({ channel: 'mcp', agent: null }) }, {});
   const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
   res.on('close', () => {
     void transport.close();

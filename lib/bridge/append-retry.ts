@@ -1,8 +1,8 @@
 /**
  * The bridge's own retry of an append, made safe by an idempotency key
  * (spec §8b). Every append_relay it forwards carries a key — the client's,
- * a fresh one the bridge adds, or for an answer the one the hub derives —
- * so when the connection breaks after the
+ * the key of its bytes, or for an answer the one the hub derives — so
+ * when the connection breaks after the
  * request went out (the answer was lost, the hub restarted), sending the
  * same call again answers the record the first try stored (`replayed: true`)
  * instead of storing a second one.
@@ -23,6 +23,7 @@ import type { Logger } from '../log.js';
 import { appendRelay } from '../mcp/tools/append-relay.js';
 import { isAnswer } from '../model/answer-key.js';
 import { idShape, MAX_ID_WIDTH, MIN_ID_WIDTH } from '../model/ids.js';
+import { bytesKey } from '../mcp/tools/named-key.js';
 import { ERROR_META_KEY } from '../mcp/result.js';
 
 /** The tool the bridge keys and retries: the one the table marks as the append. */
@@ -39,12 +40,15 @@ export const RETRY_PAUSES_MS = [250, 1000];
  * straight to the hub lands once, and an answer the hub takes is never
  * refused here for a key made of its raw parent: text. Its retry is as safe
  * as a keyed one: the hub derives the same key each time. Anything else
- * gets a fresh key.
+ * gets the key of its bytes, as the hub keys a signed append (named-key.ts),
+ * so the agent's own resend of the same record lands once too; arguments
+ * with no bytes a fresh one.
  */
 export function withIdempotencyKey(name: string, args: Record<string, unknown> | undefined, agent?: string): Record<string, unknown> | undefined {
   if (name !== KEYED_TOOL || (args && args[KEY_PARAM] !== undefined)) return args;
-  if (agent !== undefined && typeof args?.bytes === 'string' && answersAnyShape(args.bytes)) return args;
-  return { ...args, [KEY_PARAM]: `bridge-${randomUUID()}` };
+  const bytes = typeof args?.bytes === 'string' ? args.bytes : null;
+  if (agent !== undefined && bytes !== null && answersAnyShape(bytes)) return args;
+  return { ...args, [KEY_PARAM]: bytes === null ? `bridge-${randomUUID()}` : bytesKey(bytes) };
 }
 
 /** The bridge does not know the hub's id width: an answer to an id of any width the hub may have. */

@@ -70,16 +70,20 @@ export class HubClient {
     }
   }
 
-  async listTools(timeoutMs: number): Promise<Tool[]> {
+  /** The hub's tools, and how long the hub says they stay valid (2026-07-28 ttlMs; undefined from a 2025 hub). */
+  async listTools(timeoutMs: number): Promise<{ tools: Tool[]; ttlMs?: number }> {
     return this.run({}, timeoutMs, async (client) => {
       const tools: Tool[] = [];
       let cursor: string | undefined;
+      let ttlMs: number | undefined;
       do {
         const page = await client.listTools(cursor === undefined ? {} : { cursor }, { timeout: timeoutMs });
         tools.push(...page.tools);
+        const ttl = (page as { ttlMs?: unknown }).ttlMs;
+        if (typeof ttl === 'number') ttlMs = Math.min(ttlMs ?? ttl, ttl);
         cursor = page.nextCursor;
       } while (cursor !== undefined);
-      return tools;
+      return { tools, ttlMs };
     });
   }
 

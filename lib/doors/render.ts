@@ -45,8 +45,11 @@ export function repliesText(result: { parent: string; replies: Reply[]; delivere
  *   relay-0042 (kind question, from a, to b c, parent relay-0040, refs relay-0007) deposited-by mcp, as-received
  */
 export function appearedLine(record: AppearedRecord): string {
-  const answers = record.answers === undefined ? '' : `, ${record.answers} answer${record.answers === 1 ? '' : 's'} held`;
-  return `${record.id}${claims(record)} deposited-by ${record.depositedBy}, ${record.provenance}${answers}`;
+  const by = record.answeredBy?.length ? ` (by ${record.answeredBy.join(', ')})` : '';
+  const answers = record.answers === undefined ? '' : `, ${record.answers} answer${record.answers === 1 ? '' : 's'} held${by}`;
+  // An MCP item whose sender no key proves says so where a model reading the text alone sees it.
+  const unproven = record.unproven ? ', sender unproven' : '';
+  return `${record.id}${claims(record)} deposited-by ${record.depositedBy}, ${record.provenance}${unproven}${answers}`;
 }
 
 /**

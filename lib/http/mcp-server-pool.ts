@@ -38,7 +38,7 @@ export class McpServerPool {
     if (pooled) return pooled;
     // Between requests a pooled server belongs to nobody: no door, and a call that somehow reached it is refused.
     const door: DoorRef = { current: null };
-    return { server: createMcpServer(this.store, door, this.requestCap), door };
+    return { server: createMcpServer(this.store, door, { http: true }), door };
   }
 
   release(lease: Lease, era: 'legacy' | 'modern' = 'legacy'): void {

@@ -14,7 +14,7 @@ import type { RelayStore } from '../store/store.js';
 import { VERSION } from '../version.js';
 import type { DoorRef } from '../doors/door.js';
 import { answer, refusal } from './result.js';
-import { namedInstructions, UNNAMED_INSTRUCTIONS, type NamedServer } from './instructions.js';
+import { instructions, type Caller } from './instructions.js';
 import { withoutDialect } from './listed-schema.js';
 import { TOOLS, type ToolDefinition, type ToolFacts } from './tools/index.js';
 
@@ -31,15 +31,16 @@ export interface Serving {
  * `ttlMs`), for any client (`public`): the six tools change only when the
  * server restarts with other settings, and they are the same for everyone.
  */
-const LIST_CACHE = { ttlMs: 60_000, cacheScope: 'public' } as const;
+export const LIST_CACHE = { ttlMs: 60_000, cacheScope: 'public' } as const;
 
 /**
  * A server whose tools call `store`, asking `door` for what each call needs.
  * Built per connection (stdio) or per request (HTTP) by the v2 SDK's serving
- * entries, it serves whichever protocol era the entry picked.
+ * entries, it serves whichever protocol era the entry picked. The tools are
+ * the same for every caller; `caller` only names the agent in the instructions.
  */
-export function createMcpServer(store: RelayStore, door: DoorRef, requestCap?: number, named?: NamedServer): McpServer {
-  return buildServer({ shape: store.shape, maxRecordBytes: store.maxRecordBytes, requestCap, agent: named?.agent }, { store, door }, named);
+export function createMcpServer(store: RelayStore, door: DoorRef, caller: Caller): McpServer {
+  return buildServer({ shape: store.shape }, { store, door }, caller);
 }
 
 /**
@@ -47,8 +48,8 @@ export function createMcpServer(store: RelayStore, door: DoorRef, requestCap?: n
  * with these facts would state them (the bridge's fallback list). Its tools
  * refuse every call: there is no store behind them.
  */
-export function createListingServer(facts: ToolFacts): McpServer {
-  return buildServer(facts, null, facts.agent === undefined ? undefined : { agent: facts.agent });
+export function createListingServer(facts: ToolFacts, caller: Caller = { http: true }): McpServer {
+  return buildServer(facts, null, caller);
 }
 
 /**
@@ -60,10 +61,9 @@ export function createListingServer(facts: ToolFacts): McpServer {
  */
 const CHANNEL_CAPABILITY = { experimental: { 'claude/channel': {} } };
 
-function buildServer(facts: ToolFacts, serving: Serving | null, named?: NamedServer): McpServer {
-  const capabilities = { tools: {}, ...(named?.channel ? CHANNEL_CAPABILITY : {}) };
-  const instructions = named ? namedInstructions(named) : UNNAMED_INSTRUCTIONS;
-  const server = new McpServer({ name: SERVER_NAME, version: VERSION }, { capabilities, instructions, cacheHints: { 'tools/list': LIST_CACHE } });
+function buildServer(facts: ToolFacts, serving: Serving | null, caller: Caller): McpServer {
+  const capabilities = { tools: {}, ...(caller.channel ? CHANNEL_CAPABILITY : {}) };
+  const server = new McpServer({ name: SERVER_NAME, version: VERSION }, { capabilities, instructions: instructions(caller), cacheHints: { 'tools/list': LIST_CACHE } });
   refuseLikeTheTools(server);
   registerTools(server, facts, serving);
   return server;
@@ -97,9 +97,9 @@ function registerTools(server: McpServer, facts: ToolFacts, serving: Serving | n
         inputSchema: withoutDialect(countingRefusals(z.object(input), () => serving?.door.current?.refused('invalid_arguments'))),
         ...(output ? { outputSchema: withoutDialect(z.object(output)) } : {}),
         // No annotations.title: the tool's own title says it, and MCP shows that one first.
-        annotations: { ...(typeof tool.hints === 'function' ? tool.hints(facts) : tool.hints) },
+        annotations: { ...tool.hints },
       },
-      (args: Record<string, unknown>, ctx: ServerContext) => call(tool, args, ctx, serving, facts.agent),
+      (args: Record<string, unknown>, ctx: ServerContext) => call(tool, args, ctx, serving),
     );
   }
 }
@@ -123,7 +123,7 @@ function countingRefusals<T extends z.ZodObject>(schema: T, refused: () => void)
 }
 
 /** Runs one call through its door; a refusal is answered as a tool result, never thrown, and the door counts it. */
-async function call(tool: ToolDefinition, args: Record<string, unknown>, ctx: ServerContext, serving: Serving | null, agent: string | undefined): Promise<CallToolResult> {
+async function call(tool: ToolDefinition, args: Record<string, unknown>, ctx: ServerContext, serving: Serving | null): Promise<CallToolResult> {
   const door = serving?.door.current;
   try {
     if (!serving) throw new RelayError('internal', `${tool.name} cannot run here: this server only lists the tools. Call it through a server that has a store.`);
@@ -138,7 +138,7 @@ async function call(tool: ToolDefinition, args: Record<string, unknown>, ctx: Se
           ? (progress: number, message: string) =>
               void ctx.mcpReq.notify({ method: 'notifications/progress', params: { progressToken, progress, message } }).catch(() => {})
           : undefined;
-      const result = await tool.run(serving.store, args, { grant, signal, progress, agent });
+      const result = await tool.run(serving.store, args, { grant, signal, progress });
       // A door that ended the call for a reason of its own (a revoked key) says so.
       if (grant.signal?.aborted && grant.signal.reason instanceof RelayError) throw grant.signal.reason;
       return answer(result.text, result.structured);

@@ -20,7 +20,6 @@
  * the key to resend it under), and reads and waits go on answering from the
  * mirror.
  */
-import { randomUUID } from 'node:crypto';
 import { ProtocolError, type Tool } from '@modelcontextprotocol/client';
 import type { CallToolResult } from '@modelcontextprotocol/server';
 import { asRelayError, ERROR_STATUS, RelayError, type ErrorCode } from '../errors.js';
@@ -31,6 +30,7 @@ import { ERROR_META_KEY } from '../mcp/result.js';
 import type { AppendResult, RelayStore } from '../store/store.js';
 import { hubTakesKey, KEYED_TOOL, KEY_PARAM, sendWithRetries } from '../bridge/append-retry.js';
 import { answerKeyOf } from '../model/answer-key.js';
+import { bytesKey } from '../mcp/tools/named-key.js';
 import { bridgeKey } from '../bridge/bridge-key.js';
 import { callTimeoutMs } from '../bridge/forward-call.js';
 import { hubRefusal, hubTimeout, hubUnreachable, nothingSent, type HubSide } from '../bridge/hub-answers.js';
@@ -90,10 +90,12 @@ export function primaryAppender(options: ReplicaOptions): PrimaryAppender {
     }
     const route = routeFor(agent);
     // Always keyed: a retry (ours, or the agent's under the key the refusal names) is stored once. An answer's key is
-    // the one the primary would derive (the same function, this mirror's id shape is the primary's), sent explicitly.
-    const key = idempotencyKey ?? answerKeyOf(agent, bytes, store.shape) ?? `bridge-${randomUUID()}`;
-    const args = { bytes: decodeRecordText(bytes), ...(id === undefined ? {} : { id }), [KEY_PARAM]: key };
-    route.tools ??= await route.hub.listTools(LIST_TIMEOUT_MS).catch(() => null);
+    // the one the primary would derive (the same function, this mirror's id shape is the primary's), sent explicitly;
+    // any other record's is the key of its bytes, as the primary keys a signed append.
+    const text = decodeRecordText(bytes);
+    const key = idempotencyKey ?? answerKeyOf(agent, bytes, store.shape) ?? bytesKey(text);
+    const args = { bytes: text, ...(id === undefined ? {} : { id }), [KEY_PARAM]: key };
+    route.tools ??= await route.hub.listTools(LIST_TIMEOUT_MS).then(({ tools }) => tools, () => null);
     const timeoutMs = callTimeoutMs(KEYED_TOOL, args);
     const toolDefinition = unvalidated(route.tools);
     let result: CallToolResult;

@@ -18,11 +18,13 @@ test('an answer whose parent: holds more than its id is not keyed by that text t
   }
 });
 
-test('any other unkeyed append through the bridge gets a fresh key, and a key sent is kept', () => {
-  const note = withIdempotencyKey('append_relay', { bytes: '@p-e/x0\nkind: note\nparent: relay-0007\n\nhi' }, 'ana');
-  assert.match(String(note?.idempotency_key), /^bridge-[0-9a-f-]{36}$/);
+test('any other unkeyed append through the bridge gets the key of its bytes, as the hub keys it, and a key sent is kept', () => {
+  const bytes = '@p-e/x0\nkind: note\nparent: relay-0007\n\nhi';
+  const note = withIdempotencyKey('append_relay', { bytes }, 'ana');
+  assert.match(String(note?.idempotency_key), /^sha256\/[0-9a-f]{64}$/);
+  assert.equal(withIdempotencyKey('append_relay', { bytes }, 'ana')?.idempotency_key, note?.idempotency_key, 'the same bytes, the same key');
   const noId = withIdempotencyKey('append_relay', { bytes: '@p-e/x0\nkind: answer\nparent: the pass\n\nhi' }, 'ana');
-  assert.match(String(noId?.idempotency_key), /^bridge-[0-9a-f-]{36}$/, 'an answer naming no id is no answer to the hub: it is keyed here');
+  assert.match(String(noId?.idempotency_key), /^sha256\/[0-9a-f]{64}$/, 'an answer naming no id is no answer to the hub: it is keyed here');
   const kept = withIdempotencyKey('append_relay', { bytes: answer('kind: answer'), idempotency_key: 'mine' }, 'ana');
   assert.equal(kept?.idempotency_key, 'mine');
 });

@@ -72,7 +72,7 @@ test('the bridge retries an append whose answer was dropped, with the same key: 
   assert.equal(answer.depositedBy, `mcp/${AGENT}`);
   assert.deepEqual(await recordFiles(hub.corpus), [answer.id], 'one record, never two');
   const head = (await readFile(path.join(hub.corpus, answer.id), 'utf8')).split('\n---\n')[0]!;
-  assert.match(head, /\nidempotency-key: bridge-[0-9a-f-]{36}$/, 'the key the bridge added is in the deposit header');
+  assert.match(head, /\nidempotency-key: sha256\/[0-9a-f]{64}$/, 'the key the bridge added (its bytes\' key) is in the deposit header');
 });
 
 test("the bridge keeps the client's own idempotency key, so the client's retry answers the same record", async (t) => {

@@ -196,14 +196,14 @@ test('a question item counts the held kind: answer records whose parent it is; o
   await call(client, 'append_relay', { bytes: record({ kind: 'answer', from: 'c', to: 'a', parent: 'relay-0006' }, 'two') });
   const { counts, text } = await answersOf();
   assert.equal(counts['relay-0006'], 2);
-  assert.match(text, /^relay-0006 \(kind question, from a, to all\) deposited-by mcp, as-received, 2 answers held$/m);
+  assert.match(text, /^relay-0006 \(kind question, from a, to all\) deposited-by mcp, as-received, sender unproven, 2 answers held \(by b, c\)$/m);
 });
 
-test('a wait without filters that times out answers the cursor of what is held', async (t) => {
+test('a wait that times out answers the cursor of what is held, past records its filter passed over', async (t) => {
   const { writer, reader } = await stdioPair(t);
   await call(writer, 'append_relay', { bytes: record() });
   await eventually(async () => ((await call(reader, 'list_relays', {})).structuredContent as { present: string[] }).present.length === 1, 'the reader to index it');
-  const w = waitOf(await call(reader, 'wait_for_relay', { timeout_ms: 100 }));
+  const w = waitOf(await call(reader, 'wait_for_relay', { after: 'relay-0000', to: 'nobody', timeout_ms: 100 }));
   assert.deepEqual([w.appeared, w.timedOut, w.cursor], [[], true, 'relay-0001']);
 });
 
@@ -218,8 +218,9 @@ test('include_bytes inlines the record bytes and digest, and omits what passes 6
   assert.equal(items[0]!.bytes, small);
   assert.equal(items[0]!.digest, digestOf(Buffer.from(small)));
   assert.match(textOf(answer), />>> relay-0001 ([0-9a-f]{12}) bytes, sha256:[0-9a-f]{64}\n@p-e\/x0\nto: me\n\nsmall\n<<< relay-0001 \1\n/);
-  const plain = waitOf(await call(reader, 'wait_for_relay', { to: 'me', after: 'relay-0000' })).appeared;
-  assert.equal(plain[0]!.bytes, undefined, 'no bytes unless asked');
+  assert.equal(waitOf(await call(reader, 'wait_for_relay', { to: 'me', after: 'relay-0000' })).appeared[0]!.bytes, small, 'bytes unless the call says no');
+  const plain = waitOf(await call(reader, 'wait_for_relay', { to: 'me', after: 'relay-0000', include_bytes: false })).appeared;
+  assert.equal(plain[0]!.bytes, undefined, 'no bytes when told not to');
 });
 
 test('wait\'s text fences inlined bytes with a boundary drawn per answer: a body that draws frames reads back as its own bytes, by MCP and by the CLI', async (t) => {

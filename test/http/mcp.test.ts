@@ -32,13 +32,74 @@ test('every tool answers over HTTP for a client that signs', async (t) => {
   assert.match(await (await fetch(`${h.url}/metrics`)).text(), /^p_e_relay_appends_total\{door="mcp"\} 2$/m);
 });
 
-// Over HTTP a record meets the hub's record cap before the store's limit, so the hub's listing states the cap it runs with; stdio's has none.
-test('the hub\'s append_relay states the record cap it runs with, beside the store\'s record limit', async (t) => {
+// Over HTTP a record meets the hub's record cap before the store's limit; the listing, the same on every door, leaves the figure to too_large's sentence.
+test('the hub refuses a record one byte over its record cap as too_large, naming the cap', async (t) => {
   const h = await startTestHub(t, { recordCap: 32_768 });
   const client = await httpClient(t, h.url, { agent: 'scout-7', key: await h.key('scout-7') });
-  const append = (await client.listTools()).tools.find((x) => x.name === 'append_relay')!;
-  const bytes = (append.inputSchema.properties as Record<string, { description: string }>).bytes!.description;
-  assert.match(bytes, /and 1,048,576 bytes \(over this hub: 32,768\)$/);
+  const fits = record({}, 'x'.repeat(32_768 - record({}, '').length));
+  assert.equal((await client.callTool({ name: 'append_relay', arguments: { bytes: fits } })).isError, undefined);
+  const result = await client.callTool({ name: 'append_relay', arguments: { bytes: fits + 'x' } });
+  assert.equal(errorCode(result), 'too_large');
+  assert.match(textOf(result), /32768/);
+});
+
+type Item = { id: string; unproven?: true; answers?: number; answeredBy?: string[] };
+type Waited = { appeared: Item[]; agents?: { name: string }[] };
+const waited = (result: unknown) => (result as { structuredContent: Waited }).structuredContent;
+
+// The listing every door gives says a wait without after is the agent's inbox, each record once; the hub does exactly that for a signed caller.
+test('the hub\'s listing says what a signed wait without after does: it goes on from the agent\'s place, each record once', async (t) => {
+  const h = await startTestHub(t, { agents: ['scout-7', 'critic-2'] });
+  const scout = await httpClient(t, h.url, { agent: 'scout-7', key: await h.key('scout-7') });
+  const critic = await httpClient(t, h.url, { agent: 'critic-2', key: await h.key('critic-2') });
+  const wait = (await scout.listTools()).tools.find((x) => x.name === 'wait_for_relay')!;
+  assert.match(wait.description!, /With no after: the records addressed to you .* that you have not had, oldest first, each once/);
+  assert.equal(wait.annotations?.readOnlyHint, false, 'it moves the agent\'s place');
+  assert.equal(wait.annotations?.idempotentHint, false);
+
+  const to = (body: string) => ({ bytes: record({ kind: 'note', from: 'critic-2', to: 'scout-7' }, body) });
+  for (const body of ['one', 'two']) await critic.callTool({ name: 'append_relay', arguments: to(body) });
+  const first = await scout.callTool({ name: 'wait_for_relay', arguments: { timeout_ms: 5000 } });
+  assert.deepEqual(waited(first).appeared.map((i) => i.id), ['relay-0001', 'relay-0002']);
+  assert.doesNotMatch(textOf(first), /pass it as after/, 'no cursor to carry');
+  assert.deepEqual(waited(first).agents?.map((a) => a.name), ['critic-2'], 'the roster, on the first answer');
+  assert.deepEqual(waited(await scout.callTool({ name: 'wait_for_relay', arguments: { timeout_ms: 0 } })).appeared, [], 'each record once');
+  await critic.callTool({ name: 'append_relay', arguments: to('three') });
+  assert.deepEqual(waited(await scout.callTool({ name: 'wait_for_relay', arguments: { timeout_ms: 5000 } })).appeared.map((i) => i.id), ['relay-0003']);
+});
+
+test('a signed append resent with the same bytes and no key is stored once: the hub keys it by its bytes', async (t) => {
+  const h = await startTestHub(t);
+  const client = await httpClient(t, h.url, { agent: 'scout-7', key: await h.key('scout-7') });
+  const bytes = record({ kind: 'note', from: 'scout-7' }, 'sent twice');
+  const first = (await client.callTool({ name: 'append_relay', arguments: { bytes } })).structuredContent as { id: string; replayed?: true };
+  const again = (await client.callTool({ name: 'append_relay', arguments: { bytes } })).structuredContent as { id: string; replayed?: true };
+  assert.deepEqual([first.id, first.replayed, again.id, again.replayed], ['relay-0001', undefined, 'relay-0001', true]);
+});
+
+test('a wait item whose sender no key proves says so, in its structure and its text; a signed one does not', async (t) => {
+  const h = await startTestHub(t, { agents: ['scout-7', 'critic-2'] });
+  const scout = await httpClient(t, h.url, { agent: 'scout-7', key: await h.key('scout-7') });
+  const critic = await httpClient(t, h.url, { agent: 'critic-2', key: await h.key('critic-2') });
+  await h.store.append(Buffer.from(record({ kind: 'note', from: 'critic-2', to: 'scout-7' }, 'from the command line')), { depositedBy: 'cli/someone' });
+  await critic.callTool({ name: 'append_relay', arguments: { bytes: record({ kind: 'note', from: 'critic-2', to: 'scout-7' }, 'signed') } });
+  const result = await scout.callTool({ name: 'wait_for_relay', arguments: { timeout_ms: 5000 } });
+  assert.deepEqual(waited(result).appeared.map((i) => [i.id, i.unproven ?? false]), [['relay-0001', true], ['relay-0002', false]]);
+  assert.match(textOf(result), /^relay-0001 .*deposited-by cli\/someone, as-received, sender unproven$/m);
+  assert.match(textOf(result), /^relay-0002 .*deposited-by mcp\/critic-2, as-received$/m);
+});
+
+test('a broadcast question\'s wait item names who has answered it already', async (t) => {
+  const h = await startTestHub(t, { agents: ['scout-7', 'critic-2', 'ana'] });
+  const as = async (agent: string) => httpClient(t, h.url, { agent, key: await h.key(agent) });
+  const [scout, critic, ana] = [await as('scout-7'), await as('critic-2'), await as('ana')];
+  await ana.callTool({ name: 'wait_for_relay', arguments: { timeout_ms: 0 } }); // here before the broadcast: it is ana's too
+  await critic.callTool({ name: 'append_relay', arguments: { bytes: record({ kind: 'question', from: 'critic-2', to: 'all' }, 'who knows?') } });
+  await scout.callTool({ name: 'append_relay', arguments: { bytes: record({ kind: 'answer', from: 'scout-7', to: 'critic-2', parent: 'relay-0001' }, 'part of it') } });
+  const result = await ana.callTool({ name: 'wait_for_relay', arguments: { timeout_ms: 5000 } });
+  const question = waited(result).appeared.find((i) => i.id === 'relay-0001')!;
+  assert.deepEqual([question.answers, question.answeredBy], [1, ['scout-7']]);
+  assert.match(textOf(result), /^relay-0001 .*1 answer held \(by scout-7\)$/m);
 });
 
 test('reads need no signature over HTTP', async (t) => {

@@ -264,23 +264,38 @@ test('wait_for_relay with after returns at once with the held records after it',
   await put(client, { kind: 'b', from: 'x', to: 'y' });
   const result = structured<{ appeared: unknown[]; timedOut: boolean }>(await call(client, 'wait_for_relay', { after: 'relay-0001', timeout_ms: 60_000 }));
   assert.equal(result.appeared.length, 1);
-  const { depositedAt, ...item } = result.appeared[0] as { depositedAt: string } & Record<string, unknown>;
-  assert.deepEqual(item, { id: 'relay-0002', kind: 'b', from: 'x', to: 'y', parent: null, refs: [], depositedBy: 'mcp', provenance: 'as-received' });
+  const { depositedAt, bytes, digest, ...item } = result.appeared[0] as { depositedAt: string; bytes: string; digest: string } & Record<string, unknown>;
+  // Over stdio no key proves who sent it: the item says so.
+  assert.deepEqual(item, { id: 'relay-0002', kind: 'b', from: 'x', to: 'y', parent: null, refs: [], depositedBy: 'mcp', provenance: 'as-received', unproven: true });
+  assert.match(bytes, /^@p-e\/x0\nkind: b\n/, 'its bytes come with it unless the call says no');
+  assert.match(digest, /^sha256:[0-9a-f]{64}$/);
   assert.equal(new Date(depositedAt).toISOString(), depositedAt);
   assert.equal(result.timedOut, false);
 });
 
-test('wait_for_relay without after blocks until a record lands, then answers it', async (t) => {
+test('wait_for_relay without after blocks until a record for the agent lands, then answers it', async (t) => {
   const { corpus } = await tempStore(t);
-  const waiter = await connect(t, corpus);
+  const waiter = await connect(t, corpus, ['--agent', 'ana']);
   const writer = await connect(t, corpus);
-  await put(writer); // already held: not what a wait without after reports
+  await call(waiter, 'wait_for_relay', { timeout_ms: 0 }); // nothing held yet: its place starts here
   const pending = call(waiter, 'wait_for_relay', { timeout_ms: 20_000 });
   await call(waiter, 'exists', { id: 'relay-0001' }); // the server has started the wait
-  const id = await put(writer, { kind: 'answer' });
+  const id = await put(writer, { kind: 'answer', to: 'ana' });
   const result = structured<{ appeared: { id: string; kind: string }[]; timedOut: boolean }>(await pending);
   assert.deepEqual(result.appeared.map((r) => [r.id, r.kind]), [[id, 'answer']]);
   assert.equal(result.timedOut, false);
+});
+
+test('a server with no agent name refuses wait_for_relay without after as agent_required, saying how to get one, and answers it with after', async (t) => {
+  const { corpus } = await tempStore(t);
+  const client = await connect(t, corpus);
+  const id = await put(client, { to: 'ana' });
+  const result = await call(client, 'wait_for_relay', { timeout_ms: 0 });
+  refused(result, 'agent_required');
+  assert.match(textOf(result), /serve --agent NAME/);
+  assert.match(textOf(result), /P_E_RELAY_AGENT=NAME/);
+  assert.match(textOf(result), /pass after/);
+  assert.deepEqual(structured<{ appeared: { id: string }[] }>(await call(client, 'wait_for_relay', { after: 'relay-0000', timeout_ms: 0 })).appeared.map((a) => a.id), [id]);
 });
 
 test('wait_for_relay times out with {appeared: [], timedOut: true}', async (t) => {
@@ -306,7 +321,7 @@ test('structuredContent of every tool matches its output schema', async (t) => {
     ['list_relays', { after: 'relay-0000' }],
     ['list_replies', { id: 'relay-0007' }],
     ['wait_for_relay', { after: 'relay-0000' }],
-    ['wait_for_relay', { timeout_ms: 1 }],
+    ['wait_for_relay', { after: 'relay-0000', timeout_ms: 1, include_bytes: false }],
   ];
   for (const [name, args] of calls) {
     const result = (await client.callTool({ name, arguments: args })) as CallToolResult;
@@ -316,33 +331,31 @@ test('structuredContent of every tool matches its output schema', async (t) => {
   assert.equal(schemas.get('get_relay'), undefined, 'get_relay answers bytes as text, with no output schema');
 });
 
-test('a store of width 6 states its width in the tool descriptions and uses it', async (t) => {
+test('a store of width 6 shows its width by example in every id schema, and uses it', async (t) => {
   const { corpus } = await tempStore(t, { idWidth: 6 });
   const client = await connect(t, corpus);
   const { tools } = await client.listTools();
-  // The shape in words once (append_relay's bytes); every id schema shows the width by its example (spec §3).
-  assert.match((tools.find((x) => x.name === 'append_relay')!.inputSchema.properties as Record<string, { description: string }>).bytes!.description, /`relay-` and 6 digits \(relay-000033\)/);
-  for (const name of ['append_relay', 'exists', 'get_relay', 'list_replies']) {
+  // Every id schema shows the width by its example (spec §3).
+  for (const name of ['append_relay', 'exists', 'get_relay', 'list_replies', 'list_relays']) {
     const tool = tools.find((x) => x.name === name)!;
     assert.match(JSON.stringify(tool.inputSchema), /e\.g\. relay-000033/, name);
   }
+  assert.match(tools.find((x) => x.name === 'wait_for_relay')!.description!, /e\.g\. relay-000000/);
   assert.equal(await put(client), 'relay-000001');
   assert.deepEqual(structured(await call(client, 'exists', { id: 'relay-0001' })), { id: 'relay-0001', state: 'UNKNOWN' });
   refused(await call(client, 'append_relay', { id: 'relay-0002', bytes: record() }), 'bad_id');
 });
 
-// The size an agent is told is the one the store enforces as it runs (--max-record-bytes), not a fixed figure: a record one byte over it is refused.
-test('a store served with --max-record-bytes states that limit in append_relay\'s bytes and get_relay, and refuses one byte more', async (t) => {
+// The size limit is the one the store enforces as it runs (--max-record-bytes): the listing, the same on every door, leaves it to too_large's sentence.
+test('a store served with --max-record-bytes refuses one byte more as too_large, naming the limit', async (t) => {
   const { corpus } = await tempStore(t);
   const { client } = await stdioClient(t, corpus, ['--max-record-bytes', '2048']);
-  const { tools } = await client.listTools();
-  const bytes = (tools.find((x) => x.name === 'append_relay')!.inputSchema.properties as Record<string, { description: string }>).bytes!.description;
-  assert.match(bytes, /and 2,048 bytes$/);
-  assert.match(tools.find((x) => x.name === 'get_relay')!.description!, /≤ 2,048 bytes \+ header/);
   const fits = record({}, 'x'.repeat(2048 - record({}, '').length));
   assert.equal(Buffer.byteLength(fits), 2048);
   assert.notEqual((await call(client, 'append_relay', { bytes: fits })).isError, true);
-  refused(await call(client, 'append_relay', { bytes: fits + 'x' }), 'too_large');
+  const result = await call(client, 'append_relay', { bytes: fits + 'x' });
+  refused(result, 'too_large');
+  assert.match(textOf(result), /2048/);
 });
 
 test('arguments that fail the input schema are refused by the protocol as an isError result', async (t) => {
@@ -366,7 +379,7 @@ test('a timeout_ms above the 90000 cap is capped, not refused', async (t) => {
 
 test('a blocked wait_for_relay sends progress notifications (~every 10 s) when the request has a progress token', async (t) => {
   const { corpus } = await tempStore(t);
-  const client = await connect(t, corpus);
+  const client = await connect(t, corpus, ['--agent', 'ana']);
   const progress: Progress[] = [];
   const result = (await client.callTool({ name: 'wait_for_relay', arguments: { timeout_ms: 12_000 } }, { onprogress: (p) => progress.push(p), timeout: 30_000 })) as CallToolResult;
   assert.equal(structured<{ timedOut: boolean }>(result).timedOut, true);
@@ -402,7 +415,7 @@ class ChildTransport implements Transport {
 
 test('cancelling a wait ends it on the server, and the server still answers', async (t) => {
   const { corpus } = await tempStore(t);
-  const child = spawn(process.execPath, [BIN, 'serve', '--corpus', corpus], { stdio: ['pipe', 'pipe', 'ignore'], env: { ...process.env, P_E_RELAY_LOG: 'silent' } });
+  const child = spawn(process.execPath, [BIN, 'serve', '--corpus', corpus, '--agent', 'ana'], { stdio: ['pipe', 'pipe', 'ignore'], env: { ...process.env, P_E_RELAY_LOG: 'silent' } });
   t.after(() => child.kill('SIGKILL'));
   const client = new Client({ name: 'p-e-relay-test', version: '0.0.0' });
   await client.connect(new ChildTransport(child));

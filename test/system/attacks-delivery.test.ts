@@ -138,8 +138,10 @@ test('N4: 30 answers citing ids that do not exist yet leave the 10 broadcasts th
   for (const name of ['mallory', 'ana']) await addKey(keys, name);
   const hub = await hubProcess(t, corpus, keys, { tuned: { limits: { appendsPerSecond: 1000, appendBurst: 1000 } }, env: { P_E_RELAY_LOG: 'warn' } });
   const [mallory, ana] = [await httpClient(t, hub.url, { agent: 'mallory', key: (await readKey(keys, 'mallory'))! }), await httpClient(t, hub.url, { agent: 'ana', key: (await readKey(keys, 'ana'))! })];
+  let n = 0;
+  // Each record's own text: the hub keys a signed append by its bytes, so the same bytes twice would be one record.
   const append = async (client: typeof ana, headers: Record<string, string>) => {
-    const result = (await client.callTool({ name: 'append_relay', arguments: { bytes: record(headers, 'text') } })) as CallToolResult;
+    const result = (await client.callTool({ name: 'append_relay', arguments: { bytes: record(headers, `text ${n++}`) } })) as CallToolResult;
     assert.notEqual(result.isError, true, textOf(result));
     return (result.structuredContent as { id: string }).id;
   };

@@ -232,7 +232,7 @@ test(`bursts of ${BURST} waits, each woken by one append: every one is answered 
 
 test('a stdio server whose client closes its end mid-wait answers the wait at once and exits; calls in flight are still answered', async (t) => {
   const { corpus } = await tempStore(t);
-  const server = await rawStdio(t, corpus);
+  const server = await rawStdio(t, corpus, {}, ['--agent', 'ana']);
   const wait = server.request('tools/call', { name: 'wait_for_relay', arguments: { timeout_ms: 90_000 } });
   await server.request('tools/list'); // the wait is in
   const append = server.request('tools/call', { name: 'append_relay', arguments: { bytes: record({ kind: 'sent-just-before-eof' }) } });
@@ -248,7 +248,7 @@ test('a stdio server whose client closes its end mid-wait answers the wait at on
 
 test('a stdio server whose client vanishes entirely (both pipes gone) mid-wait exits at once, cleanly', async (t) => {
   const { corpus } = await tempStore(t);
-  const server = await rawStdio(t, corpus, { P_E_RELAY_LOG: 'info' });
+  const server = await rawStdio(t, corpus, { P_E_RELAY_LOG: 'info' }, ['--agent', 'ana']);
   server.request('tools/call', { name: 'wait_for_relay', arguments: { timeout_ms: 90_000 } }).catch(() => {});
   await server.request('tools/list');
   const started = Date.now();

@@ -167,7 +167,7 @@ test('a record dropped in the rsync way wakes a waiter; dotfiles and other names
   const junk = ['.relay-0006', '.relay-0007.AbC123', 'relay-0008~', 'relay-08', 'RELAY-0009', 'relay-0010.tmp', 'README.md', '#relay-0011#'];
   for (const name of junk) await writeFile(path.join(corpus, name), 'not a record\n');
 
-  const pending = client.callTool({ name: 'wait_for_relay', arguments: { timeout_ms: 20_000 } });
+  const pending = client.callTool({ name: 'wait_for_relay', arguments: { after: 'relay-0000', timeout_ms: 20_000 } });
   await client.callTool({ name: 'exists', arguments: { id: 'relay-0005' } }); // the wait has started
   const bytes = Buffer.from(record({ kind: 'mirrored', from: 'primary', parent: 'relay-0003' }, 'carried by rsync'));
   const file = buildRecordFile({ provenance: 'as-received', depositedBy: 'mcp/scout-7', depositedAt: new Date().toISOString(), digest: digestOf(bytes) }, bytes);

@@ -4,7 +4,7 @@ import { listText } from '../../doors/render.js';
 import { parseFilter } from '../../model/filter.js';
 import type { IdShape } from '../../model/ids.js';
 import type { ListIds, ListResult } from '../../store/store.js';
-import { listFilterParams, listRepliesTo, namedFilterParams, namedRepliesTo } from './shared.js';
+import { filterParams, repliesTo } from './shared.js';
 import { defineTool, READ } from './tool.js';
 
 /**
@@ -29,33 +29,19 @@ const capped = (shape: IdShape) => shape.max > LIST_MAX_IDS;
 
 export const listRelays = defineTool({
   name: 'list_relays',
-  title: 'List held and known-missing ids',
+  title: 'List ids',
   hints: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
   door: READ,
-  contract: ({ shape, agent }) => (agent ? named(shape) : ({
-    description: [
-      // What it is for first: ids, against wait_for_relay's records (the grader weighed three tools for one job).
-      `Ids only, never blocking: held and KNOWN_MISSING ones, ascending, to find ids to fetch or re-deposit. ` +
-        `For records (metadata, bytes): wait_for_relay, after: ${shape.format(0)}, timeout_ms: 0. ` +
-        `One response that grows with the store (no pagination; see after).`,
-      `Filters to, from, kind (as in wait_for_relay) and replies_to keep only held records matching all. ` +
-        `Refusal codes: bad_id, bad_filter${capped(shape) ? `; too_large past ${n(LIST_MAX_IDS)} ids (see after)` : ''}.`,
-    ].join('\n\n'),
+  contract: ({ shape }) => ({
+    description: `Ids only, ascending, never blocking: held ones, and KNOWN_MISSING ones when unfiltered (for history or a re-deposit).${
+      capped(shape) ? `\nRefused too_large past ${n(LIST_MAX_IDS)} ids: send the after its _meta names.` : ''}`,
     input: {
-      after: z.string().optional().describe(`optional, exclusive, need not be held: for newer ids, ` +
-        `the highest present id you saw; omitted or ${shape.format(0)}: the whole store; ` +
-        `malformed: bad_id${capped(shape) ? `. A list of more than ${n(LIST_MAX_IDS)} ids (held and known missing ` +
-          `together) is refused too_large: send the after in its _meta["p-e-relay/error"].after, same filters, ` +
-          `for the newest ${n(LIST_MAX_IDS)}, or filter more` : ''}`),
-      ...listFilterParams(),
-      replies_to: listRepliesTo,
+      after: z.string().optional().describe(`optional, exclusive: only ids above it, e.g. ${shape.example}`),
+      ...filterParams(),
+      replies_to: repliesTo,
     },
-    output: {
-      after: z.string().nullable(),
-      present: z.array(z.string()).describe('held ids, damaged ones included (get_relay refuses them; no filter or wait returns them)'),
-      knownMissing: z.array(z.string()).describe('KNOWN_MISSING ids, only unfiltered: a filtered call gives []'),
-    },
-  })),
+    output: { after: z.string().nullable(), present: z.array(z.string()), knownMissing: z.array(z.string()) },
+  }),
   async run(store, { after, to, from, kind, replies_to, text }) {
     // Counted before a single id is formatted: a refused list costs no strings.
     const ids = await store.listIds(after, parseFilter({ to, from, kind, replies_to, text }, store.shape));
@@ -64,20 +50,6 @@ export const listRelays = defineTool({
     return { text: listText(result), structured: { ...result } };
   },
 });
-
-/** A named server's list_relays: ids only, for history; the inbox is wait_for_relay's. */
-function named(shape: IdShape) {
-  return {
-    description: `Ids only, ascending, never blocking: held ones, and KNOWN_MISSING ones when unfiltered (for ` +
-      `history or a re-deposit).${capped(shape) ? ` Refused too_large past ${n(LIST_MAX_IDS)} ids: send the after its _meta names.` : ''}`,
-    input: {
-      after: z.string().optional().describe(`optional, exclusive: only ids above it, e.g. ${shape.example}`),
-      ...namedFilterParams(),
-      replies_to: namedRepliesTo,
-    },
-    output: { after: z.string().nullable(), present: z.array(z.string()), knownMissing: z.array(z.string()) },
-  };
-}
 
 /** too_large for a list of more than LIST_MAX_IDS ids, naming the `after` whose answer holds the newest LIST_MAX_IDS. */
 function refuseIfLonger(list: ListIds, shape: IdShape): void {

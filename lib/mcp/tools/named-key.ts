@@ -15,5 +15,10 @@ import { isAnswer } from '../../model/answer-key.js';
 
 export function namedKey(text: string, given: string | undefined, shape: IdShape): string | undefined {
   if (given !== undefined || isAnswer(Buffer.from(text, 'utf8'), shape)) return given;
+  return bytesKey(text);
+}
+
+/** The key of a record's bytes: the bridge and a replica key what they forward the same way, so one record lands once through any door. */
+export function bytesKey(text: string): string {
   return `sha256/${process.getBuiltinModule('node:crypto').createHash('sha256').update(text).digest('hex')}`;
 }

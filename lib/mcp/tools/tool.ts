@@ -11,23 +11,15 @@ import type { IdShape } from '../../model/ids.js';
 import type { RelayStore } from '../../store/store.js';
 import type { Admission, Grant } from '../../doors/door.js';
 
-/** What a tool's contract is built from: the store's id width and record limit, and the door's request cap where it has one. */
+/**
+ * What a tool's contract is built from: the store's id width, and nothing
+ * else. Every door (stdio, named or not; the hub's /mcp; the bridge; a
+ * replica) lists the same text, so a tool's words cannot depend on who is
+ * calling or through which door; the agent's name lives in the server's
+ * instructions (lib/mcp/instructions.ts).
+ */
 export interface ToolFacts {
   readonly shape: IdShape;
-  readonly maxRecordBytes: number;
-  /**
-   * The HTTP door's record cap (--record-cap), which a record sent through it
-   * meets before the store's limit; absent over stdio. Present exactly where
-   * every call is signed by an agent (the hub, and lists stated as the hub would).
-   */
-  readonly requestCap?: number;
-  /**
-   * The agent this server serves (`serve --agent NAME`), or absent. A named
-   * server's relay keeps the agent's place, from: and keys (spec §8d), so its
-   * contract is the short one: the loop recipe lives once in the server's
-   * instructions (lib/mcp/instructions.ts), not in every tool.
-   */
-  readonly agent?: string;
 }
 
 export interface ToolContract<Input extends z.ZodRawShape> {
@@ -42,11 +34,6 @@ export interface ToolHints {
   destructiveHint?: boolean;
   idempotentHint: boolean;
   openWorldHint: boolean;
-}
-
-/** Whether the calls may come from a named agent: a named stdio server, or a door where every call is signed. */
-export function servesAgents(facts: ToolFacts): boolean {
-  return facts.agent !== undefined || facts.requestCap !== undefined;
 }
 
 /** What the doors need to know about a tool, besides its contract. */
@@ -66,8 +53,6 @@ export interface ToolCall {
   signal: AbortSignal;
   /** Tells the caller how far along the call is; present only when the tool streams progress and the caller asked for it. */
   progress?: (progress: number, message: string) => void;
-  /** The agent a named server serves (ToolFacts.agent), or absent. */
-  agent?: string;
 }
 
 /** A tool's answer: the text every door prints, and the structured content matching its output schema. */
@@ -79,8 +64,7 @@ export interface Answer {
 export interface ToolDefinition<Input extends z.ZodRawShape = z.ZodRawShape> {
   readonly name: string;
   readonly title: string;
-  /** Its hints, or what they are for these facts (a wait moves a named agent's mark). */
-  readonly hints: ToolHints | ((facts: ToolFacts) => ToolHints);
+  readonly hints: ToolHints;
   readonly door: DoorFacts;
   contract(facts: ToolFacts): ToolContract<Input>;
   /** Runs the call against the store; a refusal is a thrown RelayError. */

@@ -76,10 +76,10 @@ export async function serveStdio(options: StdioOptions): Promise<void> {
   // One server per connection (two when a client probes with server/discover and falls back to initialize), all on the one store.
   // A line that is not JSON-RPC, or too long to be one of ours, is refused; without onerror the operator would never learn why a session ended.
   const { agent } = options;
-  const named = agent === undefined ? undefined : { agent, channel: true, push: options.channel === true };
+  const caller = agent === undefined ? {} : { agent, channel: true, push: options.channel === true };
   const stops: (() => void)[] = [];
   const serve = () => {
-    const server = createMcpServer(store, { current: door }, undefined, named);
+    const server = createMcpServer(store, { current: door }, caller);
     if (agent !== undefined) stops.push(attachChannelPush(server, { store, agent, forced: options.channel === true, log }));
     return server;
   };

@@ -7,6 +7,13 @@ import type { RecordFilter } from '../../model/filter.js';
 import type { RecordMeta } from '../../model/record-index.js';
 import { subscribe, type HeldRecord, type OnRecord, type RecordBytes, type RecordFeed, type Subscription } from './subscription.js';
 
+/**
+ * A wait's default (spec §8): well under the 60 s many MCP clients give a
+ * call without progress, and within the 25–30 s some HTTP clients give one,
+ * so a quiet inbox answers empty rather than as a client-side error. The
+ * tool's words say so, and say to call again. MAX_WAIT_MS is for callers
+ * that choose a longer wait and keep the call alive on progress.
+ */
 export const DEFAULT_WAIT_MS = 30_000;
 export const MAX_WAIT_MS = 90_000;
 export const PROGRESS_EVERY_MS = 10_000;
@@ -41,6 +48,10 @@ export type AppearedRecord = Pick<RecordMeta, 'id' | 'kind' | 'from' | 'to' | 'p
   size?: number;
   /** On a kind: question item of a wait: the held kind: answer records whose parent: is it, when the wait answered. */
   answers?: number;
+  /** On a kind: question item of a wait: who gave those answers (their agent where the channel names one, else their from:), in landing order. */
+  answeredBy?: string[];
+  /** Set by the MCP door: no key proves the record's sender (deposited over stdio or by the CLI). */
+  unproven?: true;
 };
 
 /** A blocked wait, as the store's wait (store-options.ts WaitOptions) hands it on: its mark parsed, its cursor and catch-up decided. */

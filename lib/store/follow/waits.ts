@@ -5,7 +5,8 @@
  */
 import { countsAsAnswer, isQuestion } from '../../model/answer-count.js';
 import type { IdShape } from '../../model/ids.js';
-import type { RecordIndex } from '../../model/record-index.js';
+import type { RecordIndex, RecordMeta } from '../../model/record-index.js';
+import { AGENT_NAME_SHAPE, depositingAgent } from '../../model/agent-name.js';
 import type { CorpusIndexer } from '../index/corpus-indexer.js';
 import type { Peers } from '../hear/peers.js';
 import { clampWait, WAIT_MAX_ITEMS, type WaitResult, type Waiters } from './waiters.js';
@@ -52,7 +53,11 @@ export class StoreWaits {
       lookForPeers: peers.lookPast,
       heardBytes,
     });
-    for (const item of result.appeared) if (isQuestion(item.kind)) item.answers = this.answersTo(item.id);
+    for (const item of result.appeared) {
+      if (!isQuestion(item.kind)) continue;
+      item.answeredBy = this.answeredBy(item.id);
+      item.answers = item.answeredBy.length;
+    }
     if (heardBytes) {
       result.appeared = await inlineBytes(result.appeared, { heard: heardBytes, read: (id) => reads.read(id), sizeOf: (id) => reads.sizeOf(id) });
     }
@@ -60,21 +65,33 @@ export class StoreWaits {
   }
 
   /**
-   * How many held answers `id` has (lib/model/answer-count.ts: later, and by
-   * their own author where the channel knows it). On a wait's question
-   * items, so that an agent sees a broadcast question already answered
-   * without a list_replies call per question (its recipe answers a to: all
-   * question only while none is).
+   * Who gave the held answers to `id` (lib/model/answer-count.ts: later, and
+   * by their own author where the channel knows it). On a wait's question
+   * items, so that an agent sees who answered a broadcast already, without a
+   * list_replies call per question, and adds an answer only when it has
+   * something theirs lack.
    */
-  private answersTo(id: string): number {
+  private answeredBy(id: string): string[] {
     const { index, shape } = this.parts;
     const n = shape.parseRecordId(id);
-    if (n === null) return 0;
-    let answers = 0;
+    if (n === null) return [];
+    const names: string[] = [];
     for (const m of index.repliesTo(n)) {
       const meta = index.get(m)?.meta;
-      if (meta && countsAsAnswer(n, id, m, meta)) answers++;
+      if (meta && countsAsAnswer(n, id, m, meta)) names.push(answererName(meta));
     }
-    return answers;
+    return names;
   }
+}
+
+/**
+ * Who gave an answer, as a name an agent can address: the agent its channel
+ * names (signed, or a named stdio server's), else its from: when that is a
+ * name, else the channel itself (mcp, cli/<user>). Never free text: the
+ * name goes into the wait's text as it is.
+ */
+function answererName(meta: RecordMeta): string {
+  const agent = depositingAgent(meta.depositedBy, meta.agent);
+  if (agent !== null) return agent;
+  return meta.from !== null && AGENT_NAME_SHAPE.test(meta.from) ? meta.from : meta.depositedBy;
 }
