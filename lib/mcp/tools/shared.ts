@@ -6,7 +6,6 @@
  */
 import { z } from 'zod';
 import type { IdShape } from '../../model/ids.js';
-import { MAX_TEXT_CHARS } from '../../model/filter.js';
 
 /** An id parameter: its role, then an example of the store's id shape (spec §3: every schema states the width; the example shows it). */
 export function idParam(shape: IdShape, role: string) {
@@ -43,7 +42,7 @@ export function filterParams() {
     to: names('optional: its to: names any of these'),
     from: names('optional: its from: is one of these'),
     kind: names('optional: its kind: is one of these (exact case)'),
-    text: z.string().optional().describe(`optional: it holds every one of these words (whole, any case), at most ${MAX_TEXT_CHARS} chars`),
+    text: z.string().optional().describe('optional: it holds all these words (whole, any case)'),
   };
 }
 
