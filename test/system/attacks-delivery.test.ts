@@ -258,6 +258,8 @@ test('N8: a signed 2025-era cancel is spent: sent again it is replayed_signature
   await eventually(async () => (await (await fetch(`${hub.url}/metrics`)).text()).includes('p_e_relay_active_waits 1'), 'the first wait to be held');
   assert.equal((await sendCancel()).status, 202, 'the cancel is accepted');
   await first;
+  // The cancelled wait gives its slot back, so the count below is the second wait's alone.
+  await eventually(async () => (await (await fetch(`${hub.url}/metrics`)).text()).includes('p_e_relay_active_waits 0'), 'the cancelled wait to free its slot');
 
   const second = post(wait('second')).catch(() => null); // ends with the hub
   await eventually(async () => (await (await fetch(`${hub.url}/metrics`)).text()).includes('p_e_relay_active_waits 1'), 'the second wait to be held');
