@@ -28,6 +28,7 @@ import type { HubSide } from './hub-answers.js';
 import { HubClient } from './hub-client.js';
 import { hubFetch } from './hub-fetch.js';
 import type { HubUrl } from './hub-url.js';
+import { SessionRoster } from './session-roster.js';
 import { ToolList } from './tool-list.js';
 
 export interface BridgeOptions {
@@ -45,7 +46,7 @@ export function createBridge(options: BridgeOptions): { server(): Server; check(
   const hub = new HubClient(hubUrl, hubFetch(key, side, log), side, log);
   let current: Server | null = null;
   const tools = new ToolList(hub, () => void current?.sendToolListChanged().catch(() => {}), log);
-  const forward = forwardCall({ hub, tools, log, agent });
+  const forward = forwardCall({ hub, tools, log, agent, roster: new SessionRoster(hubUrl.base, agent, log) });
   const server = () => {
     // The agent's contract, word for word as a named stdio server gives it (lib/mcp/instructions.ts), and the
     // tool list held as long as a server's: the copy the bridge answers from is checked against the hub's (tool-list.ts).

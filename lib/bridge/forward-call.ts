@@ -19,6 +19,7 @@ import { toolNamed } from '../mcp/tools/index.js';
 import { hubTakesKey, KEYED_TOOL, sendWithRetries, withIdempotencyKey } from './append-retry.js';
 import type { HubClient } from './hub-client.js';
 import { ProgressRelay } from './progress-relay.js';
+import { isInboxWait, type SessionRoster } from './session-roster.js';
 import type { ToolList } from './tool-list.js';
 
 /** A call the hub answers at once answers in milliseconds; well before a client's own 60 s, say the hub is silent. */
@@ -39,9 +40,11 @@ export interface Forwarder {
   progressEveryMs?: number;
   /** The agent the bridge signs as: an answer's key is derived from it, as the hub derives it. */
   agent?: string;
+  /** Adds who is here to the session's first inbox answer, where the hub did not (session-roster.ts). */
+  roster?: SessionRoster;
 }
 
-export function forwardCall({ hub, tools, log, progressEveryMs, agent }: Forwarder) {
+export function forwardCall({ hub, tools, log, progressEveryMs, agent, roster }: Forwarder) {
   return async (request: CallToolRequest, ctx: ServerContext): Promise<CallToolResult> => {
     const signal = ctx.mcpReq.signal;
     const { name } = request.params;
@@ -68,7 +71,7 @@ export function forwardCall({ hub, tools, log, progressEveryMs, agent }: Forward
       };
       const result = await sendWithRetries(send, { name, keyed, signal, log });
       log.debug(`${name}: the hub answered in ${Date.now() - started} ms${result.isError ? ' (a refusal)' : ''}`);
-      return result;
+      return roster && isInboxWait(name, args) ? await roster.complete(result) : result;
     } catch (err) {
       if (signal.aborted) {
         // The client cancelled: the hub's request is closed (which ends a

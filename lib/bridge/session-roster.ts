@@ -1,0 +1,66 @@
+/**
+ * Who is here, on the first inbox wait of a bridge session.
+ *
+ * The contract says an inbox wait's answer carries `agents` the first time
+ * and whenever someone joins (lib/mcp/tools/roster-news.ts). A stdio server
+ * keeps that promise per session because a session is a process. The hub
+ * is one long-lived process that cannot tell a bridge's sessions apart (its
+ * calls are stateless, and only signed tools are signed), so it tells an
+ * agent the roster once per hub process: an agent whose host restarts gets
+ * no `agents` until someone new joins, and its model, which remembers
+ * nothing, has no way to learn who knows what. The bridge is where a
+ * session is known, so it fills the gap: if the session's first inbox
+ * answer lacks `agents`, it reads the hub's public roster (GET /agents)
+ * and adds it, in the same form the hub would.
+ */
+import type { CallToolResult } from '@modelcontextprotocol/server';
+import type { Logger } from '../log.js';
+import { rosterLine, type AgentHere } from '../mcp/tools/roster-news.js';
+
+/** An inbox wait: no `after` (a read of history) and no filter of its own (a narrower set has no roster). */
+export function isInboxWait(name: string, args: Record<string, unknown> | undefined): boolean {
+  if (name !== 'wait_for_relay') return false;
+  return ['after', 'to', 'from', 'kind', 'replies_to', 'text'].every((key) => args?.[key] === undefined);
+}
+
+export class SessionRoster {
+  private shown = false;
+
+  constructor(
+    private readonly hubBase: string,
+    private readonly agent: string,
+    private readonly log: Logger,
+  ) {}
+
+  /** The hub's answer to an inbox wait, with `agents` added when this session has not had them yet. */
+  async complete(result: CallToolResult): Promise<CallToolResult> {
+    if (this.shown || result.isError) return result;
+    const structured = result.structuredContent as Record<string, unknown> | undefined;
+    if (!structured) return result;
+    if (structured.agents !== undefined) {
+      this.shown = true;
+      return result;
+    }
+    const agents = await this.read();
+    if (agents === null) return result;
+    this.shown = true;
+    const content = result.content.map((block, i) => (i === 0 && block.type === 'text' ? { ...block, text: `${block.text}\n${rosterLine(agents)}` } : block));
+    return { ...result, content, structuredContent: { ...structured, agents } };
+  }
+
+  /** The hub's roster less this agent, as the hub's own wait would give it; null if the hub did not answer (the next inbox wait tries again). */
+  private async read(): Promise<AgentHere[] | null> {
+    try {
+      const response = await fetch(`${this.hubBase}/agents`, { headers: { Accept: 'application/json' }, signal: AbortSignal.timeout(5_000) });
+      if (!response.ok) throw new Error(`HTTP ${response.status}`);
+      const { agents } = (await response.json()) as { agents: { name: string; waiting: boolean; about?: string }[] };
+      return agents
+        .filter((entry) => entry.name !== this.agent)
+        .sort((a, b) => (a.name < b.name ? -1 : 1))
+        .map(({ name, waiting, about }) => (about === undefined ? { name, waiting } : { name, waiting, about }));
+    } catch (err) {
+      this.log.debug(`cannot read the hub's roster for this session's first wait: ${(err as Error).message}`);
+      return null;
+    }
+  }
+}
