@@ -64,9 +64,7 @@ async function swarm(ctx: BenchContext, mode: SwarmMode, questionsEach: number, 
 /**
  * What one record costs each process that is not its writer and not its
  * recipient: BYSTANDERS stdio servers woken by bells (the default), as
- * many started with `--index eager` (each record indexed whole as it
- * lands, as before the lazy index), as many started with `--wake
- * directory` (woken by every record, as before bells), each holding a wait filtered to a name no record carries, as a
+ * many started with `--wake directory` (woken by every record), each holding a wait filtered to a name no record carries, as a
  * swarm agent does, and as many bare floor processes (floor-agent.ts with
  * nothing to ask: fs.watch and a read per record) watch one corpus while
  * another server appends `n` records; CPU from /proc per process per
@@ -74,27 +72,26 @@ async function swarm(ctx: BenchContext, mode: SwarmMode, questionsEach: number, 
  * answers (here: when its wait ends, after the appends).
  */
 const BYSTANDERS = 5;
-async function bystanderCpu(corpus: string, n: number): Promise<{ bells: number; eager: number; directory: number; floor: number }> {
+async function bystanderCpu(corpus: string, n: number): Promise<{ bells: number; directory: number; floor: number }> {
   const writer = await relayServer(corpus);
   const belled = await Promise.all(Array.from({ length: BYSTANDERS }, () => relayServer(corpus)));
-  const eager = await Promise.all(Array.from({ length: BYSTANDERS }, () => relayServer(corpus, ['--index', 'eager'])));
   const watching = await Promise.all(Array.from({ length: BYSTANDERS }, () => relayServer(corpus, ['--wake', 'directory'])));
   const floors = Array.from({ length: BYSTANDERS }, () => forkWorker('floor-agent', [corpus, '0', '1', '0']));
-  const servers = [...belled, ...eager, ...watching];
+  const servers = [...belled, ...watching];
   try {
     await Promise.all(floors.map((f) => f.next('ready')));
     await Promise.all(servers.map((s) => s.call('wait_for_relay', { to: 'nobody-at-all', after: 'relay-0000', timeout_ms: 0 })));
     const blocked = servers.map((s) => s.call('wait_for_relay', { to: 'nobody-at-all', after: 'relay-0000', timeout_ms: 90_000 }));
     await sleep(300);
-    const pids = { bells: belled.map((s) => s.pid), eager: eager.map((s) => s.pid), directory: watching.map((s) => s.pid), floor: floors.map((f) => f.child.pid!) };
-    const before = { bells: await cpuSecondsOf(pids.bells), eager: await cpuSecondsOf(pids.eager), directory: await cpuSecondsOf(pids.directory), floor: await cpuSecondsOf(pids.floor) };
+    const pids = { bells: belled.map((s) => s.pid), directory: watching.map((s) => s.pid), floor: floors.map((f) => f.child.pid!) };
+    const before = { bells: await cpuSecondsOf(pids.bells), directory: await cpuSecondsOf(pids.directory), floor: await cpuSecondsOf(pids.floor) };
     for (let i = 0; i < n; i++) await writer.call('append_relay', { bytes: `@p-e/x0\nkind: ping\nfrom: bench\nto: reader-${i % AGENTS}\n\nrecord ${i}\n` });
     // One record for the bystanders ends their waits: each has then read every record, so the bells' deferred reads are counted.
     await writer.call('append_relay', { bytes: '@p-e/x0\nkind: ping\nfrom: bench\nto: nobody-at-all\n\nthe end\n' });
     await Promise.all(blocked);
     await sleep(300);
     const per = (cpuS: number) => (1000 * cpuS) / BYSTANDERS / n;
-    return { bells: per((await cpuSecondsOf(pids.bells)) - before.bells), eager: per((await cpuSecondsOf(pids.eager)) - before.eager), directory: per((await cpuSecondsOf(pids.directory)) - before.directory), floor: per((await cpuSecondsOf(pids.floor)) - before.floor) };
+    return { bells: per((await cpuSecondsOf(pids.bells)) - before.bells), directory: per((await cpuSecondsOf(pids.directory)) - before.directory), floor: per((await cpuSecondsOf(pids.floor)) - before.floor) };
   } finally {
     await Promise.all([writer, ...servers].map((p) => p.close()));
     await Promise.all(floors.map((f) => f.stop()));
@@ -215,15 +212,13 @@ export const deliverySection: Section = {
     const records = ctx.quick ? 200 : 600;
     for (let r = 0; r < reps; r++) {
       const store = await emptyCorpus(ctx.tmp, 4);
-      const { bells, eager, directory, floor } = await bystanderCpu(store.corpus, records);
+      const { bells, directory, floor } = await bystanderCpu(store.corpus, records);
       put('bystander.bells', bells);
-      put('bystander.eager', eager);
       put('bystander.directory', directory);
       put('bystander.floor', floor);
       await store.dispose();
     }
     results.add({ section, name: `CPU per record in a server it is not for (a wait filtered to another name blocked; woken by bells; ${BYSTANDERS} servers, ${records} records, /proc)`, unit: 'ms', values: v['bystander.bells']!, reference: { name: 'a bare process that fs.watches and reads each record (floor-agent.ts)', values: v['bystander.floor']! } });
-    results.add({ section, name: 'the same, servers started with --index eager (each record indexed whole as it lands)', unit: 'ms', values: v['bystander.eager']!, reference: { name: 'the lazy index (the first figure)', values: v['bystander.bells']! } });
     results.add({ section, name: 'the same, servers started with --wake directory (woken by every record)', unit: 'ms', values: v['bystander.directory']!, reference: { name: 'the floor', values: v['bystander.floor']! } });
     results.add({ section, name: `stdio wake with ${AGENTS} filtered waiters in the woken server, p50 (${n} samples a repetition)`, unit: 'ms', values: v['wake.filtered']!, reference: { name: 'one unfiltered waiter, p50', values: v['wake.any']! } });
   },
