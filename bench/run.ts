@@ -5,8 +5,9 @@
  * a reference measured right beside it.
  *
  *   npm run bench                      the full run (a few minutes on 2 cores)
- *   npm run bench -- --quick           about a minute: fewer repetitions, shorter windows, scaling at 1k only,
- *                                      no 8-writer group, no 20-server swarm
+ *   npm run bench -- --quick           a smoke run of every section in under a minute: one repetition,
+ *                                      shorter windows, smaller swarms (5 agents), scaling at 1k only,
+ *                                      no 8-writer group, no 20-server swarm; its figures are not for quoting
  *   npm run bench -- --only wake,start a subset of sections (search: text search against grep -rlw)
  *   npm run bench -- --reps 5          more repetitions
  *   npm run bench -- --only start,wake --plot   redraw the scaling plot from the sections run
@@ -74,7 +75,7 @@ const tmp = await fs.mkdtemp(path.join(BENCH_OUT, 'tmp-'));
 const results = new Results();
 const ctx: BenchContext = {
   quick,
-  reps: values.reps ? Number(values.reps) : quick ? 2 : 3,
+  reps: values.reps ? Number(values.reps) : quick ? 1 : 3,
   results,
   tmp,
   // A million records need ids of 7 digits (init --id-width 7).

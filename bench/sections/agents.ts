@@ -205,7 +205,7 @@ export const agentsSection: Section = {
   async run(ctx) {
     const { results, reps } = ctx;
     const section = 'Agents (named)';
-    const questions = ctx.window(20, 8);
+    const questions = ctx.window(20, 4);
     const v = new Map<string, number[]>();
     const add = (key: string, value: number) => v.set(key, [...(v.get(key) ?? []), value]);
     for (let r = 0; r < reps; r++) {
@@ -219,11 +219,11 @@ export const agentsSection: Section = {
         add(`restart calls|${label}`, restart.calls);
         add(`restart bytes|${label}`, restart.bytes);
       }
-      const wake = await wakeSamples(ctx, ctx.window(30, 10));
+      const wake = await wakeSamples(ctx, ctx.window(30, 6));
       const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
       add('wake push', median(wake.push));
       add('wake wait', median(wake.wait));
-      const cost = await markCost(ctx, ctx.window(200, 50));
+      const cost = await markCost(ctx, ctx.window(200, 30));
       add('mark', cost.mark);
       add('append', cost.append);
       ctx.log(`agents: repetition ${r + 1} of ${reps} done`);
@@ -237,6 +237,6 @@ export const agentsSection: Section = {
     pair(`after a restart with ${RESTART_WAITING} records waiting: bytes read and sent`, 'restart bytes', 'B');
     results.add({ section, name: 'wake: append → pushed channel notification in hand (median)', unit: 'ms', values: v.get('wake push')!, reference: { name: 'a blocked named wait_for_relay', values: v.get('wake wait')! } });
     results.add({ section, name: 'mark write per delivery (store.agents.deliver, fsynced)', unit: 'ms', values: v.get('mark')!, reference: { name: 'a durable append', values: v.get('append')! } });
-    results.note(`agents: ${questions} questions per repetition between two stdio servers (ana asks bob); restart: ${RESTART_HANDLED} handled records, then ${RESTART_WAITING} to the agent while its server was down; wake: medians of ${ctx.window(30, 10)} alternating samples; bytes are JSON.stringify of each call's arguments and of its result's content and structuredContent (${path.basename(import.meta.url)})`);
+    results.note(`agents: ${questions} questions per repetition between two stdio servers (ana asks bob); restart: ${RESTART_HANDLED} handled records, then ${RESTART_WAITING} to the agent while its server was down; wake: medians of ${ctx.window(30, 6)} alternating samples; bytes are JSON.stringify of each call's arguments and of its result's content and structuredContent (${path.basename(import.meta.url)})`);
   },
 };

@@ -2,9 +2,7 @@
  * What a swarm's size costs each answered question. The
  * addressed swarm of bench/lib/swarm.ts at 2, 5, 10, 20 and 40 agents, each
  * its own stdio server on one corpus: saturated (every asker always has a
- * question open) with the lazy index (the default) and with `--index
- * eager` in the same repetition, and paced (each asker thinks 1 s between
- * questions). Per run: the servers' CPU per answered question (/proc) and
+ * question open) and paced (each asker thinks 1 s between questions). Per run: the servers' CPU per answered question (/proc) and
  * ask → answer p50; per repetition, the 40-agent CPU over the 5-agent CPU
  * (flat would be 1). Beside them the floor at the same sizes: bare
  * processes woken by and reading every record, no MCP
@@ -18,7 +16,7 @@
  * measures WARM_QUESTIONS more on the same servers: what a swarm that has
  * been running pays for one more question.
  *
- * --quick runs 5 and 20 agents, saturated, lazy only, once (twenty servers' start is most of it).
+ * --quick runs 5 and 10 agents, saturated only, once (the servers' start is most of it).
  */
 import type { BenchContext, Section } from '../lib/context.js';
 import { emptyCorpus } from '../lib/corpus.js';
@@ -67,14 +65,14 @@ async function floorAt(ctx: BenchContext, agents: number, questionsEach: number)
 
 export const bySizeSection: Section = {
   name: 'sizes',
-  title: 'A swarm by size: CPU per answered question at 2–40 agents, lazy and eager index',
+  title: 'A swarm by size: CPU per answered question at 2–40 agents, saturated, warm and paced',
   async run(ctx) {
-    const sizes = ctx.quick ? [5, 20] : [2, 5, 10, 20, 40];
-    const questions = ctx.quick ? 40 : 200;
+    const sizes = ctx.quick ? [5, 10] : [2, 5, 10, 20, 40];
+    const questions = ctx.quick ? 20 : 200;
     const reps = ctx.quick ? 1 : ctx.reps;
     const v: Record<string, number[]> = {};
     const put = (key: string, x: number) => (v[key] ??= []).push(x);
-    const kinds = ctx.quick ? (['lazy'] as const) : (['lazy', 'warm', 'eager', 'paced', 'floor'] as const);
+    const kinds = ctx.quick ? (['lazy'] as const) : (['lazy', 'warm', 'paced', 'floor'] as const);
     for (let r = 0; r < reps; r++) {
       for (const agents of sizes) {
         const each = Math.ceil(questions / agents);
@@ -83,7 +81,7 @@ export const bySizeSection: Section = {
             kind === 'floor' ? await floorAt(ctx, agents, each)
             : kind === 'paced' ? await swarmAt(ctx, agents, 5, THINK_MS, [])
             : kind === 'warm' ? await swarmAt(ctx, agents, Math.ceil(WARM_QUESTIONS / agents), 0, [], WARM_EACH)
-            : await swarmAt(ctx, agents, each, 0, kind === 'eager' ? ['--index', 'eager'] : []);
+            : await swarmAt(ctx, agents, each, 0, []);
           put(`${kind}.${agents}.cpu`, run.cpuMsPerQuestion);
           put(`${kind}.${agents}.p50`, run.p50);
           ctx.log(`${agents} agents, ${kind}: ${run.cpuMsPerQuestion.toFixed(1)} ms of CPU per question, ask→answer p50 ${run.p50.toFixed(1)} ms`);
@@ -93,10 +91,10 @@ export const bySizeSection: Section = {
       for (const kind of kinds) put(`${kind}.growth`, v[`${kind}.${large}.cpu`]!.at(-1)! / v[`${kind}.${small}.cpu`]!.at(-1)!);
     }
     const section = 'Swarm by size';
-    const what = { lazy: 'saturated', warm: `saturated, warm (after ${WARM_EACH} questions each)`, eager: 'saturated, servers started with --index eager', paced: `paced (${THINK_MS} ms thinking)`, floor: 'the floor (bare processes, no MCP), saturated' };
+    const what = { lazy: 'saturated', warm: `saturated, warm (after ${WARM_EACH} questions each)`, paced: `paced (${THINK_MS} ms thinking)`, floor: 'the floor (bare processes, no MCP), saturated' };
     for (const agents of sizes) {
       for (const kind of kinds) {
-        const reference = kind === 'lazy' && !ctx.quick ? { name: 'the same with --index eager', values: v[`eager.${agents}.cpu`]! } : undefined;
+        const reference = kind === 'lazy' && !ctx.quick ? { name: 'the floor at this size', values: v[`floor.${agents}.cpu`]! } : undefined;
         ctx.results.add({ section, name: `${agents} agents, ${what[kind]}: servers' CPU per answered question (/proc)`, unit: 'ms', values: v[`${kind}.${agents}.cpu`]!, reference });
         const floor = kind === 'lazy' && !ctx.quick ? { name: 'the floor at this size, p50', values: v[`floor.${agents}.p50`]! } : undefined;
         ctx.results.add({ section, name: `${agents} agents, ${what[kind]}: ask → answer p50`, unit: 'ms', values: v[`${kind}.${agents}.p50`]!, reference: floor });

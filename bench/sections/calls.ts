@@ -117,16 +117,17 @@ export const callsSection: Section = {
 
     const table = ops();
     const batch = ctx.window(100, 40);
-    const rounds = ctx.window(6, 3);
+    const rounds = ctx.window(6, 2);
+    const warm = ctx.window(200, 40);
     // Warm every path first (JIT): a server answering its first calls costs several times what it costs later.
     for (const s of subjects) {
       await append(s, question(0));
       for (const op of table) {
         await op.prepare?.(s);
-        for (let i = 0; i < 200; i++) await op.run(s, i);
+        for (let i = 0; i < warm; i++) await op.run(s, i);
       }
     }
-    for (let i = 0; i < 300; i++) await noop();
+    for (let i = 0; i < warm * 1.5; i++) await noop();
 
     const values = new Map<string, number[]>();
     const push = (key: string, v: number) => values.set(key, [...(values.get(key) ?? []), v]);
@@ -162,6 +163,6 @@ export const callsSection: Section = {
       results.add({ section, name: `… against the bare SDK server + store, ${op.name}`, unit: 'ms', values: ours, reference: { name: 'bare SDK server + store', values: values.get(`${op.name}|bare SDK server + store`)! } });
       results.add({ section, name: `… without --optimize-for-size, ${op.name}`, unit: 'ms', values: values.get(`${op.name}|serve, semi-space flag only`)!, reference: { name: 'serve as launched', values: ours } });
     }
-    results.note(`calls: CPU of the server process (every thread, /proc schedstat) over ${rounds} interleaved batches of ${batch} calls per repetition, after 200 warm-up calls of each; floors spawned with the launcher's flags (${flags.join(' ')})`);
+    results.note(`calls: CPU of the server process (every thread, /proc schedstat) over ${rounds} interleaved batches of ${batch} calls per repetition, after ${warm} warm-up calls of each; floors spawned with the launcher's flags (${flags.join(' ')})`);
   },
 };

@@ -23,17 +23,19 @@ import { nowMs, percentiles, sleep } from '../lib/stats.js';
 import { agentName, runSwarm, type SwarmMode, type SwarmReport } from '../lib/swarm.js';
 
 const AGENTS = 20;
+/** The swarm's size in this run: AGENTS, or 5 with --quick (a smoke run: twenty servers' starts are most of a quick run). */
+let agents = AGENTS;
 /** The paced swarm's think time between an answer and the asker's next question. */
 const THINK_MS = 1000;
 
 
 /**
  * With no thinking time every agent always has a question open, so by
- * Little's law the mean ask → answer is AGENTS / throughput, and throughput
+ * Little's law the mean ask → answer is agents / throughput, and throughput
  * is at most cores / (CPU per question). This is that least mean: what the
  * machine allows at the CPU the run measured, whatever the store does with it.
  */
-const cpuBoundMs = (cpuMsPerQuestion: number) => (AGENTS * cpuMsPerQuestion) / os.availableParallelism();
+const cpuBoundMs = (cpuMsPerQuestion: number) => (agents * cpuMsPerQuestion) / os.availableParallelism();
 
 interface SwarmRun extends SwarmReport {
   /** CPU of the 20 servers per answered question. */
@@ -44,7 +46,7 @@ interface SwarmRun extends SwarmReport {
 
 async function swarm(ctx: BenchContext, mode: SwarmMode, questionsEach: number, thinkMs = 0, serverArgs: string[] = []): Promise<SwarmRun> {
   const store = await emptyCorpus(ctx.tmp, 4);
-  const peers = await Promise.all(Array.from({ length: AGENTS }, () => relayServer(store.corpus, serverArgs)));
+  const peers = await Promise.all(Array.from({ length: agents }, () => relayServer(store.corpus, serverArgs)));
   try {
     const before = await cpuSecondsOf(peers.map((p) => p.pid));
     const client = process.cpuUsage();
@@ -64,9 +66,7 @@ async function swarm(ctx: BenchContext, mode: SwarmMode, questionsEach: number, 
 /**
  * What one record costs each process that is not its writer and not its
  * recipient: BYSTANDERS stdio servers woken by bells (the default), as
- * many started with `--index eager` (each record indexed whole as it
- * lands, as before the lazy index), as many started with `--wake
- * directory` (woken by every record, as before bells), each holding a wait filtered to a name no record carries, as a
+ * many started with `--wake directory` (woken by every record), each holding a wait filtered to a name no record carries, as a
  * swarm agent does, and as many bare floor processes (floor-agent.ts with
  * nothing to ask: fs.watch and a read per record) watch one corpus while
  * another server appends `n` records; CPU from /proc per process per
@@ -74,27 +74,26 @@ async function swarm(ctx: BenchContext, mode: SwarmMode, questionsEach: number, 
  * answers (here: when its wait ends, after the appends).
  */
 const BYSTANDERS = 5;
-async function bystanderCpu(corpus: string, n: number): Promise<{ bells: number; eager: number; directory: number; floor: number }> {
+async function bystanderCpu(corpus: string, n: number): Promise<{ bells: number; directory: number; floor: number }> {
   const writer = await relayServer(corpus);
   const belled = await Promise.all(Array.from({ length: BYSTANDERS }, () => relayServer(corpus)));
-  const eager = await Promise.all(Array.from({ length: BYSTANDERS }, () => relayServer(corpus, ['--index', 'eager'])));
   const watching = await Promise.all(Array.from({ length: BYSTANDERS }, () => relayServer(corpus, ['--wake', 'directory'])));
   const floors = Array.from({ length: BYSTANDERS }, () => forkWorker('floor-agent', [corpus, '0', '1', '0']));
-  const servers = [...belled, ...eager, ...watching];
+  const servers = [...belled, ...watching];
   try {
     await Promise.all(floors.map((f) => f.next('ready')));
     await Promise.all(servers.map((s) => s.call('wait_for_relay', { to: 'nobody-at-all', after: 'relay-0000', timeout_ms: 0 })));
     const blocked = servers.map((s) => s.call('wait_for_relay', { to: 'nobody-at-all', after: 'relay-0000', timeout_ms: 90_000 }));
     await sleep(300);
-    const pids = { bells: belled.map((s) => s.pid), eager: eager.map((s) => s.pid), directory: watching.map((s) => s.pid), floor: floors.map((f) => f.child.pid!) };
-    const before = { bells: await cpuSecondsOf(pids.bells), eager: await cpuSecondsOf(pids.eager), directory: await cpuSecondsOf(pids.directory), floor: await cpuSecondsOf(pids.floor) };
-    for (let i = 0; i < n; i++) await writer.call('append_relay', { bytes: `@p-e/x0\nkind: ping\nfrom: bench\nto: reader-${i % AGENTS}\n\nrecord ${i}\n` });
+    const pids = { bells: belled.map((s) => s.pid), directory: watching.map((s) => s.pid), floor: floors.map((f) => f.child.pid!) };
+    const before = { bells: await cpuSecondsOf(pids.bells), directory: await cpuSecondsOf(pids.directory), floor: await cpuSecondsOf(pids.floor) };
+    for (let i = 0; i < n; i++) await writer.call('append_relay', { bytes: `@p-e/x0\nkind: ping\nfrom: bench\nto: reader-${i % agents}\n\nrecord ${i}\n` });
     // One record for the bystanders ends their waits: each has then read every record, so the bells' deferred reads are counted.
     await writer.call('append_relay', { bytes: '@p-e/x0\nkind: ping\nfrom: bench\nto: nobody-at-all\n\nthe end\n' });
     await Promise.all(blocked);
     await sleep(300);
     const per = (cpuS: number) => (1000 * cpuS) / BYSTANDERS / n;
-    return { bells: per((await cpuSecondsOf(pids.bells)) - before.bells), eager: per((await cpuSecondsOf(pids.eager)) - before.eager), directory: per((await cpuSecondsOf(pids.directory)) - before.directory), floor: per((await cpuSecondsOf(pids.floor)) - before.floor) };
+    return { bells: per((await cpuSecondsOf(pids.bells)) - before.bells), directory: per((await cpuSecondsOf(pids.directory)) - before.directory), floor: per((await cpuSecondsOf(pids.floor)) - before.floor) };
   } finally {
     await Promise.all([writer, ...servers].map((p) => p.close()));
     await Promise.all(floors.map((f) => f.stop()));
@@ -110,13 +109,13 @@ async function wakeSamples(corpus: string, n: number, filtered: boolean): Promis
   const samples: number[] = [];
   try {
     let cursor = cursorOf(await b.call('wait_for_relay', { after: 'relay-0000', timeout_ms: 0, include_bytes: false }));
-    const names = Array.from({ length: AGENTS }, (_, i) => agentName(i));
+    const names = Array.from({ length: agents }, (_, i) => agentName(i));
     const waits = new Map<string, Promise<{ t: number; r: Awaited<ReturnType<StdioPeer['call']>> }>>();
     const start = (name: string | null) =>
       b.call('wait_for_relay', { after: cursor, timeout_ms: 60_000, ...(name ? { to: name } : {}) }).then((r) => ({ t: nowMs(), r }));
     if (filtered) for (const name of names) waits.set(name, start(name));
     for (let i = 0; i < n; i++) {
-      const target = filtered ? names[i % AGENTS]! : null;
+      const target = filtered ? names[i % agents]! : null;
       if (!filtered) waits.set('any', start(null));
       await sleep(5); // let the (re-)issued wait reach B and block there
       const t0 = nowMs();
@@ -145,6 +144,7 @@ export const deliverySection: Section = {
   title: 'Addressed delivery: a swarm of 20 stdio agents, and what a filter costs a wake',
   async run(ctx) {
     const { results, reps } = ctx;
+    agents = ctx.quick ? 5 : AGENTS;
     const questionsEach = ctx.quick ? 3 : 10;
     const v: Record<string, number[]> = {};
     const put = (key: string, x: number) => (v[key] ??= []).push(x);
@@ -175,28 +175,28 @@ export const deliverySection: Section = {
       put('paced.directory.p50', d50!);
       put('paced.directory.cpu', watching.cpuMsPerQuestion);
       ctx.log(`paced, servers started with --wake directory: ask→answer p50 ${d50!.toFixed(1)} ms`);
-      const { latencies: floor, cpuMsPerQuestion } = await floorSwarm(ctx, AGENTS, questionsEach);
+      const { latencies: floor, cpuMsPerQuestion } = await floorSwarm(ctx, agents, questionsEach);
       const [f50, f90] = percentiles(floor, [0.5, 0.9]);
       put('floor.p50', f50!);
       put('floor.p90', f90!);
       put('floor.cpu', cpuMsPerQuestion);
       put('floor.mean', floor.reduce((a, b) => a + b, 0) / floor.length);
       put('floor.bound', cpuBoundMs(cpuMsPerQuestion));
-      ctx.log(`floor: ${floor.length} questions by ${AGENTS} bare processes, ask→answer p50 ${f50!.toFixed(1)} ms`);
+      ctx.log(`floor: ${floor.length} questions by ${agents} bare processes, ask→answer p50 ${f50!.toFixed(1)} ms`);
     }
     const section = 'Delivery';
-    const swarmName = `swarm of ${AGENTS} stdio agents, ${AGENTS * questionsEach} questions`;
+    const swarmName = `swarm of ${agents} stdio agents, ${agents * questionsEach} questions`;
     results.add({ section, name: `${swarmName}: wait answers carrying nothing for the agent, addressed loop`, unit: '%', values: v['addressed.empty']!, goal: { on: 'value', op: '<=', target: 2, source: 'issue 12' } });
     results.add({ section, name: `${swarmName}: wait answers carrying nothing for the agent, unfiltered loop`, unit: '%', values: v['unfiltered.empty']! });
-    results.add({ section, name: 'swarm: ask → answer in hand, p50, addressed loop', unit: 'ms', values: v['addressed.p50']!, goal: { on: 'value', op: '<=', target: 30, source: 'issue 12' }, reference: { name: `the floor: ${AGENTS} bare processes, each woken by and reading every record, no MCP (bench/workers/floor-agent.ts), p50`, values: v['floor.p50']! } });
+    results.add({ section, name: 'swarm: ask → answer in hand, p50, addressed loop', unit: 'ms', values: v['addressed.p50']!, goal: { on: 'value', op: '<=', target: 30, source: 'issue 12' }, reference: { name: `the floor: ${agents} bare processes, each woken by and reading every record, no MCP (bench/workers/floor-agent.ts), p50`, values: v['floor.p50']! } });
     results.add({ section, name: `paced swarm (each asker thinks ${THINK_MS} ms between its questions, as a model's turn takes at least that): ask → answer in hand, p50, addressed loop`, unit: 'ms', values: v['paced.p50']!, goal: { on: 'value', op: '<=', target: 30, source: 'issue 12' } });
     results.add({ section, name: 'paced swarm: ask → answer in hand, p90', unit: 'ms', values: v['paced.p90']! });
     results.add({ section, name: 'paced swarm, servers started with --wake directory (every record wakes every server): ask → answer in hand, p50', unit: 'ms', values: v['paced.directory.p50']! });
-    results.add({ section, name: `paced swarm: CPU of the ${AGENTS} servers per answered question, woken by bells (/proc)`, unit: 'ms', values: v['paced.cpu']!, reference: { name: 'the same with --wake directory', values: v['paced.directory.cpu']! } });
+    results.add({ section, name: `paced swarm: CPU of the ${agents} servers per answered question, woken by bells (/proc)`, unit: 'ms', values: v['paced.cpu']!, reference: { name: 'the same with --wake directory', values: v['paced.directory.cpu']! } });
     results.add({ section, name: 'swarm: ask → answer in hand, p90, addressed loop', unit: 'ms', values: v['addressed.p90']!, reference: { name: 'the floor, p90', values: v['floor.p90']! } });
-    results.add({ section, name: 'swarm: ask → answer in hand, mean, addressed loop', unit: 'ms', values: v['addressed.mean']!, reference: { name: `the least mean the CPU allows: ${AGENTS} questions always open × (CPU of the servers + of the driving SDK clients, per question) / ${os.availableParallelism()} cores`, values: v['addressed.bound']! } });
+    results.add({ section, name: 'swarm: ask → answer in hand, mean, addressed loop', unit: 'ms', values: v['addressed.mean']!, reference: { name: `the least mean the CPU allows: ${agents} questions always open × (CPU of the servers + of the driving SDK clients, per question) / ${os.availableParallelism()} cores`, values: v['addressed.bound']! } });
     results.add({ section, name: 'the floor: ask → answer, mean', unit: 'ms', values: v['floor.mean']!, reference: { name: 'the least mean its CPU allows, reckoned the same way', values: v['floor.bound']! } });
-    results.add({ section, name: `swarm: CPU of the ${AGENTS} servers per answered question (/proc), addressed loop`, unit: 'ms', values: v['addressed.cpu']!, reference: { name: `the floor's ${AGENTS} bare processes per question`, values: v['floor.cpu']! } });
+    results.add({ section, name: `swarm: CPU of the ${agents} servers per answered question (/proc), addressed loop`, unit: 'ms', values: v['addressed.cpu']!, reference: { name: `the floor's ${agents} bare processes per question`, values: v['floor.cpu']! } });
     results.add({ section, name: 'swarm: ask → answer in hand, p50, unfiltered loop', unit: 'ms', values: v['unfiltered.p50']! });
     results.add({ section, name: 'swarm: the asker\'s tool calls per answered question (the ask + its waits while open), addressed loop', unit: 'calls', values: v['addressed.askerCalls']!, goal: { on: 'value', op: '<=', target: 3, source: 'issue 12' } });
     results.add({ section, name: 'swarm: the asker\'s tool calls per answered question, unfiltered loop', unit: 'calls', values: v['unfiltered.askerCalls']! });
@@ -205,26 +205,24 @@ export const deliverySection: Section = {
     const [q50, q90] = percentiles(pooled, [0.5, 0.9]);
     results.note(`addressed swarm, ask → answer over all ${pooled.length} questions pooled: p50 ${q50!.toFixed(1)} ms, p90 ${q90!.toFixed(1)} ms; the asker's calls count its ask and its waits while the question was open (those waits also carry questions for it); the swarm's calls count every call of every agent`);
 
-    const n = ctx.quick ? 30 : 100;
+    const n = ctx.quick ? 20 : 100;
     for (let r = 0; r < reps; r++) {
       const store = await emptyCorpus(ctx.tmp, 6);
       put('wake.any', percentiles(await wakeSamples(store.corpus, n, false), [0.5])[0]!);
       put('wake.filtered', percentiles(await wakeSamples(store.corpus, n, true), [0.5])[0]!);
       await store.dispose();
     }
-    const records = ctx.quick ? 200 : 600;
+    const records = ctx.quick ? 100 : 600;
     for (let r = 0; r < reps; r++) {
       const store = await emptyCorpus(ctx.tmp, 4);
-      const { bells, eager, directory, floor } = await bystanderCpu(store.corpus, records);
+      const { bells, directory, floor } = await bystanderCpu(store.corpus, records);
       put('bystander.bells', bells);
-      put('bystander.eager', eager);
       put('bystander.directory', directory);
       put('bystander.floor', floor);
       await store.dispose();
     }
     results.add({ section, name: `CPU per record in a server it is not for (a wait filtered to another name blocked; woken by bells; ${BYSTANDERS} servers, ${records} records, /proc)`, unit: 'ms', values: v['bystander.bells']!, reference: { name: 'a bare process that fs.watches and reads each record (floor-agent.ts)', values: v['bystander.floor']! } });
-    results.add({ section, name: 'the same, servers started with --index eager (each record indexed whole as it lands)', unit: 'ms', values: v['bystander.eager']!, reference: { name: 'the lazy index (the first figure)', values: v['bystander.bells']! } });
     results.add({ section, name: 'the same, servers started with --wake directory (woken by every record)', unit: 'ms', values: v['bystander.directory']!, reference: { name: 'the floor', values: v['bystander.floor']! } });
-    results.add({ section, name: `stdio wake with ${AGENTS} filtered waiters in the woken server, p50 (${n} samples a repetition)`, unit: 'ms', values: v['wake.filtered']!, reference: { name: 'one unfiltered waiter, p50', values: v['wake.any']! } });
+    results.add({ section, name: `stdio wake with ${agents} filtered waiters in the woken server, p50 (${n} samples a repetition)`, unit: 'ms', values: v['wake.filtered']!, reference: { name: 'one unfiltered waiter, p50', values: v['wake.any']! } });
   },
 };

@@ -73,15 +73,13 @@ Appends and waits must be signed with a key from the keys directory.
   --wake bells|directory  how a waiting caller hears records other processes
                           add: \`bells\` (the default) wakes a process only for
                           records addressed to (to:) or replying to
-                          (replies_to) what its waits filter on; \`directory\`
-                          wakes it for every record, and also hears at once
-                          what git pull or a plain copy adds (with bells those
-                          are heard at the next listing, ~2 s; docs/scaling.md)
-  --index lazy|eager      how records other processes add are indexed: \`lazy\`
-                          (the default) reads one page of each, and the rest
-                          only when a call needs it; \`eager\` indexes each whole
-                          as it lands (the same answers; the bench compares them;
-                          docs/architecture.md)
+                          (replies_to) what its waits filter on. Writers that
+                          ring no bell (git pull, a plain copy, rsync into a
+                          live corpus) are then heard at the next listing
+                          (~2 s, longer on a busy corpus); where such a writer
+                          feeds the corpus and its records must be heard at
+                          once, \`directory\` wakes every server for every
+                          record instead (docs/scaling.md)
   --max-record-bytes N    the largest record accepted (default ${DEFAULT_MAX_RECORD_BYTES})
   --exit-with-parent      with --http: stop when the process that started the hub
                           goes away (\`npm start\` passes it)
@@ -106,7 +104,6 @@ Environment: P_E_RELAY_LOG=debug|info|warn|error|silent sets the log level.`,
     forward: { type: 'boolean' },
     poll: { type: 'string' },
     wake: { type: 'string' },
-    index: { type: 'string' },
     'max-record-bytes': { type: 'string' },
     'exit-with-parent': { type: 'boolean' },
     ...CHECKPOINT_OPTIONS,
@@ -200,12 +197,6 @@ async function forwarding(ctx: CommandContext): Promise<Forwarding | undefined> 
   return { primary: primary.base, forwarderFor: (store, log) => primaryAppender({ primary, keys, store, log }) };
 }
 
-function indexOption(ctx: CommandContext): 'lazy' | 'eager' {
-  const index = stringOption(ctx, 'index') ?? 'lazy';
-  if (index !== 'lazy' && index !== 'eager') throw new UsageError(`--index takes lazy or eager, not "${index}".`);
-  return index;
-}
-
 function wakeOption(ctx: CommandContext): 'bells' | 'directory' {
   const wake = stringOption(ctx, 'wake') ?? 'bells';
   if (wake !== 'bells' && wake !== 'directory') throw new UsageError(`--wake takes bells or directory, not "${wake}".`);
@@ -223,7 +214,6 @@ export function storeOptions(ctx: CommandContext): StoreOptions {
     watch: poll === undefined ? 'events' : 'poll',
     reconcileMs: poll,
     bells: wakeOption(ctx) === 'bells',
-    lazyIndex: indexOption(ctx) === 'lazy',
     maxRecordBytes: numberOption(ctx, 'max-record-bytes'),
     log: ctx.log,
   };

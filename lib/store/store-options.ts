@@ -25,19 +25,13 @@ export interface StoreOptions {
   /**
    * Events mode: let listeners that filter on `to` or `replies_to` hear
    * their records by doorbells instead of by watching the directory
-   * (hear/bells.ts; default true). False watches the directory always:
-   * the bench measures one against the other.
+   * (hear/bells.ts; default true). False watches the directory always, so
+   * that what writers that ring no bell add (git pull, a plain copy) is
+   * heard at once: serve --wake directory.
    */
   bells?: boolean;
   /** A named channel's append whose to: names someone not on the roster is refused unknown_recipient (spec §8d). */
   strictRecipients?: boolean;
-  /**
-   * Hold a record another writer added unverified, from a header read,
-   * until a call needs it checked (default true; index/corpus-indexer.ts).
-   * False checks every record when it is first seen: the eager index, kept
-   * for the differential test and the bench's comparison.
-   */
-  lazyIndex?: boolean;
   /**
    * The agent this process serves (a named stdio server: serve --agent), if
    * any: a lazy index indexes what is addressed to it, or to all, whole at

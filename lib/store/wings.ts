@@ -78,8 +78,8 @@ export function makeWings(store: StoreFace, options: StoreOptions, shape: IdShap
       store.emit('removed', id);
     },
     onSettled: () => visibility!.release(),
-    // Lazily, a peer's record is checked and announced at once only where some listener here may want it, or it is addressed to the agent served.
-    wanted: (options.lazyIndex ?? true) ? (claims) => interests!.wants(claims) || addressedTo(claims, options.agent) : undefined,
+    // A peer's record is checked and announced at once only where some listener here may want it, or it is addressed to the agent served.
+    wanted: (claims) => interests!.wants(claims) || addressedTo(claims, options.agent),
   });
   const snapshots = new SnapshotKeeper(index, shape, keys, paths, () => issued.highest, log);
   const peers = new Peers({ index, issued, indexer, shape, log });

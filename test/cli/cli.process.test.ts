@@ -2,6 +2,7 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { access, mkdir, readdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
 import { buildRecordFile, digestOf, splitRecordFile } from '../../lib/model/deposit.js';
@@ -289,7 +290,7 @@ async function writeRecords(corpus: string, n: number): Promise<void> {
   for (let i = 1; i <= n; i++) {
     const bytes = Buffer.from(record({}, i === n ? 'original' : `record ${i}`));
     const deposit = { provenance: 'as-received' as const, depositedBy: 'test', depositedAt: new Date(0).toISOString(), digest: digestOf(bytes) };
-    await writeFile(path.join(corpus, `relay-${String(i).padStart(4, '0')}`), buildRecordFile(deposit, bytes));
+    writeFileSync(path.join(corpus, `relay-${String(i).padStart(4, '0')}`), buildRecordFile(deposit, bytes)); // synchronously: a thread-pool round trip each saved
   }
 }
 

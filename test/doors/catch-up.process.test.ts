@@ -9,7 +9,7 @@
  */
 import assert from 'node:assert/strict';
 import net from 'node:net';
-import { writeFile } from 'node:fs/promises';
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
 import { addKey, readKey } from '../../lib/auth/keys.js';
@@ -28,7 +28,7 @@ async function writeRecords(corpus: string, width: number, count: number, header
   for (let i = 1; i <= count; i++) {
     const bytes = Buffer.from(record(headers(i), `record ${i}`));
     const deposit = { provenance: 'as-received' as const, depositedBy: 'test', depositedAt: new Date(0).toISOString(), digest: digestOf(bytes) };
-    await writeFile(path.join(corpus, idOf(width)(i)), buildRecordFile(deposit, bytes));
+    writeFileSync(path.join(corpus, idOf(width)(i)), buildRecordFile(deposit, bytes)); // synchronously: a thread-pool round trip each saved
   }
 }
 

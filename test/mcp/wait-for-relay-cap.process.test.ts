@@ -2,11 +2,11 @@
  * wait_for_relay past its cap (WAIT_MAX_ITEMS): a catch-up from the start of
  * a big store answers the lowest ids and a cursor from which the next call
  * goes on, instead of one message too long for the client's stdio transport.
- * Records are written straight to disk (10,050 in about a second), read by
+ * Records are written straight to disk (10,050 in well under a second), read by
  * a real server, asked over stdio by the SDK's client.
  */
 import assert from 'node:assert/strict';
-import { writeFile } from 'node:fs/promises';
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
 import type { CallToolResult } from '@modelcontextprotocol/client';
@@ -22,7 +22,7 @@ test('wait_for_relay past its cap answers the lowest ids, and its cursor leads t
   for (let i = 1; i <= RECORDS; i++) {
     const bytes = Buffer.from(`@p-e/x0\nkind: note\nfrom: agent-${i % 3}\n\nrecord ${i}\n`);
     const deposit = { provenance: 'as-received' as const, depositedBy: 'test', depositedAt: new Date(0).toISOString(), digest: digestOf(bytes) };
-    await writeFile(path.join(corpus, id(i)), buildRecordFile(deposit, bytes));
+    writeFileSync(path.join(corpus, id(i)), buildRecordFile(deposit, bytes)); // synchronously: 10,050 thread-pool round trips saved
   }
   const { client } = await stdioClient(t, corpus);
   const wait = async (after: string) => (await client.callTool({ name: 'wait_for_relay', arguments: { after, timeout_ms: 0 } }, { timeout: 60_000 })) as CallToolResult;

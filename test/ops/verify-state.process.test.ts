@@ -5,6 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import fs from 'node:fs/promises';
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
 import { buildRecordFile, digestOf, splitRecordFile } from '../../lib/model/deposit.js';
@@ -22,7 +23,7 @@ test('verify names a record whose file no longer says what .state/index says of 
   for (let n = 1; n <= 600; n++) {
     const bytes = Buffer.from(record({ kind: 'note', from: `agent-${n % 4}` }, `record ${n}`));
     const deposit = { provenance: 'as-received' as const, depositedBy: 'mcp', depositedAt: new Date(Date.UTC(2026, 10, 1) + n * 1000).toISOString(), digest: digestOf(bytes) };
-    await fs.writeFile(path.join(corpus, shape.format(n)), buildRecordFile(deposit, bytes));
+    writeFileSync(path.join(corpus, shape.format(n)), buildRecordFile(deposit, bytes)); // synchronously: a thread-pool round trip each saved
   }
   await (await openStore({ corpus, watch: 'none' })).close(); // a full scan of 600 records leaves a snapshot
   const clean = await runCli(['verify', '--corpus', corpus], { env: { P_E_RELAY_LOG: 'info' } });

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import fs from 'node:fs/promises';
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
 import { buildRecordFile, digestOf } from '../../lib/model/deposit.js';
@@ -17,7 +18,7 @@ const shape = idShape(4);
 async function put(corpus: string, n: number, headers: string[], body = `record ${n}`): Promise<void> {
   const bytes = Buffer.from(['@p-e/x0', ...headers, '', body].join('\n'));
   const deposit = { provenance: (n % 7 === 0 ? 'authored' : 'as-received') as 'authored' | 'as-received', depositedBy: `mcp/agent-${n % 5}`, depositedAt: new Date(Date.UTC(2026, 10, 1) + n * 1000).toISOString(), digest: digestOf(bytes) };
-  await fs.writeFile(path.join(corpus, shape.format(n)), buildRecordFile(deposit, bytes));
+  writeFileSync(path.join(corpus, shape.format(n)), buildRecordFile(deposit, bytes)); // synchronously: a thread-pool round trip each saved
 }
 
 /** 600 records (enough for a store to write a snapshot) that reply to and cite each other, and cite a few ids that are not held (KNOWN_MISSING). */

@@ -1,7 +1,7 @@
 /**
  * The lazy index in one process, with a second store on the corpus as the
  * other writer: what it holds unverified and what it indexes whole at once.
- * (Whether its answers are the eager index's: lazy-index.process.test.ts.)
+ * (Whether its answers are a whole index's: lazy-index.process.test.ts.)
  */
 import assert from 'node:assert/strict';
 import fs from 'node:fs/promises';

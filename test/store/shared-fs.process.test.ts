@@ -151,7 +151,7 @@ async function indexedCorpus(t: TestContext) {
   const warnings: string[] = [];
   const removed: string[] = [];
   const log: Logger = { ...silentLogger, warn: (m: string) => warnings.push(m) };
-  const indexer = new CorpusIndexer({ index, shape, paths: corpusPaths(corpus), log, onNews() {}, onRemoved: (id) => removed.push(id) });
+  const indexer = new CorpusIndexer({ index, shape, paths: corpusPaths(corpus), log, onNews() {}, onRemoved: (id) => removed.push(id), wanted: () => true });
   await indexer.scan();
   return { corpus, index, indexer, warnings, removed };
 }

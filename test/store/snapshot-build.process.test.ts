@@ -9,6 +9,7 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import fs from 'node:fs/promises';
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
 import { createLogger } from '../../lib/log.js';
@@ -34,7 +35,7 @@ async function coldCorpus(t: import('node:test').TestContext): Promise<string> {
 async function writeRecord(corpus: string, n: number): Promise<void> {
   const bytes = Buffer.from(`@p-e/x0\nkind: note\nto: agent-${n % 3}\n\nrecord ${n}`);
   const deposit = { provenance: 'as-received' as const, depositedBy: 'mcp', depositedAt: new Date(Date.UTC(2026, 0, 1) + n).toISOString(), digest: digestOf(bytes) };
-  await fs.writeFile(path.join(corpus, shape.format(n)), buildRecordFile(deposit, bytes));
+  writeFileSync(path.join(corpus, shape.format(n)), buildRecordFile(deposit, bytes)); // synchronously: a thread-pool round trip each saved
 }
 
 /** Opens a store with a debug log, says what its open logged. */

@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { createHook } from 'node:async_hooks';
-import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
+import { readdirSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { test } from 'node:test';
@@ -69,7 +69,7 @@ async function corpusWith(t: Parameters<typeof tempStore>[0], count: number): Pr
   for (let n = 1; n <= count; n++) {
     const bytes = Buffer.from(record({ kind: 'note' }, `record ${n}`));
     const file = buildRecordFile({ provenance: 'as-received', depositedBy: 'test', depositedAt: '2026-12-01T00:00:00.000Z', digest: digestOf(bytes) }, bytes);
-    await writeFile(path.join(corpus, `relay-${String(n).padStart(4, '0')}`), file);
+    writeFileSync(path.join(corpus, `relay-${String(n).padStart(4, '0')}`), file); // synchronously: a thread-pool round trip each saved
   }
   return corpus;
 }

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import fs from 'node:fs/promises';
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
 import { buildRecordFile, digestOf } from '../../lib/model/deposit.js';
@@ -13,7 +14,7 @@ async function fillCorpus(corpus: string, count: number): Promise<void> {
   for (let i = 1; i <= count; i++) {
     const bytes = Buffer.from(`@p-e/x0\nkind: note\n\nrecord ${i}\n`);
     const deposit = { provenance: 'as-received' as const, depositedBy: 'mcp', depositedAt: new Date(0).toISOString(), digest: digestOf(bytes) };
-    await fs.writeFile(path.join(corpus, shape.format(i)), buildRecordFile(deposit, bytes));
+    writeFileSync(path.join(corpus, shape.format(i)), buildRecordFile(deposit, bytes)); // synchronously: a thread-pool round trip each saved
   }
 }
 

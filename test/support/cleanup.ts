@@ -42,3 +42,13 @@ async function unwind(steps: (() => unknown)[]): Promise<void> {
   if (failures.length === 1) throw failures[0];
   if (failures.length > 1) throw new AggregateError(failures, `${failures.length} cleanups failed`);
 }
+
+/**
+ * Cleanups for a fixture a whole file (or suite) shares, run last first when
+ * `run` is called: hand `run` to node:test's after() where it is made.
+ */
+export function sharedCleanup(): Cleanup & { run(): Promise<void> } {
+  const steps: (() => unknown)[] = [];
+  const shared: Cleanup = { after: (fn) => void steps.push(fn) };
+  return { after: shared.after, run: () => unwind(steps) };
+}

@@ -12,13 +12,13 @@ import { Client, type CallToolResult } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { initStore } from '../../lib/ops/init.js';
 import { openStore, type RelayStore, type StoreOptions } from '../../lib/store/store.js';
-import { cleanup } from './cleanup.js';
+import { cleanup, type Cleanup } from './cleanup.js';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const BIN = path.join(ROOT, 'bin', 'p-e-relay');
 
 /** A fresh temp directory, removed when the test ends. */
-export async function tempDir(t: TestContext, prefix = 'pe-relay-'): Promise<string> {
+export async function tempDir(t: Cleanup, prefix = 'pe-relay-'): Promise<string> {
   const dir = await mkdtemp(path.join(os.tmpdir(), prefix));
   // Removed after what the test made in it (cleanup.ts runs last first); a process of another test kit's fixture
   // may still be finishing a rename into it, so rm retries ENOTEMPTY.
@@ -27,7 +27,7 @@ export async function tempDir(t: TestContext, prefix = 'pe-relay-'): Promise<str
 }
 
 /** A fresh, initialised store directory (corpus + keys), removed after the test. */
-export async function tempStore(t: TestContext, options: { idWidth?: number } = {}): Promise<{ dir: string; corpus: string; keys: string }> {
+export async function tempStore(t: Cleanup, options: { idWidth?: number } = {}): Promise<{ dir: string; corpus: string; keys: string }> {
   const dir = await tempDir(t);
   const corpus = path.join(dir, 'corpus');
   const keys = path.join(dir, 'keys');
@@ -75,7 +75,7 @@ export function runProcess(argv: string[], options: { cwd?: string; input?: stri
 }
 
 /** The real SDK client, connected over stdio to a spawned `p-e-relay serve`. */
-export async function stdioClient(t: TestContext | null, corpus: string, extraArgs: string[] = [], env: Record<string, string> = {}): Promise<{ client: Client; transport: StdioClientTransport; stderr: () => string }> {
+export async function stdioClient(t: Cleanup | null, corpus: string, extraArgs: string[] = [], env: Record<string, string> = {}): Promise<{ client: Client; transport: StdioClientTransport; stderr: () => string }> {
   const transport = new StdioClientTransport({
     command: process.execPath,
     args: [BIN, 'serve', '--corpus', corpus, ...extraArgs],

@@ -9,14 +9,12 @@
  * failing digest is retried briefly before the file is called damaged, and a
  * damaged file is looked at again on every reconcile.
  *
- * Lazily (the default, `wanted` given), a record another writer added after
- * the scan is held unverified (record-index.ts) from its issued-log line, or
+ * A record another writer added after the scan is held unverified (record-index.ts) from its issued-log line, or
  * else from a first look (record-peek.ts: one page read, digest, header
  * lines), unless a listener here may want it; the rest waits until a call
  * needs it (a listing, list_replies, exists on an id it names, a filter it
  * matches), and `verifyHeld` reads it whole then. Nothing is announced for
- * it: nobody here had a use for it when it landed. Without `wanted` every
- * record is indexed whole at first sight (the eager index).
+ * it: nobody here had a use for it when it landed.
  */
 import { statSync } from 'node:fs';
 import fs from 'node:fs/promises';
@@ -58,11 +56,11 @@ export interface CorpusIndexerOptions {
   /** A file stopped being retried (indexed, gone, or called damaged): what a cursor may pass has moved. */
   onSettled?(): void;
   /**
-   * Lazy indexing: whether some listener here may want a record claiming
-   * this (it is then checked and announced at once); any other record from
-   * another writer is held unverified until a call needs it. Absent: eager.
+   * Whether some listener here may want a record claiming this (it is then
+   * checked and announced at once); any other record from another writer is
+   * held unverified until a call needs it.
    */
-  wanted?(claims: RecordClaims): boolean;
+  wanted(claims: RecordClaims): boolean;
   /** How record files are read (the disk's, unless a test counts the reads). */
   reader?: Pick<RecordReader, 'readSync' | 'readHeadSync'>;
 }
@@ -84,15 +82,15 @@ export class CorpusIndexer {
   private closed = false;
   /** Settle delays pending, so close can end them at once. */
   private readonly pauses = new Set<{ timer: NodeJS.Timeout; resolve: () => void }>();
-  /** The lazy index's cheaper first look at a peer's record (null: eager). */
-  private readonly peeker: RecordPeeker | null;
+  /** The cheaper first look at a peer's record. */
+  private readonly peeker: RecordPeeker;
   private readonly reader: Pick<RecordReader, 'readSync' | 'readHeadSync'>;
 
   constructor(private readonly options: CorpusIndexerOptions) {
     ({ index: this.index, shape: this.shape, paths: this.paths, log: this.log } = options);
-    if (options.wanted) this.index.setVerifier((n) => this.verifyHeld(n));
+    this.index.setVerifier((n) => this.verifyHeld(n));
     this.reader = options.reader ?? diskRecords;
-    this.peeker = options.wanted ? new RecordPeeker(options.shape, this.reader.readHeadSync) : null;
+    this.peeker = new RecordPeeker(options.shape, this.reader.readHeadSync);
   }
 
   /**
@@ -166,9 +164,9 @@ export class CorpusIndexer {
    * until a call needs it, so a swarm's servers do not each read every record. Anything else is ingested.
    */
   ingestNoted(n: number, hint: IssuedHint | undefined): Promise<void> {
-    if (hint === undefined || !this.peeker || this.closed || this.index.has(n) || this.settling.has(n) || this.damaged.has(n)) return this.ingest(n);
+    if (hint === undefined || this.closed || this.index.has(n) || this.settling.has(n) || this.damaged.has(n)) return this.ingest(n);
     // A keyed REST record's key scope needs its digest; a line without one (an older writer's) is read instead.
-    if (this.options.wanted!(hint.claims) || (hint.idempotencyKey !== undefined && hint.digest === undefined && boundToBytes(hint.depositedBy))) return this.ingest(n);
+    if (this.options.wanted(hint.claims) || (hint.idempotencyKey !== undefined && hint.digest === undefined && boundToBytes(hint.depositedBy))) return this.ingest(n);
     this.holdUnverified(n, { ...hint, digest: hint.digest ?? '' });
     return DONE;
   }
@@ -304,14 +302,14 @@ export class CorpusIndexer {
   private lookOnce(n: number, source: Source): { error: unknown } | null {
     if ((this.index.has(n) && !this.damaged.has(n)) || this.closed) return null;
     const id = this.shape.format(n);
-    if (this.peeker && source === 'seen' && !this.damaged.has(n)) {
+    if (source === 'seen' && !this.damaged.has(n)) {
       let peek: Peek | null;
       try {
         peek = this.peeker.look(this.paths.record(id));
       } catch {
         return null; // ENOENT: nothing there (yet)
       }
-      if (peek && !this.options.wanted!(peek.claims)) return this.holdUnverified(n, { claims: peek.claims, ...peek.deposit });
+      if (peek && !this.options.wanted(peek.claims)) return this.holdUnverified(n, { claims: peek.claims, ...peek.deposit });
       // Wanted, and whole in the page it read: indexed from that read and that digest check, not from another.
       if (peek) return this.indexWhole(n, peek.deposit, peek.record, source);
     }
@@ -375,8 +373,8 @@ export class CorpusIndexer {
 
   /**
    * The index needs unverified record `n` checked (record-index.ts calls
-   * this): read whole, digest and all, as at first sight in the eager
-   * index. Not announced: it landed before whoever asks now, and every
+   * this): read whole, digest and all, as a wanted record is at first
+   * sight. Not announced: it landed before whoever asks now, and every
    * listener there was then had no use for it. Synchronous, as the first
    * look is; a file gone since is dropped, a damaged one held damaged.
    */
