@@ -121,6 +121,19 @@ export async function writeMarkFile(file: string, text: string, shown: string = 
   // The reader refuses a mark past MAX_MARK_BYTES: writing one would lock the set out for good.
   if (Buffer.byteLength(text) > MAX_MARK_BYTES) throw new RelayError('internal', `A mark of ${Buffer.byteLength(text)} bytes was not written: a mark is at most ${MAX_MARK_BYTES}. Nothing moved; report this.`);
   const isNew = await fs.lstat(file).then(() => false, () => true);
+  const temp = await durableTemp(file, text);
+  try {
+    await fs.rename(temp, file);
+  } catch (err) {
+    await fs.unlink(temp).catch(() => {});
+    if ((err as NodeJS.ErrnoException).code === 'EISDIR') throw badMark(shown, 'it is a directory');
+    throw err;
+  }
+  if (isNew) await syncDirectory(path.dirname(file));
+}
+
+/** `text` written and fsynced under a fresh temp name beside `file` (never through a link), for a rename or link into place. */
+async function durableTemp(file: string, text: string): Promise<string> {
   const temp = tempBeside(file);
   const handle = await fs.open(temp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600);
   try {
@@ -132,14 +145,7 @@ export async function writeMarkFile(file: string, text: string, shown: string = 
     throw err;
   }
   await handle.close();
-  try {
-    await fs.rename(temp, file);
-  } catch (err) {
-    await fs.unlink(temp).catch(() => {});
-    if ((err as NodeJS.ErrnoException).code === 'EISDIR') throw badMark(shown, 'it is a directory');
-    throw err;
-  }
-  if (isNew) await syncDirectory(path.dirname(file));
+  return temp;
 }
 
 /** fsyncs a directory that gained an entry; where directories cannot be synced (some network filesystems), nothing more can be done. */
@@ -161,17 +167,7 @@ export async function syncDirectory(dir: string): Promise<void> {
  * two processes at once exactly one writes it). False when one was there.
  */
 export async function createMarkFile(file: string, text: string): Promise<boolean> {
-  const temp = tempBeside(file);
-  const handle = await fs.open(temp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600);
-  try {
-    await handle.writeFile(text);
-    await handle.sync();
-  } catch (err) {
-    await handle.close().catch(() => {});
-    await fs.unlink(temp).catch(() => {});
-    throw err;
-  }
-  await handle.close();
+  const temp = await durableTemp(file, text);
   try {
     await fs.link(temp, file);
   } catch (err) {
