@@ -30,13 +30,18 @@ const args = process.argv.slice(2);
 const unit = args.includes('--unit');
 const given = args.filter((a) => a !== '--unit');
 
-/** Every test/<area>/*.test.ts, as `node --test test/*\/*.test.ts` finds them. */
+/** Every *.test.ts below test/, at any depth (test/store/<wing>/ mirrors lib/store's wings). */
 function allFiles() {
-  const test = path.join(root, 'test');
-  return readdirSync(test, { withFileTypes: true })
-    .filter((d) => d.isDirectory())
-    .flatMap((d) => readdirSync(path.join(test, d.name)).filter((f) => f.endsWith('.test.ts')).map((f) => path.join(test, d.name, f)))
-    .sort();
+  const found = [];
+  const walk = (dir) => {
+    for (const d of readdirSync(dir, { withFileTypes: true })) {
+      const at = path.join(dir, d.name);
+      if (d.isDirectory()) walk(at);
+      else if (d.name.endsWith('.test.ts')) found.push(at);
+    }
+  };
+  walk(path.join(root, 'test'));
+  return found.sort();
 }
 
 const system = (f) => f.includes(`${path.sep}test${path.sep}system${path.sep}`);

@@ -1,28 +1,29 @@
-/** The §8a filters as CLI options of `wait`, `ls` and `tail`; --to, --from and --kind repeat, --text is one search. */
-import { parseFilter, type RecordFilter } from '../model/filter.js';
+/**
+ * The §8a filters as CLI options of `wait`, `ls` and `tail`, one per filter
+ * of the model's table (FILTER_FIELDS): a names filter repeats (--to a
+ * --to b), an id or a search is given once.
+ */
+import { FILTER_FIELDS, parseFilter, type FilterInput, type RecordFilter } from '../model/filter.js';
 import type { IdShape } from '../model/ids.js';
 import type { CommandContext, OptionSpec } from './command.js';
 
-export const FILTER_OPTIONS: OptionSpec = {
-  to: { type: 'string', multiple: true },
-  from: { type: 'string', multiple: true },
-  kind: { type: 'string', multiple: true },
-  'replies-to': { type: 'string' },
-  text: { type: 'string' },
-};
+export const FILTER_OPTIONS: OptionSpec = Object.fromEntries(
+  FILTER_FIELDS.map((field) => [field.flag, field.value === 'names' ? { type: 'string', multiple: true } : { type: 'string' }]),
+);
 
-export const FILTER_HELP = `  --to NAME         only records whose to: names NAME (repeat for several: any matches)
-  --from NAME       only records whose from: is NAME (repeatable)
-  --kind KIND       only records whose kind: is KIND (repeatable)
-  --replies-to ID   only records naming ID in parent: or ref:
-  --text WORDS      only records whose header values and body hold every word,
-                    as a whole word in any case (at most 200 characters)
-Filters combine with AND; names match literally; a record without the header never matches.`;
+/** The help's column for option descriptions, as the commands' own options use it. */
+const COLUMN = 20;
+
+export const FILTER_HELP = [
+  ...FILTER_FIELDS.map((field) => `  --${field.flag} ${field.arg}`.padEnd(COLUMN - 1) + ' ' + field.help.replaceAll('\n', '\n' + ' '.repeat(COLUMN))),
+  'Filters combine with AND; names match literally; a record without the header never matches.',
+].join('\n');
 
 export function filterOption(ctx: CommandContext, shape: IdShape): RecordFilter | null {
-  const list = (name: string) => ctx.values[name] as string[] | undefined;
-  const repliesTo = ctx.values['replies-to'];
-  const text = ctx.values.text;
-  return parseFilter({ to: list('to'), from: list('from'), kind: list('kind'), replies_to: typeof repliesTo === 'string' ? repliesTo : undefined,
-    text: typeof text === 'string' ? text : undefined }, shape);
+  const input: Record<string, unknown> = {};
+  for (const field of FILTER_FIELDS) {
+    const value = ctx.values[field.flag];
+    if (value !== undefined) input[field.name] = value;
+  }
+  return parseFilter(input as FilterInput, shape);
 }

@@ -112,7 +112,7 @@ a malformed id is UNKNOWN.`,
 };
 
 export const lsCommand: Command = {
-  help: `Usage: p-e-relay ls [--after ID] [--to NAME] [--from NAME] [--kind KIND] [--replies-to ID]
+  help: `Usage: p-e-relay ls [--after ID] [filters]
 
 Prints two lines, "present (N): …" and "known missing (M): …". With a
 filter, only the held records that match are listed (known missing is empty:

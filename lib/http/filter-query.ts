@@ -1,21 +1,30 @@
 /**
- * The §8a filters as query parameters of GET /relays and GET /events:
- * `to`, `from` and `kind` may repeat (`?to=scout-7&to=all`), `replies_to`
- * names one id, `text` one search (`?text=disk%20full`). The same parser as the tools' arguments, so a door cannot
- * match differently from another.
+ * The §8a filters as query parameters of GET /relays and GET /events, one
+ * per filter of the model's table (FILTER_FIELDS): a names filter may repeat
+ * (`?to=scout-7&to=all`), an id or a search is given once (`?replies_to=ID`,
+ * `?text=disk%20full`). The same parser as the tools' arguments, so a door
+ * cannot match differently from another.
  */
 import { RelayError } from '../errors.js';
-import { parseFilter, type RecordFilter } from '../model/filter.js';
+import { FILTER_FIELDS, parseFilter, type FilterFieldRow, type FilterInput, type RecordFilter } from '../model/filter.js';
 import type { IdShape } from '../model/ids.js';
 
 export function filterFromQuery(params: URLSearchParams, shape: IdShape): RecordFilter | null {
-  const list = (name: string) => (params.has(name) ? params.getAll(name) : undefined);
-  const repliesTo = params.getAll('replies_to');
-  if (repliesTo.length > 1) throw new RelayError('bad_filter',
-    `replies_to names one id, and this request sends ${repliesTo.length}. ` +
-    `Send it once; to follow several threads, open one request per id.`, { param: 'replies_to' });
-  const text = params.getAll('text');
-  if (text.length > 1) throw new RelayError('bad_filter',
-    `text is one search, and this request sends ${text.length}. Send it once, with every word in it (text=disk%20full).`, { param: 'text' });
-  return parseFilter({ to: list('to'), from: list('from'), kind: list('kind'), replies_to: repliesTo[0], text: text[0] }, shape);
+  const input: Record<string, string | string[]> = {};
+  for (const field of FILTER_FIELDS) {
+    if (!params.has(field.name)) continue;
+    const values = params.getAll(field.name);
+    if (field.value !== 'names' && values.length > 1) throw givenTwice(field, values.length);
+    input[field.name] = field.value === 'names' ? values : values[0]!;
+  }
+  return parseFilter(input as FilterInput, shape);
+}
+
+/** A filter that takes one value, sent more than once: which value was meant is not for the hub to guess. */
+function givenTwice(field: FilterFieldRow, count: number): RelayError {
+  const { name } = field;
+  const advice = field.value === 'id' ? 'Send it once; for several ids, open one request per id.'
+    : `Send it once, with every word in it (${name}=disk%20full).`;
+  return new RelayError('bad_filter', `${name} ${field.value === 'id' ? 'names one id' : 'is one search'}, and this request sends ${count}. ${advice}`,
+    { param: name });
 }

@@ -9,8 +9,8 @@
  *   GET  /                      the web view (its files under /assets/)
  *   POST /mcp                   MCP, stateless Streamable HTTP
  *   GET  /events                every record as it lands (SSE, signed); takes the filters too
- *   GET  /relays[?after=ID]     list (text: the two lines of list_relays); filters
- *                               ?to=…&from=…&kind=… (repeatable) &replies_to=ID
+ *   GET  /relays[?after=ID]     list (text: the two lines of list_relays); takes the
+ *                               filters as query parameters (filter-query.ts)
  *   POST /relays[?id=ID]        signed append; 201 with the id (200 when an
  *                               Idempotency-Key repeats: the earlier record)
  *   GET  /relays/ID             the exact stored bytes, or 404 naming the state

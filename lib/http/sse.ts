@@ -4,7 +4,7 @@
  * wait_for_relay). Signed like a wait, by header or by agent/ts/sig query
  * parameters for browser EventSource.
  *
- * Filters (`?to=…&from=…&kind=…&replies_to=…`, spec §8a) are matched by the
+ * Filters (spec §8a, as query parameters: filter-query.ts) are matched by the
  * store's index: a record that does not match is never queued for this stream.
  *
  * Resume with Last-Event-ID (preferred when both are sent) or ?after=: the

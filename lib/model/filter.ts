@@ -21,15 +21,93 @@
 import { RelayError } from '../errors.js';
 import type { IdShape } from './ids.js';
 
-export interface RecordFilter {
-  to?: ReadonlySet<string>;
-  from?: ReadonlySet<string>;
-  kind?: ReadonlySet<string>;
-  /** The number of the id named in parent:/ref:. */
-  repliesTo?: number;
-  /** Words every matching record holds (folded, distinct, in the order given); never empty. */
-  text?: readonly string[];
+/**
+ * How a filter's value is given and what parseFilter makes of it:
+ *
+ *   names   a name or a list of names (a door may repeat it) -> a set of names
+ *   id      one record id                                     -> its number
+ *   words   one search of words                               -> its folded words
+ */
+export type FilterValue = 'names' | 'id' | 'words';
+
+/** One filter, as every door takes it. */
+export interface FilterField {
+  /** Its name as an MCP argument, a query parameter, and in a mark's filter key. */
+  readonly name: string;
+  /** Its property in a RecordFilter. */
+  readonly key: string;
+  readonly value: FilterValue;
+  /** Names only: split on commas and white space like the to: header it is matched against, so "scout-7, all" is two names. */
+  readonly split?: boolean;
+  /** What it selects, one line: the MCP argument's description. */
+  readonly describe: string;
+  /** The CLI option (`--replies-to`), its placeholder, and its help (more lines after a newline). */
+  readonly flag: string;
+  readonly arg: string;
+  readonly help: string;
 }
+
+/**
+ * The longest `text` a filter takes, in characters. A search is a few words;
+ * the cap keeps a 10 KB query string from costing a lookup per word in every
+ * process it reaches, and says so instead.
+ */
+export const MAX_TEXT_CHARS = 200;
+
+/**
+ * The filters, each defined here once. Every door derives what it takes
+ * from this table: the MCP tools' arguments (lib/mcp/tools/shared.ts), the
+ * query parameters of GET /relays and /events (lib/http/filter-query.ts),
+ * the CLI options (lib/cli/filter-options.ts); parseFilter reads it, and a
+ * mark's filter key (lib/store/agents/filter-key.ts) names the filters in
+ * its order. Marks on disk are named by that key, so rows are added, never
+ * reordered. What a filter matches is `matches` below, or for words the
+ * store's text index.
+ */
+export const FILTER_FIELDS = [
+  {
+    name: 'to', key: 'to', value: 'names', split: true, describe: 'optional: its to: names any of these',
+    flag: 'to', arg: 'NAME', help: 'only records whose to: names NAME (repeat for several: any matches)',
+  },
+  {
+    name: 'from', key: 'from', value: 'names', describe: 'optional: its from: is one of these',
+    flag: 'from', arg: 'NAME', help: 'only records whose from: is NAME (repeatable)',
+  },
+  {
+    name: 'kind', key: 'kind', value: 'names', describe: 'optional: its kind: is one of these (exact case)',
+    flag: 'kind', arg: 'KIND', help: 'only records whose kind: is KIND (repeatable)',
+  },
+  {
+    name: 'replies_to', key: 'repliesTo', value: 'id', describe: 'optional: it names this id in parent: or ref:',
+    flag: 'replies-to', arg: 'ID', help: 'only records naming ID in parent: or ref:',
+  },
+  {
+    name: 'text', key: 'text', value: 'words', describe: 'optional: it holds all these words (whole, any case)',
+    flag: 'text', arg: 'WORDS', help: `only records whose header values and body hold every word,\nas a whole word in any case (at most ${MAX_TEXT_CHARS} characters)`,
+  },
+] as const satisfies readonly FilterField[];
+
+/** One row of the table, with its literal types (so the doors' types follow the table too). */
+export type FilterFieldRow = (typeof FILTER_FIELDS)[number];
+
+/** What parseFilter makes of each kind of value. */
+interface Parsed {
+  /** The names, distinct. */
+  names: ReadonlySet<string>;
+  /** The number of the id. */
+  id: number;
+  /** Words every matching record holds (folded, distinct, in the order given); never empty. */
+  words: readonly string[];
+}
+
+/** A parsed filter: `{ to?: Set, from?: Set, kind?: Set, repliesTo?: number, text?: string[] }`, from the table. */
+export type RecordFilter = { [F in FilterFieldRow as F['key']]?: Parsed[F['value']] };
+
+/** A filter as a door receives it: names as one string or a list, an id or a search as text. */
+export type FilterInput = { [F in FilterFieldRow as F['name']]?: F['value'] extends 'names' ? string | readonly string[] : string };
+
+/** The filters' names, for a sentence: "to, from, kind, replies_to or text". */
+export const FILTER_NAMES = FILTER_FIELDS.map((field) => field.name).join(', ').replace(/, ([^,]*)$/, ' or $1');
 
 /** What a filter looks at in one held record. */
 export interface Filterable {
@@ -39,15 +117,6 @@ export interface Filterable {
   recipients: readonly string[];
   /** Every id it names in parent: or ref: (an array, or a view of the index's column). */
   named: { includes(n: number): boolean };
-}
-
-/** A filter as a door receives it: names as one string or a list, the id as text. */
-export interface FilterInput {
-  to?: string | readonly string[];
-  from?: string | readonly string[];
-  kind?: string | readonly string[];
-  replies_to?: string;
-  text?: string;
 }
 
 const SEPARATORS = /[\s,]+/;
@@ -75,16 +144,8 @@ export function parseRecipients(to: string | null): string[] {
 }
 
 export function isEmptyFilter(filter: RecordFilter | null | undefined): boolean {
-  return !filter || (filter.to === undefined && filter.from === undefined && filter.kind === undefined && filter.repliesTo === undefined &&
-    filter.text === undefined);
+  return !filter || FILTER_FIELDS.every((field) => filter[field.key] === undefined);
 }
-
-/**
- * The longest `text` a filter takes, in characters. A search is a few words;
- * the cap keeps a 10 KB query string from costing a lookup per word in every
- * process it reaches, and says so instead.
- */
-export const MAX_TEXT_CHARS = 200;
 
 /**
  * A word: a run of letters, digits, combining marks and underscores. Anything
@@ -164,30 +225,32 @@ export function matches(filter: RecordFilter | null | undefined, record: Filtera
  * `"scout-7, all"` and `["scout-7", "all"]` mean the same.
  */
 export function parseFilter(input: FilterInput, shape: IdShape): RecordFilter | null {
-  const filter: RecordFilter = {};
-  const to = names('to', input.to, true);
-  const from = names('from', input.from, false);
-  const kind = names('kind', input.kind, false);
-  if (to) filter.to = to;
-  if (from) filter.from = from;
-  if (kind) filter.kind = kind;
-  if (input.replies_to !== undefined) {
-    const n = shape.parseRecordId(input.replies_to);
-    if (n === null) {
-      throw new RelayError('bad_id', `replies_to "${input.replies_to}" is not a record id of this store, so no record can name it. Send ` +
-        `${shape.describe} (e.g. ${shape.example}), matched literally, or leave replies_to out.`, { param: 'replies_to' });
-    }
-    filter.repliesTo = n;
+  const filter: Record<string, unknown> = {};
+  for (const field of FILTER_FIELDS) {
+    const value: unknown = input[field.name];
+    if (value === undefined) continue;
+    filter[field.key] = field.value === 'names' ? names(field.name, value as string | readonly string[], (field as FilterField).split === true)
+      : field.value === 'id' ? recordId(field.name, value as string, shape)
+      : searchWords(field.name, value as string);
   }
-  if (input.text !== undefined) filter.text = searchWords(input.text);
-  return isEmptyFilter(filter) ? null : filter;
+  return isEmptyFilter(filter) ? null : (filter as RecordFilter);
+}
+
+/** The number of the id a filter names, or bad_id saying what an id of this store looks like. */
+function recordId(param: string, id: string, shape: IdShape): number {
+  const n = typeof id === 'string' ? shape.parseRecordId(id) : null;
+  if (n === null) {
+    throw new RelayError('bad_id', `${param} "${id}" is not a record id of this store, so no record can name it. Send ` +
+      `${shape.describe} (e.g. ${shape.example}), matched literally, or leave ${param} out.`, { param });
+  }
+  return n;
 }
 
 /** A search's words, or a refusal saying what to send. */
-function searchWords(text: string): string[] {
+function searchWords(param: string, text: string): string[] {
   const refuse = (what: string, details: Record<string, unknown> = {}) =>
-    new RelayError('bad_filter', `text ${what}. Send a few words (at most ${MAX_TEXT_CHARS} characters, e.g. "disk full"), ` +
-      'matched as whole words in any case, or leave text out.', { param: 'text', ...details });
+    new RelayError('bad_filter', `${param} ${what}. Send a few words (at most ${MAX_TEXT_CHARS} characters, e.g. "disk full"), ` +
+      `matched as whole words in any case, or leave ${param} out.`, { param, ...details });
   if (typeof text !== 'string') throw refuse('is not a string');
   const chars = [...text].length;
   if (chars > MAX_TEXT_CHARS) throw refuse(`is ${chars} characters, longer than a search can be`, { max: MAX_TEXT_CHARS });

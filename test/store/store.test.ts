@@ -268,7 +268,7 @@ test('list: every held and KNOWN_MISSING id; after is exclusive and filters both
   assert.deepEqual(await store.list('relay-0002'), { after: 'relay-0002', present: ['relay-0003'], knownMissing: ['relay-0004', 'relay-0007'] });
   assert.deepEqual(await store.list('relay-0004'), { after: 'relay-0004', present: [], knownMissing: ['relay-0007'] });
   assert.deepEqual(await store.list('relay-0007'), { after: 'relay-0007', present: [], knownMissing: [] });
-  // Past every id the store holds, issued or cited, a list after it is ahead (test/store/after-ahead.process.test.ts).
+  // Past every id the store holds, issued or cited, a list after it is ahead (test/store/follow/after-ahead.process.test.ts).
   await refused(store.list('relay-0008'), 'id_ahead');
 });
 

@@ -1,10 +1,10 @@
 import { z } from 'zod';
 import { RelayError } from '../../errors.js';
 import { listText } from '../../doors/render.js';
-import { parseFilter } from '../../model/filter.js';
+import { FILTER_NAMES, parseFilter } from '../../model/filter.js';
 import type { IdShape } from '../../model/ids.js';
 import type { ListIds, ListResult } from '../../store/store.js';
-import { filterParams, repliesTo } from './shared.js';
+import { filterParams } from './shared.js';
 import { defineTool, READ } from './tool.js';
 
 /**
@@ -38,13 +38,12 @@ export const listRelays = defineTool({
     input: {
       after: z.string().optional().describe(`optional, exclusive: only ids above it, e.g. ${shape.example}`),
       ...filterParams(),
-      replies_to: repliesTo,
     },
     output: { after: z.string().nullable(), present: z.array(z.string()), knownMissing: z.array(z.string()) },
   }),
-  async run(store, { after, to, from, kind, replies_to, text }) {
+  async run(store, args) {
     // Counted before a single id is formatted: a refused list costs no strings.
-    const ids = await store.listIds(after, parseFilter({ to, from, kind, replies_to, text }, store.shape));
+    const ids = await store.listIds(args.after, parseFilter(args, store.shape));
     refuseIfLonger(ids, store.shape);
     const result: ListResult = { after: ids.after, present: ids.present.map(store.shape.format), knownMissing: ids.knownMissing.map(store.shape.format) };
     return { text: listText(result), structured: { ...result } };
@@ -61,7 +60,7 @@ function refuseIfLonger(list: ListIds, shape: IdShape): void {
     `This list holds ${n(total)} ids (${n(list.present.length)} present, ${n(list.knownMissing.length)} known ` +
       `missing); one list_relays answer carries at most ${n(LIST_MAX_IDS)} (a longer one is a message MCP clients ` +
       `drop). ` +
-      `Narrow it: after: "${fits}" answers the newest ${n(LIST_MAX_IDS)} ids (after is exclusive; a later after, fewer), or filter with to, from, kind or replies_to. ` +
+      `Narrow it: after: "${fits}" answers the newest ${n(LIST_MAX_IDS)} ids (after is exclusive; a later after, fewer), or filter with ${FILTER_NAMES}. ` +
       `For the whole list, an operator runs \`p-e-relay ls\` on the corpus or reads GET /relays from a hub (HTTP carries it whole).`,
     { ids: total, limit: LIST_MAX_IDS, after: fits },
   );

@@ -5,6 +5,7 @@
  * (lib/mcp/instructions.ts), said once per session, not in every tool.
  */
 import { z } from 'zod';
+import { FILTER_FIELDS, type FilterFieldRow } from '../../model/filter.js';
 import type { IdShape } from '../../model/ids.js';
 
 /** An id parameter: its role, then an example of the store's id shape (spec §3: every schema states the width; the example shows it). */
@@ -30,21 +31,22 @@ export const linkFields = {
 export const recordIdField = z.string();
 
 const names = (what: string) => z.union([z.string(), z.array(z.string())]).optional().describe(what);
+const one = (what: string) => z.string().optional().describe(what);
+
+/** A filter's argument: a name or a list of names, else one string (an id, a search). */
+type FilterParam<F extends FilterFieldRow> = F['value'] extends 'names' ? ReturnType<typeof names> : ReturnType<typeof one>;
 
 /**
  * The §8a record filters, for every tool that takes them (wait_for_relay,
- * list_relays): defined here once, so a filter added beside these lands in
- * every such tool. They compare exactly (lib/model/filter.ts); a filter that
- * names no one is refused bad_filter, which the refusal's sentence explains.
+ * list_relays), built from the model's table (FILTER_FIELDS), so a filter
+ * added there lands in every such tool; the tool passes its arguments to
+ * parseFilter whole. They compare exactly (lib/model/filter.ts); a filter
+ * that names no one is refused bad_filter, which the refusal's sentence
+ * explains. An id filter is listed last, after the ones that match a
+ * record's own words: the listing's order is part of the contract clients
+ * cache (test/mcp/golden).
  */
-export function filterParams() {
-  return {
-    to: names('optional: its to: names any of these'),
-    from: names('optional: its from: is one of these'),
-    kind: names('optional: its kind: is one of these (exact case)'),
-    text: z.string().optional().describe('optional: it holds all these words (whole, any case)'),
-  };
+export function filterParams(): { [F in FilterFieldRow as F['name']]: FilterParam<F> } {
+  const ordered = [...FILTER_FIELDS.filter((f) => f.value !== 'id'), ...FILTER_FIELDS.filter((f) => f.value === 'id')];
+  return Object.fromEntries(ordered.map((f) => [f.name, f.value === 'names' ? names(f.describe) : one(f.describe)])) as ReturnType<typeof filterParams>;
 }
-
-/** replies_to, in list_relays and wait_for_relay alike. */
-export const repliesTo = z.string().optional().describe('optional: it names this id in parent: or ref:');

@@ -4,7 +4,7 @@ import { waitText } from '../../doors/render.js';
 import { clampWait, DEFAULT_WAIT_MS, MAX_WAIT_MS, WAIT_MAX_ITEMS, type AppearedRecord } from '../../store/follow/waiters.js';
 import { parseFilter } from '../../model/filter.js';
 import type { IdShape } from '../../model/ids.js';
-import { claimFields, filterParams, linkFields, provenanceValues, recordIdField, repliesTo } from './shared.js';
+import { claimFields, filterParams, linkFields, provenanceValues, recordIdField } from './shared.js';
 import { openInboxWait } from '../channel/inbox-waits.js';
 import { rosterLine, rosterNews } from './roster-news.js';
 import { defineTool } from './tool.js';
@@ -37,7 +37,6 @@ Refusals: bad_id, bad_filter, too_many_waits (let your open wait end first).`,
       // multipleOf(1), not int(): int() would write a maximum of 2^53-1 into the schema, which reads as a limit beside the cap.
       timeout_ms: z.number().min(0).multipleOf(1).optional().describe(`optional, ms to block; default ${DEFAULT_WAIT_MS}, at most ${MAX_WAIT_MS}; 0: only look`),
       ...filterParams(),
-      replies_to: repliesTo,
       include_bytes: z.boolean().optional().describe('optional, default true: each item\'s bytes inline, up to 64 KiB per call (past it, bytesOmitted: get_relay)'),
     },
     output: {
@@ -66,8 +65,9 @@ Refusals: bad_id, bad_filter, too_many_waits (let your open wait end first).`,
       agents: z.array(z.object({ name: z.string(), about: z.string().optional(), waiting: z.boolean() })).optional(),
     },
   }),
-  async run(store, { after, timeout_ms, to, from, kind, replies_to, text, include_bytes }, { signal, progress, grant }) {
-    const filter = parseFilter({ to, from, kind, replies_to, text }, store.shape);
+  async run(store, args, { signal, progress, grant }) {
+    const { after, timeout_ms, include_bytes } = args;
+    const filter = parseFilter(args, store.shape);
     const options = {
       timeoutMs: timeout_ms,
       // The loop reads every item it is given, so its bytes come with it unless the call says no.

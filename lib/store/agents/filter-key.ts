@@ -3,22 +3,22 @@
  * filter set). Canonical: the names of each filter sorted, so `--to a --to b`
  * and `--to b --to a` share one mark and `--to a` alone has another. Pure.
  */
-import type { RecordFilter } from '../../model/filter.js';
+import { FILTER_FIELDS, type RecordFilter } from '../../model/filter.js';
 import type { IdShape } from '../../model/ids.js';
 
 /** A name that can appear as is in a file name; any other makes the key a hash. */
 const PLAIN = /^[A-Za-z0-9._-]+$/;
 const MAX_PLAIN_KEY = 160;
 
-/** `to=all,bob;kind=question` (fixed order: to, from, kind, replies_to, text), or `any` for no filter. */
+/** `to=all,bob;kind=question` (the filters in FILTER_FIELDS' order), or `any` for no filter. */
 export function filterText(filter: RecordFilter | null | undefined, shape: IdShape): string {
   if (!filter) return 'any';
   const parts: string[] = [];
-  for (const [name, set] of [['to', filter.to], ['from', filter.from], ['kind', filter.kind]] as const) {
-    if (set) parts.push(`${name}=${[...set].sort().join(',')}`);
+  for (const field of FILTER_FIELDS) {
+    const value = filter[field.key];
+    if (value === undefined) continue;
+    parts.push(`${field.name}=${typeof value === 'number' ? shape.format(value) : [...value].sort().join(',')}`);
   }
-  if (filter.repliesTo !== undefined) parts.push(`replies_to=${shape.format(filter.repliesTo)}`);
-  if (filter.text) parts.push(`text=${[...filter.text].sort().join(',')}`);
   return parts.length === 0 ? 'any' : parts.join(';');
 }
 

@@ -2,7 +2,7 @@
  * Exactly once (spec §8b) at the store: a repeat answers the first record, a
  * conflict names it, a restart reads keys back from the deposit headers, and
  * concurrent calls store one record. The multi-process races run over real
- * stdio servers in test/store/idempotency.process.test.ts.
+ * stdio servers in test/store/append/idempotency.process.test.ts.
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -10,12 +10,12 @@ import { createHash } from 'node:crypto';
 import { mkdir, readdir, readFile, unlink, utimes, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { test } from 'node:test';
-import { RelayError } from '../../lib/errors.js';
-import { idempotencyScope } from '../../lib/model/idempotency-keys.js';
-import { verifyCorpus } from '../../lib/ops/verify.js';
-import { hostIdentity } from '../../lib/disk/host.js';
-import { openStore, type RelayStore } from '../../lib/store/store.js';
-import { killed, record, tempStore } from '../support/helpers.js';
+import { RelayError } from '../../../lib/errors.js';
+import { idempotencyScope } from '../../../lib/model/idempotency-keys.js';
+import { verifyCorpus } from '../../../lib/ops/verify.js';
+import { hostIdentity } from '../../../lib/disk/host.js';
+import { openStore, type RelayStore } from '../../../lib/store/store.js';
+import { killed, record, tempStore } from '../../support/helpers.js';
 
 const MCP = 'mcp';
 

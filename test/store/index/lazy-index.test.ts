@@ -7,11 +7,11 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { test } from 'node:test';
-import { buildRecordFile, digestOf } from '../../lib/model/deposit.js';
-import { corpusPaths } from '../../lib/disk/paths.js';
-import { openStore } from '../../lib/store/store.js';
-import { countingReader } from '../support/counting-reader.js';
-import { record, tempStore } from '../support/helpers.js';
+import { buildRecordFile, digestOf } from '../../../lib/model/deposit.js';
+import { corpusPaths } from '../../../lib/disk/paths.js';
+import { openStore } from '../../../lib/store/store.js';
+import { countingReader } from '../../support/counting-reader.js';
+import { record, tempStore } from '../../support/helpers.js';
 
 test("a named store indexes a peer's record addressed to its agent or to all whole at first sight, and holds the others unverified", async (t) => {
   const { corpus } = await tempStore(t);

@@ -11,8 +11,8 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { test } from 'node:test';
 import type { CallToolResult, Client } from '@modelcontextprotocol/client';
-import { errorCode, record, runCli, stdioClient, tempStore, textOf } from '../support/helpers.js';
-import { httpClient, sign, startTestHub } from '../support/http-helpers.js';
+import { errorCode, record, runCli, stdioClient, tempStore, textOf } from '../../support/helpers.js';
+import { httpClient, sign, startTestHub } from '../../support/http-helpers.js';
 
 async function append(client: Client, bytes: string, extra: Record<string, unknown> = {}): Promise<CallToolResult> {
   return (await client.callTool({ name: 'append_relay', arguments: { bytes, ...extra } })) as CallToolResult;

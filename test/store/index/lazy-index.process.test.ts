@@ -14,12 +14,12 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { test, type TestContext } from 'node:test';
 import type { CallToolResult } from '@modelcontextprotocol/client';
-import { buildRecordFile, digestOf } from '../../lib/model/deposit.js';
-import { parseFilter, type FilterInput } from '../../lib/model/filter.js';
-import { idShape } from '../../lib/model/ids.js';
-import { openStore, type RelayStore } from '../../lib/store/store.js';
-import { record, stdioClient, tempStore, textOf } from '../support/helpers.js';
-import { eventually } from '../support/poll.js';
+import { buildRecordFile, digestOf } from '../../../lib/model/deposit.js';
+import { parseFilter, type FilterInput } from '../../../lib/model/filter.js';
+import { idShape } from '../../../lib/model/ids.js';
+import { openStore, type RelayStore } from '../../../lib/store/store.js';
+import { record, stdioClient, tempStore, textOf } from '../../support/helpers.js';
+import { eventually } from '../../support/poll.js';
 
 const shape = idShape(4);
 const NAMES = ['ana', 'bo', 'cy'];

@@ -3,14 +3,14 @@ import fs from 'node:fs/promises';
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
-import { buildRecordFile, digestOf } from '../../lib/model/deposit.js';
-import { idShape } from '../../lib/model/ids.js';
-import { createLogger } from '../../lib/log.js';
-import { verifyCorpus } from '../../lib/ops/verify.js';
-import { decodeSnapshot, encodeSnapshot, SNAPSHOT_FORMAT, type Snapshot } from '../../lib/store/index/index-snapshot.js';
-import { corpusPaths } from '../../lib/disk/paths.js';
-import { openStore, type RelayStore } from '../../lib/store/store.js';
-import { runCli, stdioClient, tempStore, textOf } from '../support/helpers.js';
+import { buildRecordFile, digestOf } from '../../../lib/model/deposit.js';
+import { idShape } from '../../../lib/model/ids.js';
+import { createLogger } from '../../../lib/log.js';
+import { verifyCorpus } from '../../../lib/ops/verify.js';
+import { decodeSnapshot, encodeSnapshot, SNAPSHOT_FORMAT, type Snapshot } from '../../../lib/store/index/index-snapshot.js';
+import { corpusPaths } from '../../../lib/disk/paths.js';
+import { openStore, type RelayStore } from '../../../lib/store/store.js';
+import { runCli, stdioClient, tempStore, textOf } from '../../support/helpers.js';
 
 const shape = idShape(4);
 

@@ -8,9 +8,9 @@ import assert from 'node:assert/strict';
 import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import { test } from 'node:test';
-import { createLogger } from '../../lib/log.js';
-import { openStore } from '../../lib/store/store.js';
-import { record, runCli, tempStore } from '../support/helpers.js';
+import { createLogger } from '../../../lib/log.js';
+import { openStore } from '../../../lib/store/store.js';
+import { record, runCli, tempStore } from '../../support/helpers.js';
 
 test('a new store\'s first append starts .state/issued without a word above debug', async (t) => {
   const { corpus } = await tempStore(t);

@@ -5,9 +5,9 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { CallToolResult, Client } from '@modelcontextprotocol/client';
-import { errorCode, record, runCli, stdioClient, tempStore, textOf } from '../support/helpers.js';
-import { httpClient, startTestHub } from '../support/http-helpers.js';
-import { eventually } from '../support/poll.js';
+import { errorCode, record, runCli, stdioClient, tempStore, textOf } from '../../support/helpers.js';
+import { httpClient, startTestHub } from '../../support/http-helpers.js';
+import { eventually } from '../../support/poll.js';
 
 interface Entry { name: string; lastSeen: string; waiting: boolean; how: string[] }
 

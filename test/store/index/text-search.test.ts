@@ -6,14 +6,14 @@
 import assert from 'node:assert/strict';
 import { readFile, writeFile } from 'node:fs/promises';
 import { test, type TestContext } from 'node:test';
-import { corpusPaths } from '../../lib/disk/paths.js';
-import { buildRecordFile, digestOf } from '../../lib/model/deposit.js';
-import { parseFilter } from '../../lib/model/filter.js';
-import { idShape } from '../../lib/model/ids.js';
-import { filterKey } from '../../lib/store/agents/filter-key.js';
-import { openStore, type RelayStore } from '../../lib/store/store.js';
-import { record, tempStore } from '../support/helpers.js';
-import { countingReader } from '../support/counting-reader.js';
+import { corpusPaths } from '../../../lib/disk/paths.js';
+import { buildRecordFile, digestOf } from '../../../lib/model/deposit.js';
+import { parseFilter } from '../../../lib/model/filter.js';
+import { idShape } from '../../../lib/model/ids.js';
+import { filterKey } from '../../../lib/store/agents/filter-key.js';
+import { openStore, type RelayStore } from '../../../lib/store/store.js';
+import { record, tempStore } from '../../support/helpers.js';
+import { countingReader } from '../../support/counting-reader.js';
 
 const BY = { depositedBy: 'cli/test' };
 

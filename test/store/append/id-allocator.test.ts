@@ -6,12 +6,12 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { test } from 'node:test';
-import { corpusPaths } from '../../lib/disk/paths.js';
-import { idShape } from '../../lib/model/ids.js';
-import { RecordIndex } from '../../lib/model/record-index.js';
-import { IdAllocator } from '../../lib/store/append/id-allocator.js';
-import type { CorpusIndexer } from '../../lib/store/index/corpus-indexer.js';
-import { tempStore } from '../support/helpers.js';
+import { corpusPaths } from '../../../lib/disk/paths.js';
+import { idShape } from '../../../lib/model/ids.js';
+import { RecordIndex } from '../../../lib/model/record-index.js';
+import { IdAllocator } from '../../../lib/store/append/id-allocator.js';
+import type { CorpusIndexer } from '../../../lib/store/index/corpus-indexer.js';
+import { tempStore } from '../../support/helpers.js';
 
 const shape = idShape();
 

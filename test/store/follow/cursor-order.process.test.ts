@@ -17,9 +17,9 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { test, type TestContext } from 'node:test';
 import type { CallToolResult } from '@modelcontextprotocol/client';
-import { record, stdioClient, tempStore, textOf } from '../support/helpers.js';
-import { shim } from '../support/fs-lies.js';
-import { eventually } from '../support/poll.js';
+import { record, stdioClient, tempStore, textOf } from '../../support/helpers.js';
+import { shim } from '../../support/fs-lies.js';
+import { eventually } from '../../support/poll.js';
 
 const WRITERS = 4;
 const ROUNDS = 6;

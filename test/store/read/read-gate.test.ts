@@ -6,8 +6,8 @@
 import assert from 'node:assert/strict';
 import { readdirSync } from 'node:fs';
 import { test } from 'node:test';
-import { ReadGate } from '../../lib/store/read/read-gate.js';
-import { openTempStore, record } from '../support/helpers.js';
+import { ReadGate } from '../../../lib/store/read/read-gate.js';
+import { openTempStore, record } from '../../support/helpers.js';
 
 test('the read gate runs at most its limit at once, and every piece of work in arrival order', async () => {
   const gate = new ReadGate(3);

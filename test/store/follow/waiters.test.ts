@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { EventEmitter } from 'node:events';
 import { test } from 'node:test';
-import { matches, parseFilter, parseRecipients, type RecordFilter } from '../../lib/model/filter.js';
-import { idShape } from '../../lib/model/ids.js';
-import type { RecordMeta } from '../../lib/model/record-index.js';
-import { subscribe, type HeldRecord, type RecordFeed, type StoreEvents } from '../../lib/store/follow/subscription.js';
-import { DEFAULT_WAIT_MS, MAX_WAIT_MS, Waiters, appeared, clampWait } from '../../lib/store/follow/waiters.js';
+import { matches, parseFilter, parseRecipients, type RecordFilter } from '../../../lib/model/filter.js';
+import { idShape } from '../../../lib/model/ids.js';
+import type { RecordMeta } from '../../../lib/model/record-index.js';
+import { subscribe, type HeldRecord, type RecordFeed, type StoreEvents } from '../../../lib/store/follow/subscription.js';
+import { DEFAULT_WAIT_MS, MAX_WAIT_MS, Waiters, appeared, clampWait } from '../../../lib/store/follow/waiters.js';
 
 function meta(n: number, to: string | null = null): RecordMeta {
   return { id: `relay-${String(n).padStart(4, '0')}`, kind: 'note', from: 'a', to, parent: null, refs: [], depositedBy: 'mcp', provenance: 'as-received', depositedAt: '2026-11-30T00:00:00.000Z', digest: 'sha256:00' };
@@ -274,7 +274,7 @@ test('the store closing ends a subscription with its refusal, and a blocked wait
   const reasons: string[] = [];
   subscribe(w, { after: null, onClosed: (reason) => reasons.push(reason.code) }, () => {});
   const pending = w.waiters.wait({ after: null, timeoutMs: 60_000 });
-  const { RelayError } = await import('../../lib/errors.js');
+  const { RelayError } = await import('../../../lib/errors.js');
   w.emit('closed', new RelayError('store_unavailable', 'closed'));
   await assert.rejects(pending, (err: InstanceType<typeof RelayError>) => err.code === 'store_unavailable');
   assert.deepEqual(reasons, ['store_unavailable']);

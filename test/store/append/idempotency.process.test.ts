@@ -9,8 +9,8 @@ import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { test } from 'node:test';
 import type { CallToolResult } from '@modelcontextprotocol/client';
-import { errorCode, record, runCli, stdioClient, tempStore, textOf } from '../support/helpers.js';
-import { sign, startTestHub } from '../support/http-helpers.js';
+import { errorCode, record, runCli, stdioClient, tempStore, textOf } from '../../support/helpers.js';
+import { sign, startTestHub } from '../../support/http-helpers.js';
 
 interface Appended {
   id: string;

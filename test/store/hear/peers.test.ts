@@ -5,13 +5,13 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { silentLogger } from '../../lib/log.js';
-import { idShape } from '../../lib/model/ids.js';
-import { parseIssuedLine, formatIssuedLine, type IssuedLine } from '../../lib/model/issued-line.js';
-import { parseRecord } from '../../lib/model/record.js';
-import { RecordIndex } from '../../lib/model/record-index.js';
-import { Peers } from '../../lib/store/hear/peers.js';
-import type { CorpusIndexer } from '../../lib/store/index/corpus-indexer.js';
+import { silentLogger } from '../../../lib/log.js';
+import { idShape } from '../../../lib/model/ids.js';
+import { parseIssuedLine, formatIssuedLine, type IssuedLine } from '../../../lib/model/issued-line.js';
+import { parseRecord } from '../../../lib/model/record.js';
+import { RecordIndex } from '../../../lib/model/record-index.js';
+import { Peers } from '../../../lib/store/hear/peers.js';
+import type { CorpusIndexer } from '../../../lib/store/index/corpus-indexer.js';
 
 const shape = idShape();
 

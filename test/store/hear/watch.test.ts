@@ -2,9 +2,9 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { test, type TestContext } from 'node:test';
-import { silentLogger } from '../../lib/log.js';
-import { CorpusWatcher, QUIET_LISTING_MAX_MS } from '../../lib/store/hear/watch.js';
-import { tempDir } from '../support/helpers.js';
+import { silentLogger } from '../../../lib/log.js';
+import { CorpusWatcher, QUIET_LISTING_MAX_MS } from '../../../lib/store/hear/watch.js';
+import { tempDir } from '../../support/helpers.js';
 
 /**
  * A watcher in events mode whose periodic timer never fires on its own; the

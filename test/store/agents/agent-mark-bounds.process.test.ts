@@ -12,16 +12,16 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { test } from 'node:test';
 import type { CallToolResult } from '@modelcontextprotocol/client';
-import { silentLogger } from '../../lib/log.js';
-import { idShape } from '../../lib/model/ids.js';
-import { parseFilter, MAX_FILTER_NAME_LENGTH, MAX_FILTER_NAMES } from '../../lib/model/filter.js';
-import { AgentDeliveries, type DeliveryFeed } from '../../lib/store/agents/deliveries.js';
-import { MAX_MARK_BYTES, readMarkFile } from '../../lib/store/agents/mark-file.js';
-import { AgentMarks, MAX_SETS_PER_AGENT } from '../../lib/store/agents/marks.js';
-import { errorCode, record, stdioClient, tempDir, tempStore, textOf } from '../support/helpers.js';
+import { silentLogger } from '../../../lib/log.js';
+import { idShape } from '../../../lib/model/ids.js';
+import { parseFilter, MAX_FILTER_NAME_LENGTH, MAX_FILTER_NAMES } from '../../../lib/model/filter.js';
+import { AgentDeliveries, type DeliveryFeed } from '../../../lib/store/agents/deliveries.js';
+import { MAX_MARK_BYTES, readMarkFile } from '../../../lib/store/agents/mark-file.js';
+import { AgentMarks, MAX_SETS_PER_AGENT } from '../../../lib/store/agents/marks.js';
+import { errorCode, record, stdioClient, tempDir, tempStore, textOf } from '../../support/helpers.js';
 
 const shape = idShape(4);
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
 
 function feed(head = 10): DeliveryFeed {
   return {

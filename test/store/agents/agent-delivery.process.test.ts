@@ -11,7 +11,7 @@ import path from 'node:path';
 import { test, type TestContext } from 'node:test';
 import type { CallToolResult, Client } from '@modelcontextprotocol/client';
 import type { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
-import { record, stdioClient, tempStore, textOf } from '../support/helpers.js';
+import { record, stdioClient, tempStore, textOf } from '../../support/helpers.js';
 
 interface Item { id: string; kind: string | null; from: string | null; answers?: number }
 interface Waited { appeared: Item[]; timedOut: boolean; cursor: string }

@@ -11,12 +11,12 @@ import { existsSync, readdirSync, statSync, utimesSync } from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
 import type { CallToolResult } from '@modelcontextprotocol/client';
-import { Bells, DEFAULT_MAX_BELLS, bellFile } from '../../lib/store/hear/bells.js';
-import { holdersRoot } from '../../lib/store/hear/bell-holders.js';
-import { silentLogger } from '../../lib/log.js';
-import { openStore } from '../../lib/store/store.js';
-import { BIN, errorCode, killed, record, stdioClient, tempDir, tempStore, textOf } from '../support/helpers.js';
-import { eventually } from '../support/poll.js';
+import { Bells, DEFAULT_MAX_BELLS, bellFile } from '../../../lib/store/hear/bells.js';
+import { holdersRoot } from '../../../lib/store/hear/bell-holders.js';
+import { silentLogger } from '../../../lib/log.js';
+import { openStore } from '../../../lib/store/store.js';
+import { BIN, errorCode, killed, record, stdioClient, tempDir, tempStore, textOf } from '../../support/helpers.js';
+import { eventually } from '../../support/poll.js';
 
 const names = (prefix: string, n: number) => Array.from({ length: n }, (_, i) => `${prefix}-${i}`);
 const bellsIn = (dir: string) => (existsSync(dir) ? readdirSync(dir).length : 0);

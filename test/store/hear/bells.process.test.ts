@@ -11,10 +11,10 @@ import { rm, writeFile, link, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import { test } from 'node:test';
 import type { CallToolResult, Client } from '@modelcontextprotocol/client';
-import { buildRecordFile, digestOf } from '../../lib/model/deposit.js';
-import { openStore } from '../../lib/store/store.js';
-import { openTempStore, record, stdioClient, tempStore, textOf } from '../support/helpers.js';
-import { eventually } from '../support/poll.js';
+import { buildRecordFile, digestOf } from '../../../lib/model/deposit.js';
+import { openStore } from '../../../lib/store/store.js';
+import { openTempStore, record, stdioClient, tempStore, textOf } from '../../support/helpers.js';
+import { eventually } from '../../support/poll.js';
 
 /** The inodes a process holds inotify watches on, from /proc/PID/fdinfo. */
 function watchedInodes(pid: number): number[] {

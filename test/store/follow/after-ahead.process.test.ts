@@ -10,10 +10,10 @@ import assert from 'node:assert/strict';
 import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import { test } from 'node:test';
-import { openStore } from '../../lib/store/store.js';
-import { record, runCli, stdioClient, tempStore } from '../support/helpers.js';
-import { openEvents, sign, startTestHub } from '../support/http-helpers.js';
-import { refused, refusedHttp } from '../support/refusal.js';
+import { openStore } from '../../../lib/store/store.js';
+import { record, runCli, stdioClient, tempStore } from '../../support/helpers.js';
+import { openEvents, sign, startTestHub } from '../../support/http-helpers.js';
+import { refused, refusedHttp } from '../../support/refusal.js';
 
 async function storeWith(t: import('node:test').TestContext, count: number) {
   const { corpus } = await tempStore(t);

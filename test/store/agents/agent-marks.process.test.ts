@@ -9,10 +9,10 @@ import { execFileSync } from 'node:child_process';
 import { lstat, mkdir, readFile, readlink, symlink, truncate, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { test } from 'node:test';
-import { openStore } from '../../lib/store/store.js';
+import { openStore } from '../../../lib/store/store.js';
 import type { CallToolResult } from '@modelcontextprotocol/client';
-import { BIN, record, runCli, runProcess, stdioClient, tempStore } from '../support/helpers.js';
-import { needs, toolPath } from '../support/needs.js';
+import { BIN, record, runCli, runProcess, stdioClient, tempStore } from '../../support/helpers.js';
+import { needs, toolPath } from '../../support/needs.js';
 
 async function seed(corpus: string, records: string[]): Promise<string[]> {
   const store = await openStore({ corpus, watch: 'none' });
