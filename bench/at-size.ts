@@ -1,6 +1,6 @@
 /**
- * The bench's cached corpora at work, one part at a time, for the figures of
- * issue 14 that are not rates: every tool over stdio, the web view's list in
+ * The bench's cached corpora at work, one part at a time, for the figures at
+ * size that are not rates: every tool over stdio, the web view's list in
  * headless Chromium, and `mirror` (rsync). Appends go to a hard-linked copy:
  * the cached corpus stays as generated, for others to read.
  *

@@ -1,7 +1,7 @@
 /**
  * The HTTP hub (`serve --http`): MCP reads over stateless Streamable HTTP at
  * 1 and 32 concurrent clients, against a raw node:http JSON handler (the
- * ceiling) and against the naive pattern issue 3 sets the goal by (a fresh
+ * ceiling) and against the naive pattern the goal is set against (a fresh
  * McpServer built for every request), all driven by the same client loop in
  * the same repetition; and append → SSE event latency at 1 and 100
  * subscribers.

@@ -66,7 +66,7 @@ async function indexBytes(corpus: string): Promise<number> {
   return (JSON.parse(stdout) as { bytesPerRecord: number }).bytesPerRecord;
 }
 
-/** Goals of issue 14, by corpus size. */
+/** Start-up and memory goals, by corpus size. */
 const GOALS: Record<number, { existsMs: number; rssMb: number }> = { 100_000: { existsMs: 400, rssMb: 100 }, 1_000_000: { existsMs: 2000, rssMb: 300 } };
 
 export const startSection: Section = {
