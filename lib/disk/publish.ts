@@ -7,8 +7,12 @@
  *      is taken, which makes the create exclusive across every process (and,
  *      on a shared filesystem, every host: the file server decides). What
  *      link() answered is checked against what the target holds;
- *   3. unlink the temp name and fsync the directory, so the new name survives
- *      a power cut.
+ *   3. fsync the directory, so the new name survives a power cut, and
+ *      unlink the temp name.
+ *
+ * The caller runs the three in order (`stage`, `linkExclusive`, `settle`)
+ * and does between them what must follow a taken name at once: no step
+ * calls back into it.
  *
  * A crash at any point leaves at most a stray temp file, never a partial record.
  */
@@ -42,17 +46,24 @@ export interface PublishInto {
 }
 
 /**
- * The whole publish of one file: written and fsynced under a temp name,
- * linked to its name by `take` (which answers what it took: an id, a
- * path), the directory fsynced, the temp name removed. A failure anywhere
- * leaves at most a stray temp file (told to `stranded`), never a partial file.
+ * The first step of a publish: the whole file written and fsynced under a
+ * fresh temp name in `into.tmpDir` (made again once if it is missing), its
+ * path answered. The caller then takes a name for it with `linkExclusive`
+ * (trying as many names as it must) and ends with `settle`; a failure in
+ * between leaves at most a stray temp file, never a partial file.
  */
-export async function publish<T>(bytes: Uint8Array, into: PublishInto, take: (temp: string) => Promise<T>): Promise<T> {
-  const temp = await writeTempRemaking(bytes, into);
+export function stage(bytes: Uint8Array, into: PublishInto): Promise<string> {
+  return writeTempRemaking(bytes, into);
+}
+
+/**
+ * The last step: when a name was taken, the directory fsynced so that it
+ * survives a power cut; then the temp name removed (told to `stranded` when
+ * it cannot be). Rejects when the sync fails, after the temp name is gone.
+ */
+export async function settle(temp: string, into: PublishInto, linked: boolean): Promise<void> {
   try {
-    const taken = await take(temp);
-    await into.dirSync.sync();
-    return taken;
+    if (linked) await into.dirSync.sync();
   } finally {
     await fs.unlink(temp).catch((err: unknown) => into.stranded?.(temp, err));
   }

@@ -22,6 +22,7 @@ import { IdAllocator } from './append/id-allocator.js';
 import { IdempotencyClaims } from './append/idempotency-claims.js';
 import { IssuedLog } from './append/issued-log.js';
 import { KeyedAppends } from './append/keyed-append.js';
+import { NewRecords } from './append/new-record.js';
 import { CorpusFacts } from './corpus-facts.js';
 import type { RecordFeed, StoreEvents } from './follow/subscription.js';
 import { Visibility } from './follow/visibility.js';
@@ -64,9 +65,8 @@ export function makeWings(store: StoreFace, options: StoreOptions, shape: IdShap
   const dirSync = new DirectorySync(paths.corpus);
   const agents = new AgentDeliveries(store, { marks: paths.marks, roster: paths.roster }, log);
   const life = new Lifecycle(paths.corpus);
-  // The indexer announces through visibility, which asks the indexer and the
-  // allocator what is still in flight: the one loop of this wiring, closed
-  // below once both exist.
+  // The indexer announces through visibility, which asks the indexer what is
+  // still being read: the one loop of this wiring, closed below once both exist.
   let visibility: Visibility | undefined;
   let interests: Interests | undefined;
   const indexer = new CorpusIndexer({
@@ -89,15 +89,17 @@ export function makeWings(store: StoreFace, options: StoreOptions, shape: IdShap
     await watcher.reconcile();
     await indexer.settled();
   };
-  const ids = new IdAllocator(index, indexer, shape, paths, relist, () => facts.shared, (n) => peers.hear(n));
+  const into = { tmpDir: paths.tmp, remake: [paths.state, paths.tmp], dirSync, log, stranded: (file: string, err: unknown, creating?: boolean) => leftovers.note(file, err, creating) };
+  visibility = new Visibility({ index, indexer, shape, events: store, snapshots });
+  const ids = new IdAllocator({ index, indexer, shape, paths, into, issued, bells, peers, visibility, facts, relist });
   const keyed = keyedAppends(options, paths, shape, keys, index, indexer, leftovers, log);
-  visibility = new Visibility({ index, ids, indexer, shape, events: store, snapshots });
   interests = new Interests({ bells, bellsDir: paths.bells, watcher, peers, log });
   const reads = new RecordReads({ index, indexer, peers, shape, paths, maxRecordBytes, reader, gate: new ReadGate(options.concurrentReads ?? DEFAULT_CONCURRENT_READS) });
   const feed = feedOf(store, index, visibility, interests);
   const waiters = new Waiters(feed);
   const strictRecipients = options.strictRecipients ?? false;
-  const appender = new Appender({ shape, maxRecordBytes, paths, index, indexer, ids, keyed, issued, bells, dirSync, leftovers, peers, visibility, agents, roster: agents.roster, facts, strictRecipients, log });
+  const records = new NewRecords({ shape, paths, ids, indexer, visibility, facts });
+  const appender = new Appender({ shape, maxRecordBytes, index, ids, keyed, records, agents, roster: agents.roster, strictRecipients });
   const waits = new StoreWaits({ waiters, visibility, peers, index, indexer, reads, shape });
   const listing = new Listing({ index, shape, paths, agents });
   const wantBells = (options.bells ?? true) && (options.watch ?? 'events') === 'events' && !readOnly;

@@ -2,7 +2,8 @@
  * What a follower may see, and so how far a cursor may go (spec §8a: a
  * cursor passed back as `after` misses nothing).
  *
- * An id this process linked and has not indexed yet (an append in flight),
+ * An id this process linked and has not indexed yet (an append in flight,
+ * told by append/id-allocator.ts as it links and by the append once indexed),
  * or a file it saw named and is still reading until it is whole, stops what
  * is visible one below it. A record indexed above that is held back here
  * and announced (the store's `record` event) once what is visible passes it,
@@ -21,8 +22,6 @@ const HELD_BATCH = 1024;
 
 export interface VisibilityParts {
   index: RecordIndex;
-  /** The lowest id linked here and not indexed yet (append/id-allocator.ts). */
-  ids: { lowestUnindexed(): number | null };
   /** The lowest id of a file seen named and still being read (index/corpus-indexer.ts). */
   indexer: { lowestSettling(): number | null };
   shape: IdShape;
@@ -37,11 +36,29 @@ export class Visibility {
   private held: (HeldRecord & { bytes?: RecordBytes })[] = [];
   /** The start-up scan is done: the index holds every record that was on disk. */
   private scanned = false;
+  /** Ids this process has linked that the index does not hold yet (a few at most: appends in flight; append/id-allocator.ts tells). */
+  private readonly unindexed = new Set<number>();
 
   constructor(private readonly parts: VisibilityParts) {}
 
   scanDone(): void {
     this.scanned = true;
+  }
+
+  /** This process linked `n` and has not indexed it yet: a cursor stays below it, or a waiter that already saw a higher id would pass it by. */
+  linked(n: number): void {
+    if (!this.parts.index.has(n)) this.unindexed.add(n);
+  }
+
+  /**
+   * This process has indexed its own `n` (or given up on it): a cursor may
+   * pass it. Announces the record, when it is given (its metadata, and the
+   * bytes just written), and what was held back behind it.
+   */
+  indexed(n: number, record?: { meta: RecordMeta; bytes: RecordBytes }): void {
+    this.unindexed.delete(n);
+    if (record) this.announce(n, record.meta, record.bytes);
+    else this.release();
   }
 
   /** A record landed (here or by another writer), with its checked bytes where they were just read or written. */
@@ -109,9 +126,19 @@ export class Visibility {
     return upTo;
   }
 
+  /** The lowest id linked here that the index does not hold yet, or null. */
+  private lowestUnindexed(): number | null {
+    let lowest: number | null = null;
+    for (const n of this.unindexed) {
+      if (this.parts.index.has(n)) this.unindexed.delete(n); // indexed meanwhile (the watcher saw the link first)
+      else if (lowest === null || n < lowest) lowest = n;
+    }
+    return lowest;
+  }
+
   /** The highest id a cursor may cover: every id at or below it that this process knows to exist is indexed. */
   private visibleUpTo(): number {
-    const unindexed = this.parts.ids.lowestUnindexed();
+    const unindexed = this.lowestUnindexed();
     const settling = this.parts.indexer.lowestSettling();
     const lowest = unindexed === null ? settling : settling === null ? unindexed : Math.min(unindexed, settling);
     return lowest === null ? Infinity : lowest - 1;
