@@ -64,7 +64,7 @@ test('a wait past the process\'s bells is heard through the directory: a record 
   await writer.append(Buffer.from(record({ kind: 'note', to: 'late' }, 'for the wait past the cap')), { depositedBy: 'test' });
   const answer = await late;
   assert.deepEqual([answer.appeared.map((r) => r.id), answer.timedOut], [['relay-0001'], false]);
-  const fillersEnded = Promise.allSettled(filler); // before close: each is refused store_unavailable as the store closes
+  const fillersEnded = Promise.allSettled(filler); // before close: each is refused store_closed as the store closes
   await reader.close();
   await fillersEnded;
 });
