@@ -21,7 +21,8 @@ import { namedAppend, statedAbout, statedAgentOf, type StatedAbout } from '../ag
 import type { Roster } from '../agents/roster.js';
 import type { CorpusFacts } from '../corpus-facts.js';
 import type { Visibility } from '../follow/visibility.js';
-import { bellsOf, type Bells } from '../hear/bells.js';
+import { bellsOf } from '../hear/bell-keys.js';
+import type { Bells } from '../hear/bells.js';
 import { ONLY_BELOW, type Peers } from '../hear/peers.js';
 import type { CorpusIndexer } from '../index/corpus-indexer.js';
 import type { AppendOptions, AppendResult } from '../store-options.js';
