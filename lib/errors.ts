@@ -41,7 +41,18 @@ export const ERROR_STATUS = {
   id_width_fixed: 409,
   read_only: 403,
   disk_full: 507,
-  store_unavailable: 503,
+  /** The store has begun to close (the server is shutting down): the call was not carried out, and a blocked wait or stream ends with it. */
+  store_closed: 503,
+  /** There is no corpus directory where the store was told to look: never made, or removed or moved away while the server ran. */
+  no_corpus: 503,
+  /** The filesystem refused this server a write into the corpus (EROFS, EACCES, EPERM): permissions or a read-only mount. */
+  corpus_not_writable: 503,
+  /** The corpus is on a filesystem whose directory listings are cached, where an append could take an id another host holds: refused for writing. */
+  cached_listings: 503,
+  /** The corpus settings file (.p-e-relay) is not a small text file, or names an id width outside the bounds. */
+  bad_settings: 500,
+  /** Another append under the same idempotency key has been in flight longer than a call may wait for it. */
+  key_in_flight: 409,
   /** A network mount under the corpus lost its connection mid-call: transient, safe to retry under the same key. */
   store_unreachable: 503,
   /** A directory given as a corpus that is not a store (and not empty): refused before anything is read or written there. */
@@ -88,6 +99,17 @@ export const ERROR_STATUS = {
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;
+
+/**
+ * The codes after which the same call, sent again unchanged a little later
+ * (signed afresh over HTTP), may succeed with nobody fixing anything. Every
+ * other code needs the caller to send something else, or an operator to act.
+ * docs/errors.md's Retry column is this set written out.
+ */
+export const RETRYABLE: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
+  'bad_request', 'internal', 'store_closed', 'store_unreachable', 'key_in_flight', 'rate_limited', 'too_many_waits',
+  'too_many_streams', 'too_many_connections', 'too_many_signatures', 'replayed_signature', 'guard_reset', 'hub_unreachable', 'hub_timeout',
+]);
 
 export class RelayError extends Error {
   readonly code: ErrorCode;
@@ -161,7 +183,7 @@ export function asRelayError(err: unknown): RelayError {
     return new RelayError('disk_full', 'The disk holding the corpus is full, so nothing was stored. Free some space and send the same record again.');
   }
   if (code === 'EROFS' || code === 'EACCES' || code === 'EPERM') {
-    return new RelayError('store_unavailable', 'The corpus cannot be written by this server (the filesystem refused it), so nothing was stored. Ask the operator to check the corpus permissions.');
+    return new RelayError('corpus_not_writable', 'The corpus cannot be written by this server (the filesystem refused it), so nothing was stored. Ask the operator to check the corpus permissions.');
   }
   if (code !== undefined && LOST_CONNECTION.has(code)) {
     return new RelayError(
@@ -172,7 +194,7 @@ export function asRelayError(err: unknown): RelayError {
     );
   }
   if (code === 'ENOENT') {
-    return new RelayError('store_unavailable', 'The corpus directory is gone, so nothing was stored. Ask the operator to restore it or run `p-e-relay init`.');
+    return new RelayError('no_corpus', 'The corpus directory is gone, so nothing was stored. Ask the operator to restore it or run `p-e-relay init`.');
   }
   return new RelayError('internal', 'The relay hit an unexpected error and stored nothing. Try again; if it persists, the operator will find the cause in the server log.');
 }

@@ -8,7 +8,7 @@ import fs from 'node:fs/promises';
 import { RelayError } from '../errors.js';
 import { addKey, listKeys, readKey, revokeKey } from '../auth/keys.js';
 import { silentLogger } from '../log.js';
-import { Roster } from '../store/agents/roster.js';
+import { Roster } from '../store/store.js';
 import { corpusPaths } from '../disk/paths.js';
 import { authorizationFor } from '../auth/sign.js';
 import { EXIT_OK, UsageError, readAll, stringOption, writeLine, type Command } from './command.js';

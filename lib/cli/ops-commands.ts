@@ -2,7 +2,7 @@
 import { DEFAULT_ID_WIDTH } from '../model/ids.js';
 import { initStore } from '../ops/init.js';
 import { appearedLine } from '../doors/render.js';
-import { appeared } from '../store/follow/waiters.js';
+import { appeared } from '../store/store.js';
 import { verifyCorpus } from '../ops/verify.js';
 import { checkpointLines, stateLines, verifyFailed } from './verify-output.js';
 import { ensureStore } from '../store/store-mark.js';

@@ -2,8 +2,7 @@
  * The CLI's reads and its append: each calls the same store function as the
  * matching MCP tool and prints the same text.
  */
-import { RelayStore } from '../store/store.js';
-import { WAIT_MAX_ITEMS } from '../store/follow/waiters.js';
+import { RelayStore, WAIT_MAX_ITEMS } from '../store/store.js';
 import { appendText, existsText, listText, repliesText, waitText } from '../doors/render.js';
 import { EXIT_OK, EXIT_TIMED_OUT, UsageError, localUser, numberOption, readAll, stringOption, writeLine, type Command, type CommandContext } from './command.js';
 import { randomUUID } from 'node:crypto';

@@ -21,7 +21,7 @@ export async function readSettings(corpusDir: string): Promise<StoreSettings> {
     text = (await readRecordFile(file)).toString('utf8');
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { idWidth: DEFAULT_ID_WIDTH };
-    if (err instanceof NotARecordFile) throw new RelayError('store_unavailable', `The corpus settings file ${file} cannot be used (${err.why}). ` +
+    if (err instanceof NotARecordFile) throw new RelayError('bad_settings', `The corpus settings file ${file} cannot be used (${err.why}). ` +
       `Replace it with a text file holding "id-width: N" (or remove it for the default of ${DEFAULT_ID_WIDTH} digits).`);
     throw err;
   }
@@ -32,7 +32,7 @@ export function parseSettings(text: string): StoreSettings {
   const m = /^id-width:\s*(\d+)\s*$/m.exec(text);
   const idWidth = m ? Number(m[1]) : DEFAULT_ID_WIDTH;
   if (idWidth < MIN_ID_WIDTH || idWidth > MAX_ID_WIDTH) {
-    throw new RelayError('store_unavailable', `The corpus settings file says id-width: ${idWidth}, which is outside ${MIN_ID_WIDTH}–${MAX_ID_WIDTH}. Fix .p-e-relay in the corpus.`);
+    throw new RelayError('bad_settings', `The corpus settings file says id-width: ${idWidth}, which is outside ${MIN_ID_WIDTH}–${MAX_ID_WIDTH}. Fix .p-e-relay in the corpus.`);
   }
   return { idWidth };
 }

@@ -4,8 +4,7 @@
  * operator see the same sentence for the same fact.
  */
 import type { IdState } from '../model/record-index.js';
-import type { AppendResult, ListResult, RepliesResult } from '../store/store.js';
-import type { AppearedRecord, WaitResult } from '../store/follow/waiters.js';
+import type { AppearedRecord, AppendResult, ListResult, RepliesResult, WaitResult } from '../store/store.js';
 import type { Behind } from '../store/checkpoint-frontier.js';
 import { drawBoundary, fenceRule, fenced } from '../model/fence.js';
 import { claimText } from '../model/claim-text.js';

@@ -3,7 +3,7 @@
  * `GET /agents` gives as JSON. Pure.
  */
 import { shownAbout } from '../model/about.js';
-import type { RosterEntry } from '../store/agents/roster.js';
+import type { RosterEntry } from '../store/store.js';
 
 /**
  *   agents (2):

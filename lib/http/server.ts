@@ -11,7 +11,7 @@ import type { Forwarding } from '../doors/door.js';
 import type { RelayStore } from '../store/store.js';
 import { KeyRing } from '../auth/key-ring.js';
 import { listRecordNames } from '../disk/record-names.js';
-import { readOnlyRefusal } from '../store/append/read-only.js';
+import { readOnlyRefusal } from '../store/store.js';
 import { ReplayGuard } from '../auth/replay-guard.js';
 import { bodyCapFor, DEFAULT_RECORD_CAP } from './body.js';
 import type { HubContext } from './context.js';

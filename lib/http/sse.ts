@@ -26,8 +26,7 @@
 import type { ServerResponse } from 'node:http';
 import type { RecordFilter } from '../model/filter.js';
 import type { RecordMeta } from '../model/record-index.js';
-import type { Subscription } from '../store/follow/subscription.js';
-import { appeared } from '../store/follow/waiters.js';
+import { appeared, type Subscription } from '../store/store.js';
 import type { Grant } from '../doors/door.js';
 import { filterFromQuery } from './filter-query.js';
 import type { HubContext, HubRequest } from './context.js';

@@ -11,7 +11,7 @@
  * in its diff.
  */
 
-import { DEFAULT_WAIT_MS } from '../store/follow/waiters.js';
+import { DEFAULT_WAIT_MS } from '../store/store.js';
 
 /** At most this many bytes of instructions (shown once per session, so they carry the loop). */
 export const INSTRUCTIONS_BUDGET_BYTES = 3000;

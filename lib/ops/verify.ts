@@ -63,7 +63,7 @@ export async function verifyCorpus(corpusDir: string, options: VerifyOptions = {
   try {
     numbers = await listRecordIds(paths.corpus, shape);
   } catch {
-    throw new RelayError('store_unavailable', `There is no corpus directory at ${paths.corpus}. Pass --corpus with the path of one.`);
+    throw new RelayError('no_corpus', `There is no corpus directory at ${paths.corpus}. Pass --corpus with the path of one.`);
   }
   const ids = numbers.sort((a, b) => a - b).map(shape.format);
   const checkpoints = new CheckpointAudit(numbers, shape, options.keysDir ?? null, options.checkpointKey);

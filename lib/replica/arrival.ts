@@ -6,8 +6,7 @@
  * record that arrived before the question is found as surely as one that
  * arrives after.
  */
-import type { RelayStore } from '../store/store.js';
-import type { Subscription } from '../store/follow/subscription.js';
+import type { RelayStore, Subscription } from '../store/store.js';
 
 /** Resolves true once `store` holds record `id` (at once if it does already), false after `ms` or if the store closes. */
 export function arrival(store: RelayStore, id: string, ms: number): Promise<boolean> {

@@ -32,7 +32,7 @@ export class CorpusFacts {
     this.shared = facts.shared;
     this.type = facts.type;
     if (!facts.shared) return facts;
-    if (facts.cachedListings && !this.readOnly) throw new RelayError('store_unavailable', `This server cannot write to the corpus safely: ${facts.cachedListings}`);
+    if (facts.cachedListings && !this.readOnly) throw new RelayError('cached_listings', `This server cannot write to the corpus safely: ${facts.cachedListings}`);
     this.log.info(`the corpus ${this.corpus} is on ${facts.type}, which other hosts may write: their records are found by listing it every ${listingMs} ms (--poll MS sets it)`);
     if (facts.cachedListings) this.log.warn(facts.cachedListings);
     if (facts.unknownListings) this.log.warn(facts.unknownListings);

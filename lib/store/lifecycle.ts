@@ -3,7 +3,7 @@
  * prepared → opening → open → closing → closed. Opening runs once (repeat
  * calls share its promise); closing runs once; a store never opens again
  * once it has begun to close, and every operation asked of it from then on
- * is refused with the same `store_unavailable`.
+ * is refused with the same `store_closed`.
  */
 import { RelayError } from '../errors.js';
 
@@ -64,8 +64,8 @@ export class Lifecycle {
   }
 
   closedRefusal(): RelayError {
-    return new RelayError('store_unavailable', `The relay's store has closed (the server is shutting down), so this call was not ` +
-      `carried out. Call again once the server is running; a wait can be repeated with the same after mark.`, { reason: 'closed' });
+    return new RelayError('store_closed', `The relay's store has closed (the server is shutting down), so this call was not ` +
+      `carried out. Call again once the server is running; a wait can be repeated with the same after mark.`);
   }
 
   /** What open() answers once close() has been called (marked handled: nobody may be waiting). */

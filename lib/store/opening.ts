@@ -32,7 +32,7 @@ export async function prepare(options: StoreOptions): Promise<{ options: StoreOp
   try {
     if (!(await fs.stat(paths.corpus)).isDirectory()) throw new Error('not a directory');
   } catch {
-    throw new RelayError('store_unavailable', `There is no corpus directory at ${paths.corpus}. Create one with \`p-e-relay init --corpus ` +
+    throw new RelayError('no_corpus', `There is no corpus directory at ${paths.corpus}. Create one with \`p-e-relay init --corpus ` +
       `${paths.corpus}\`, or pass --corpus with the path of an existing one.`);
   }
   await ensureStore(paths.corpus, options.readOnly === true); // any directory is not a corpus (store-mark.ts)

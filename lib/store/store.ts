@@ -29,6 +29,14 @@ import { makeWings, type Wings } from './wings.js';
 
 export type { AppendOptions, AppendResult, ListIds, ListResult, RepliesResult, StoreOptions, WaitOptions } from './store-options.js';
 export type { StoreState } from './lifecycle.js';
+// What the doors name of the wings: outside lib/store/ nothing imports a wing
+// itself (docs/architecture.md; test/docs/architecture.test.ts holds it).
+export type { Subscription } from './follow/subscription.js';
+export { appeared, clampWait, DEFAULT_WAIT_MS, MAX_WAIT_MS, WAIT_MAX_ITEMS, type AppearedRecord, type WaitResult } from './follow/waiters.js';
+export { readOnlyRefusal } from './append/read-only.js';
+export { Roster, type RosterEntry } from './agents/roster.js';
+export { undelivered } from './agents/deliveries.js';
+export { formatMark, readMarkFile, writeMarkFile, type Mark } from './agents/mark-file.js';
 
 export class RelayStore extends EventEmitter<StoreEvents> implements RecordFeed {
   readonly paths: CorpusPaths;

@@ -3,7 +3,9 @@
  * lib/ and bin/ points from a folder to one on a lower floor of the floors
  * table, and inside lib/store/ a wing imports only wings before it in the
  * order the page gives, and of the store's own folder only what it names
- * (never the facade).
+ * (never the facade); outside lib/store/, lib/ and bin/ import the store only
+ * through the public modules the page names, never a wing. bench/ and test/
+ * are not held to it: they may reach into a wing to measure or test it.
  */
 import assert from 'node:assert/strict';
 import { readdir, readFile } from 'node:fs/promises';
@@ -93,6 +95,21 @@ test('docs/architecture.md: a store wing imports only earlier wings, and never t
     if (b.length === 3) {
       if (!allowed.has(b[2]!)) wrong.push(`${from} → ${to}`);
     } else if (b[2] !== wing && !(ranks.get(b[2]!)! < ranks.get(wing)!)) wrong.push(`${from} → ${to}`);
+  }
+  assert.deepEqual(wrong, []);
+});
+
+test('docs/architecture.md: outside lib/store/, code imports only the store\'s public modules, never a wing', async () => {
+  const doc = await readFile(DOC, 'utf8');
+  const named = /imports the store\s+only through its public modules,?\s+((?:`[^`]+`(?:,| and)?\s*)+)/.exec(doc)?.[1];
+  assert.ok(named, 'architecture.md names the store\'s public modules');
+  const open = new Set([...named.matchAll(/`([^`]+)`/g)].map((m) => path.join('lib', 'store', m[1]!)));
+  assert.ok(open.has(path.join('lib', 'store', 'store.ts')), `the facade is among them: ${[...open].join(', ')}`);
+  const inside = `lib${path.sep}store${path.sep}`;
+  const wrong: string[] = [];
+  for (const { from, to } of await relativeImports()) {
+    if (from.startsWith(inside) || !to.startsWith(inside)) continue;
+    if (!open.has(to)) wrong.push(`${from} → ${to}`);
   }
   assert.deepEqual(wrong, []);
 });

@@ -74,7 +74,7 @@ async function corpusWith(t: Parameters<typeof tempStore>[0], count: number): Pr
   return corpus;
 }
 
-const closedRefusal = (err: unknown) => isRelayError(err) && err.code === 'store_unavailable' && err.details.reason === 'closed';
+const closedRefusal = (err: unknown) => isRelayError(err) && err.code === 'store_closed';
 
 /** On the next turns of the event loop: the states looked for here pass quickly. */
 const until = (check: () => boolean, what: string) => eventually(check, what, { everyMs: 0 });
@@ -140,7 +140,7 @@ test('open returns the same promise on repeat; close is safe twice', async (t) =
   assert.equal(store.state, 'closed');
 });
 
-test('an append after close is refused store_unavailable and opens no descriptor', async (t) => {
+test('an append after close is refused store_closed and opens no descriptor', async (t) => {
   const corpus = await corpusWith(t, 1);
   const store = await RelayStore.prepare({ corpus });
   await store.open();
@@ -151,7 +151,7 @@ test('an append after close is refused store_unavailable and opens no descriptor
   assert.deepEqual(readdirSync(corpus).filter((n) => n.startsWith('relay-')), ['relay-0001'], 'nothing was stored');
 });
 
-test('every call after close is refused store_unavailable, open included', async (t) => {
+test('every call after close is refused store_closed, open included', async (t) => {
   const corpus = await corpusWith(t, 1);
   const store = await RelayStore.prepare({ corpus });
   await store.open();
@@ -194,6 +194,6 @@ test('a subscription ends with the closed refusal when the store closes', async 
   const ended: string[] = [];
   store.subscribe({ after: 0, onClosed: (reason) => ended.push(reason.code) }, () => {});
   await store.close();
-  assert.deepEqual(ended, ['store_unavailable']);
+  assert.deepEqual(ended, ['store_closed']);
   assert.equal(store.listenerCount('record'), 0);
 });

@@ -108,7 +108,7 @@ test('a FIFO in place of the settings file is refused at once instead of blockin
   const made = await new Promise<number | null>((resolve) => spawn('mkfifo', [settings]).on('close', resolve).on('error', () => resolve(null)));
   if (made !== 0) return t.skip('mkfifo is not available here');
   const { RelayStore } = await import('../../lib/store/store.js');
-  await assert.rejects(RelayStore.prepare({ corpus, watch: 'none' }), { code: 'store_unavailable' });
+  await assert.rejects(RelayStore.prepare({ corpus, watch: 'none' }), { code: 'bad_settings' });
 });
 
 test('a record whose file vanished while the store held it is re-deposited under its id at once, not after the next listing', async (t) => {

@@ -199,7 +199,7 @@ test('stdio: a server that cannot start answers the first request with why, then
   const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
   const answer = JSON.parse(stdout.trim()) as { id: number; error: { message: string; data: { code: string } } };
   assert.equal(answer.id, 7);
-  assert.equal(answer.error.data.code, 'store_unavailable');
+  assert.equal(answer.error.data.code, 'no_corpus');
   assert.match(stderr, /no corpus directory/);
   assert.equal(code, 1);
 });

@@ -97,7 +97,7 @@ test('the corpus directory taken away and put back: appends are refused meanwhil
 
   await rename(corpus, away);
   const refused = await call(client, 'append_relay', { bytes: record({ kind: 'while-away' }) });
-  assert.equal(refused.code, 'store_unavailable', refused.text);
+  assert.equal(refused.code, 'no_corpus', refused.text);
   assert.match(refused.text, /corpus directory is gone.*nothing was stored/);
   assert.equal((await call(client, 'exists', { id: 'relay-0001' })).text, 'relay-0001 PRESENT', 'the index still answers');
   await eventually(() => /cannot read the corpus directory .*serving what is already indexed/.test(stderr()), 'the server to log that the corpus is gone', { timeoutMs: 10_000 });
@@ -179,7 +179,7 @@ test('.state/ removed behind a running server (git clean -fdx does it): the next
   assert.equal(next.stdout.trim(), 'relay-0004', next.stderr);
 });
 
-test('a signed append to a hub whose corpus directory is gone is refused store_unavailable, and the corpus is not recreated empty behind the operator\'s back', async (t) => {
+test('a signed append to a hub whose corpus directory is gone is refused no_corpus, and the corpus is not recreated empty behind the operator\'s back', async (t) => {
   const { dir, corpus, keys } = await tempStore(t);
   await addKey(keys, 'alice');
   const key = (await readKey(keys, 'alice'))!;
@@ -188,7 +188,7 @@ test('a signed append to a hub whose corpus directory is gone is refused store_u
   const body = record({ kind: 'while-away' });
   const res = await fetch(`${hub.url}/relays`, { method: 'POST', body, headers: { Authorization: sign('alice', key, 'POST', body) } });
   assert.equal(res.status, 503);
-  assert.equal(((await res.json()) as { error: string }).error, 'store_unavailable');
+  assert.equal(((await res.json()) as { error: string }).error, 'no_corpus');
   await assert.rejects(stat(corpus), { code: 'ENOENT' }, 'no empty corpus was made in its place');
   assert.equal((await fetch(`${hub.url}/healthz`)).status, 200, 'the hub still serves');
 });

@@ -26,8 +26,7 @@
 import { splitRecordFile } from '../../model/deposit.js';
 import type { RecordMeta } from '../../model/record-index.js';
 import type { Logger } from '../../log.js';
-import type { RelayStore } from '../../store/store.js';
-import type { Subscription } from '../../store/follow/subscription.js';
+import type { RelayStore, Subscription } from '../../store/store.js';
 import { channelNotification, MAX_RECORDS_PER_NOTIFICATION, type ChannelParams, type PushedRecord } from './channel-notification.js';
 
 /** The least time between two pushes: what lands meanwhile goes out together when it ends. */

@@ -15,6 +15,8 @@ export const appendRelay = defineTool({
   // The refusal form is said here once for all six tools (the first tool read), naming only the codes that change the next step;
   // each refusal's own sentence says the rest. hub_unreachable is a bridge's or replica's: nothing was stored, and the same
   // append sent again is stored once (the relay keyed it). agent_required and unsigned are a nameless caller's.
+  // store_closed is the one store refusal named: the others (no_corpus, corpus_not_writable, cached_listings for an operator,
+  // key_in_flight to send again later) say what to do in their sentences, and the listing has no bytes to spare.
   contract: ({ shape }) => ({
     description: `Store one record, permanent and public: the only tool that writes.
 Its from: is your own name, or absent.
@@ -22,7 +24,7 @@ The relay keys each record, so a retry never stores it twice.
 Refusals are isError text "<code>: <sentence>": do what the sentence says.
 Fix and resend: bad_record, too_large, too_many_refs, too_many_recipients, from_mismatch, unknown_recipient.
 rate_limited: retry after its seconds.
-disk_full, store_unavailable, hub_unreachable: retry once after your next wait, then report it.
+disk_full, store_closed, hub_unreachable: retry once after your next wait, then report it.
 Final: read_only, ids_exhausted, damaged.`,
     input: {
       id: z.string().optional().describe(`omit. Only to put back a lost record (exists: KNOWN_MISSING) whose bytes you hold: its id, e.g. ${shape.example}`),

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { RelayError } from '../../errors.js';
 import { waitText } from '../../doors/render.js';
-import { clampWait, DEFAULT_WAIT_MS, MAX_WAIT_MS, WAIT_MAX_ITEMS, type AppearedRecord } from '../../store/follow/waiters.js';
+import { clampWait, DEFAULT_WAIT_MS, MAX_WAIT_MS, WAIT_MAX_ITEMS, type AppearedRecord } from '../../store/store.js';
 import { parseFilter } from '../../model/filter.js';
 import type { IdShape } from '../../model/ids.js';
 import { claimFields, filterParams, linkFields, provenanceValues, recordIdField } from './shared.js';

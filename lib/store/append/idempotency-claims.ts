@@ -113,7 +113,7 @@ export class IdempotencyClaims {
         continue;
       }
       if (Date.now() - started > MAX_WAIT_MS) {
-        throw new RelayError('store_unavailable', `Another append with this idempotency key has been in flight for over ${MAX_WAIT_MS / 1000} s, so ` +
+        throw new RelayError('key_in_flight', `Another append with this idempotency key has been in flight for over ${MAX_WAIT_MS / 1000} s, so ` +
           `this one did not store anything. Send the same call again later: it will answer that record once it is stored.`);
       }
       await new Promise((r) => setTimeout(r, pause));

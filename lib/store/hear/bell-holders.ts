@@ -30,7 +30,7 @@ export function holdersRoot(bellsDir: string): string {
 }
 /** A bell made or rung this recently is never swept. */
 export const SWEEP_GRACE_MS = 60_000;
-/** Bell files are 32 hex digits (bells.ts bellFile); anything else in the directory is not swept. */
+/** Bell files are 32 hex digits (bell-keys.ts bellFile); anything else in the directory is not swept. */
 const BELL_NAME = /^[0-9a-f]{32}$/;
 
 /** Two stores in one process on one corpus hold bells separately. */

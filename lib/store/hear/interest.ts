@@ -9,7 +9,8 @@
 import type { Logger } from '../../log.js';
 import { matches, parseRecipients, type RecordFilter } from '../../model/filter.js';
 import type { RecordClaims } from '../../model/record.js';
-import { bellsFor, type BellKey, type Bells } from './bells.js';
+import { bellsFor, type BellKey } from './bell-keys.js';
+import type { Bells } from './bells.js';
 import type { Peers } from './peers.js';
 import type { CorpusWatcher } from './watch.js';
 

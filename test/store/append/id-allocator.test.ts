@@ -14,7 +14,7 @@ import type { IssuedHint } from '../../../lib/model/issued-line.js';
 import { RecordIndex, type RecordMeta } from '../../../lib/model/record-index.js';
 import { IdAllocator } from '../../../lib/store/append/id-allocator.js';
 import { Visibility } from '../../../lib/store/follow/visibility.js';
-import { bellsOf } from '../../../lib/store/hear/bells.js';
+import { bellsOf } from '../../../lib/store/hear/bell-keys.js';
 import type { CorpusIndexer } from '../../../lib/store/index/corpus-indexer.js';
 import { tempStore } from '../../support/helpers.js';
 

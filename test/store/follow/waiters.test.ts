@@ -275,9 +275,9 @@ test('the store closing ends a subscription with its refusal, and a blocked wait
   subscribe(w, { after: null, onClosed: (reason) => reasons.push(reason.code) }, () => {});
   const pending = w.waiters.wait({ after: null, timeoutMs: 60_000 });
   const { RelayError } = await import('../../../lib/errors.js');
-  w.emit('closed', new RelayError('store_unavailable', 'closed'));
-  await assert.rejects(pending, (err: InstanceType<typeof RelayError>) => err.code === 'store_unavailable');
-  assert.deepEqual(reasons, ['store_unavailable']);
+  w.emit('closed', new RelayError('store_closed', 'closed'));
+  await assert.rejects(pending, (err: InstanceType<typeof RelayError>) => err.code === 'store_closed');
+  assert.deepEqual(reasons, ['store_closed']);
   assert.equal(w.waiters.count, 0);
   assert.equal(w.listenerCount('record'), 0);
 });

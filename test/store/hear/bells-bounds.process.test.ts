@@ -11,7 +11,8 @@ import { existsSync, readdirSync, statSync, utimesSync } from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
 import type { CallToolResult } from '@modelcontextprotocol/client';
-import { Bells, DEFAULT_MAX_BELLS, bellFile } from '../../../lib/store/hear/bells.js';
+import { bellFile } from '../../../lib/store/hear/bell-keys.js';
+import { Bells, DEFAULT_MAX_BELLS } from '../../../lib/store/hear/bells.js';
 import { holdersRoot } from '../../../lib/store/hear/bell-holders.js';
 import { silentLogger } from '../../../lib/log.js';
 import { openStore } from '../../../lib/store/store.js';
@@ -64,7 +65,7 @@ test('a wait past the process\'s bells is heard through the directory: a record 
   await writer.append(Buffer.from(record({ kind: 'note', to: 'late' }, 'for the wait past the cap')), { depositedBy: 'test' });
   const answer = await late;
   assert.deepEqual([answer.appeared.map((r) => r.id), answer.timedOut], [['relay-0001'], false]);
-  const fillersEnded = Promise.allSettled(filler); // before close: each is refused store_unavailable as the store closes
+  const fillersEnded = Promise.allSettled(filler); // before close: each is refused store_closed as the store closes
   await reader.close();
   await fillersEnded;
 });
