@@ -208,10 +208,10 @@ async function heardUpTo(stores: Observers, n: number): Promise<void> {
 
 /**
  * A live answer holds exactly the records matching its filter in (after,
- * cursor], as the whole store lists them now. A question's `answers` is
- * counted when the wait answers, and an answer from the same batch may land
- * after that: here it may only have grown since (the waits at rest, above,
- * compare it exactly).
+ * cursor], as the whole store lists them now. A question's `answers` and
+ * `answeredBy` are counted when the wait answers, and an answer from the
+ * same batch may land after that: here they may only have grown since (the
+ * waits at rest, above, compare them exactly).
  */
 async function checkLive(stores: Observers, live: { filter: FilterInput | null; after: string }, answers: { appeared: LiveItem[]; cursor: string }[]): Promise<void> {
   const filter = live.filter ? parseFilter(live.filter, shape) : null;
@@ -219,16 +219,21 @@ async function checkLive(stores: Observers, live: { filter: FilterInput | null; 
     const expected: LiveItem[] = (await stores.whole.wait({ after: live.after, filter, timeoutMs: 0 })).appeared.filter((item) => item.id <= answer.cursor);
     const what = `a live wait ${JSON.stringify(live)} answered other records than matched up to its cursor ${answer.cursor}`;
     assert.deepEqual(answer.appeared.map(withoutAnswers), expected.map(withoutAnswers), what);
-    answer.appeared.forEach((item, i) => assert.ok((item.answers ?? 0) <= (expected[i]!.answers ?? 0), `${what}: ${item.id}'s answers went down`));
+    answer.appeared.forEach((item, i) => {
+      assert.ok((item.answers ?? 0) <= (expected[i]!.answers ?? 0), `${what}: ${item.id}'s answers went down`);
+      const now = new Set(expected[i]!.answeredBy ?? []);
+      assert.ok((item.answeredBy ?? []).every((name) => now.has(name)), `${what}: ${item.id}'s answeredBy lost a name`);
+    });
   }
 }
 
 interface LiveItem {
   id: string;
   answers?: number | null;
+  answeredBy?: string[];
 }
 
-const withoutAnswers = ({ answers: _, ...rest }: LiveItem) => rest;
+const withoutAnswers = ({ answers: _, answeredBy: __, ...rest }: LiveItem) => rest;
 
 for (const seed of [1, 2, 3]) {
   test(`the lazy index answers every call as a store indexing every record whole does (random workload, seed ${seed})`, async (t) => {
