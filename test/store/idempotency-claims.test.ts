@@ -1,9 +1,9 @@
 /**
  * The cross-process claim behind exactly once (spec §8b), at its own seam:
  * two stores in one process share a pid, so a claim that names this process
- * is judged by what this process holds, and one being linked right now is
- * held. The file system is the real one; the ordering is made by holding
- * one call until the other writer has looked.
+ * is judged by what this process holds, and that includes one still being
+ * linked and one still being marked done. The file system is the real one;
+ * the ordering is made by holding one call until the other writer has looked.
  */
 import assert from 'node:assert/strict';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
@@ -78,4 +78,48 @@ test('a claim another store in this process has just linked is waited for, not t
     await mine.claim.finish('relay-0007');
   }
   assert.deepEqual(await gotB, { done: true, id: 'relay-0007' }, 'b answers the record a stored, and stores nothing');
+});
+
+test('a claim another store in this process is marking done is waited for, not taken over as dead', async (t) => {
+  const root = await mkdtemp(path.join(os.tmpdir(), 'relay-claims-'));
+  t.after(() => rm(root, { recursive: true, force: true }));
+  const dir = path.join(root, 'idempotency');
+  const tmp = path.join(root, 'tmp');
+  await mkdir(tmp, { recursive: true });
+  const a = new IdempotencyClaims(dir, tmp, silentLogger);
+  const b = new IdempotencyClaims(dir, tmp, silentLogger);
+  const mine = await a.acquire('mcp\nk-1');
+  assert.equal(mine.done, false);
+  if (mine.done) return;
+
+  // a's done mark is held back until b has read a's claim once a began to finish, and tried its next link.
+  let releaseDone!: () => void;
+  const doneMayLand = new Promise<void>((resolve) => (releaseDone = resolve));
+  let finishing = false;
+  let bLooked = false;
+  let bNextLink!: (target: string) => void;
+  const bTriesNext = new Promise<string>((resolve) => (bNextLink = resolve));
+  const readFile = fs.readFile.bind(fs) as (file: string, encoding: 'utf8') => Promise<string>;
+  const link = fs.link.bind(fs);
+  t.mock.method(fs, 'link', async (from: string, to: string) => {
+    if (DONE.test(to)) {
+      finishing = true;
+      await doneMayLand;
+    } else if (bLooked) {
+      bNextLink(path.basename(to));
+      releaseDone();
+    }
+    return link(from, to);
+  });
+  t.mock.method(fs, 'readFile', async (file: string, encoding: 'utf8') => {
+    const text = await readFile(file, encoding);
+    if (finishing && CLAIM.test(file)) bLooked = true;
+    return text;
+  });
+
+  const gotB = b.acquire('mcp\nk-1');
+  const finished = mine.claim.finish('relay-0007');
+  assert.match(await bTriesNext, /\.0$/, 'b tries a\'s claim again later; it does not take it over');
+  await finished;
+  assert.deepEqual(await gotB, { done: true, id: 'relay-0007' });
 });

@@ -214,7 +214,6 @@ export class Claim {
   /** The record is stored as `id`: say so for every later caller, and let the claim go. */
   async finish(id: string): Promise<void> {
     clearInterval(this.heartbeat);
-    heldHere.delete(this.file);
     try {
       const temp = await writeSmall(this.tmpDir, id + '\n', this.stranded);
       try {
@@ -228,6 +227,8 @@ export class Claim {
       // no done mark takes the claim over and reads the corpus, so this costs time, not a duplicate.
       this.log.warn(`cannot mark idempotency key done (${(err as Error).message}); later retries will re-read the corpus`);
     }
+    // Held until the done mark is there: a store here that judged the claim before would take it over as dead.
+    heldHere.delete(this.file);
   }
 
   /** Nothing was stored: the next caller may take the key at once. */
