@@ -63,6 +63,14 @@ interface Owner {
  */
 const heldHere = new Set<string>();
 
+/**
+ * Claim files a store in this process is linking now, and how many are. A
+ * link that succeeds is on disk before its caller comes back to mark it
+ * held; another store here that judged the file in that gap would find
+ * neither mark and take a live claim over, and both would store.
+ */
+const linkingHere = new Map<string, number>();
+
 /** Temp names share publish.ts's shape (so verify --clean knows them) but never its numbers. */
 let seq = 1_000_000_000;
 
@@ -93,8 +101,17 @@ export class IdempotencyClaims {
       const done = await readDone(`${base}.done`);
       if (done !== null) return { done: true, id: done };
       // Marked held only once linked: another store in this process may hold this very name.
-      const linked = await this.link(content, `${base}.${gen}`);
-      if (linked) heldHere.add(`${base}.${gen}`);
+      const file = `${base}.${gen}`;
+      linkingHere.set(file, (linkingHere.get(file) ?? 0) + 1);
+      let linked: boolean;
+      try {
+        linked = await this.link(content, file);
+        if (linked) heldHere.add(file);
+      } finally {
+        const left = linkingHere.get(file)! - 1;
+        if (left === 0) linkingHere.delete(file);
+        else linkingHere.set(file, left);
+      }
       if (linked) {
         const claim = new Claim(base, gen, this.tmpDir, this.log, this.staleMs, this.stranded);
         // The owner before us marks done before it lets its claim go, so a
@@ -133,7 +150,7 @@ export class IdempotencyClaims {
     if (owner) {
       const where = whereabouts(owner.host, owner.boot);
       if (where === 'earlier-boot') return 'dead';
-      if (where === 'this-boot' && (owner.pid === process.pid ? !heldHere.has(file) : !pidAlive(owner.pid))) return 'dead';
+      if (where === 'this-boot' && (owner.pid === process.pid ? !heldHere.has(file) && !linkingHere.has(file) : !pidAlive(owner.pid))) return 'dead';
     }
     const now = Date.now();
     const seen = watched.get(gen);
@@ -197,7 +214,6 @@ export class Claim {
   /** The record is stored as `id`: say so for every later caller, and let the claim go. */
   async finish(id: string): Promise<void> {
     clearInterval(this.heartbeat);
-    heldHere.delete(this.file);
     try {
       const temp = await writeSmall(this.tmpDir, id + '\n', this.stranded);
       try {
@@ -211,6 +227,8 @@ export class Claim {
       // no done mark takes the claim over and reads the corpus, so this costs time, not a duplicate.
       this.log.warn(`cannot mark idempotency key done (${(err as Error).message}); later retries will re-read the corpus`);
     }
+    // Held until the done mark is there: a store here that judged the claim before would take it over as dead.
+    heldHere.delete(this.file);
   }
 
   /** Nothing was stored: the next caller may take the key at once. */
