@@ -11,8 +11,8 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
-import { silentLogger } from '../../lib/log.js';
-import { IdempotencyClaims } from '../../lib/store/append/idempotency-claims.js';
+import { silentLogger } from '../../../lib/log.js';
+import { IdempotencyClaims } from '../../../lib/store/append/idempotency-claims.js';
 
 const CLAIM = /[0-9a-f]{64}\.0$/;
 const DONE = /[0-9a-f]{64}\.done$/;
