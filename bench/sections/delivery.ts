@@ -21,6 +21,8 @@ import { floorSwarm } from '../lib/floor-swarm.js';
 import { cpuSecondsOf, forkWorker, relayServer, type StdioPeer } from '../lib/procs.js';
 import { nowMs, percentiles, sleep } from '../lib/stats.js';
 import { agentName, runSwarm, type SwarmMode, type SwarmReport } from '../lib/swarm.js';
+import { readSettings } from '../../lib/disk/settings.js';
+import { idShape } from '../../lib/model/ids.js';
 
 const AGENTS = 20;
 /** The swarm's size in this run: AGENTS, or 5 with --quick (a smoke run: twenty servers' starts are most of a quick run). */
@@ -81,9 +83,10 @@ async function bystanderCpu(corpus: string, n: number): Promise<{ bells: number;
   const floors = Array.from({ length: BYSTANDERS }, () => forkWorker('floor-agent', [corpus, '0', '1', '0']));
   const servers = [...belled, ...watching];
   try {
+    const zero = await zeroOf(corpus);
     await Promise.all(floors.map((f) => f.next('ready')));
-    await Promise.all(servers.map((s) => s.call('wait_for_relay', { to: 'nobody-at-all', after: 'relay-0000', timeout_ms: 0 })));
-    const blocked = servers.map((s) => s.call('wait_for_relay', { to: 'nobody-at-all', after: 'relay-0000', timeout_ms: 90_000 }));
+    await Promise.all(servers.map((s) => s.call('wait_for_relay', { to: 'nobody-at-all', after: zero, timeout_ms: 0 })));
+    const blocked = servers.map((s) => s.call('wait_for_relay', { to: 'nobody-at-all', after: zero, timeout_ms: 90_000 }));
     await sleep(300);
     const pids = { bells: belled.map((s) => s.pid), directory: watching.map((s) => s.pid), floor: floors.map((f) => f.child.pid!) };
     const before = { bells: await cpuSecondsOf(pids.bells), directory: await cpuSecondsOf(pids.directory), floor: await cpuSecondsOf(pids.floor) };
@@ -100,6 +103,9 @@ async function bystanderCpu(corpus: string, n: number): Promise<{ bells: number;
   }
 }
 
+/** The corpus's zero id ("everything held"), at its width: these servers have no agent, so their waits name a place. */
+const zeroOf = async (corpus: string) => idShape((await readSettings(corpus)).idWidth).format(0);
+
 const append = (peer: StdioPeer, to: string, i: number) => peer.call('append_relay', { bytes: `@p-e/x0\nkind: ping\nfrom: bench\nto: ${to}\n\nwake ${i}\n` });
 const cursorOf = (r: { structuredContent?: unknown }) => (r.structuredContent as { cursor: string }).cursor;
 
@@ -108,7 +114,7 @@ async function wakeSamples(corpus: string, n: number, filtered: boolean): Promis
   const [a, b] = await Promise.all([relayServer(corpus), relayServer(corpus)]);
   const samples: number[] = [];
   try {
-    let cursor = cursorOf(await b.call('wait_for_relay', { after: 'relay-0000', timeout_ms: 0, include_bytes: false }));
+    let cursor = cursorOf(await b.call('wait_for_relay', { after: await zeroOf(corpus), timeout_ms: 0, include_bytes: false }));
     const names = Array.from({ length: agents }, (_, i) => agentName(i));
     const waits = new Map<string, Promise<{ t: number; r: Awaited<ReturnType<StdioPeer['call']>> }>>();
     const start = (name: string | null) =>

@@ -15,6 +15,8 @@ import path from 'node:path';
 import type { BenchContext, Section } from '../lib/context.js';
 import { cachedCorpus, copyCorpus, emptyCorpus, type Corpus } from '../lib/corpus.js';
 import { forkWorker, relayServer, type StdioPeer } from '../lib/procs.js';
+import { readSettings } from '../../lib/disk/settings.js';
+import { idShape } from '../../lib/model/ids.js';
 import { nowMs, percentiles, sleep } from '../lib/stats.js';
 
 /** Raw fs.watch latency across processes, with and without a durable write before the link. */
@@ -52,22 +54,23 @@ async function rawWatchSamples(ctx: BenchContext, n: number, durable: boolean): 
 async function relaySamples(corpus: string, n: number, newest: string | null = null): Promise<{ wake: number[]; append: number[]; last: string | null }> {
   const [a, b] = await Promise.all([relayServer(corpus), relayServer(corpus)]);
   try {
-    return await samplesOn(a, b, n, newest);
+    return await samplesOn(a, b, n, newest, idShape((await readSettings(corpus)).idWidth).format(0));
   } finally {
     await Promise.all([a.close(), b.close()]);
   }
 }
 
 /** `n` wakes through servers already running: A appends, B's wait_for_relay (after the newest id) answers. */
-async function samplesOn(a: StdioPeer, b: StdioPeer, n: number, newest: string | null): Promise<{ wake: number[]; append: number[]; last: string | null }> {
+async function samplesOn(a: StdioPeer, b: StdioPeer, n: number, newest: string | null, zero = 'relay-0000'): Promise<{ wake: number[]; append: number[]; last: string | null }> {
   // A corpus of known size names its newest id; listing a million ids (30 MB of JSON) only to find it is not the figure.
-  let last = newest ?? (await b.call('list_relays').then((r) => (r.structuredContent as { present: string[] }).present.at(-1))) ?? null;
+  // An empty corpus: B waits after its zero id (a wait with no after is a named agent's inbox).
+  let last = newest ?? (await b.call('list_relays').then((r) => (r.structuredContent as { present: string[] }).present.at(-1))) ?? zero;
   const wake: number[] = [];
   const append: number[] = [];
   for (let i = 0; i < n; i++) {
     let tB = 0;
     let tA = 0;
-    const waited = b.call('wait_for_relay', { ...(last ? { after: last } : {}), timeout_ms: 10_000 }).then((r) => ((tB = nowMs()), r));
+    const waited = b.call('wait_for_relay', { after: last, timeout_ms: 10_000 }).then((r) => ((tB = nowMs()), r));
     await sleep(5); // let the wait reach B and block there
     const t0 = nowMs();
     const appended = a.call('append_relay', { bytes: `@p-e/x0\nkind: ping\nfrom: a\nto: b\n\nwake ${i}\n` }).then((r) => ((tA = nowMs()), r));
