@@ -10,21 +10,25 @@ import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { test } from 'node:test';
+import { test, type TestContext } from 'node:test';
 import { silentLogger } from '../../../lib/log.js';
 import { IdempotencyClaims } from '../../../lib/store/append/idempotency-claims.js';
 
 const CLAIM = /[0-9a-f]{64}\.0$/;
 const DONE = /[0-9a-f]{64}\.done$/;
 
-test('a claim another store in this process has just linked is waited for, not taken over as dead', async (t) => {
+/** Two stores' claims in one process, on one temp corpus's idempotency and tmp directories. */
+async function twoStores(t: TestContext): Promise<{ a: IdempotencyClaims; b: IdempotencyClaims; dir: string; tmp: string }> {
   const root = await mkdtemp(path.join(os.tmpdir(), 'relay-claims-'));
   t.after(() => rm(root, { recursive: true, force: true }));
   const dir = path.join(root, 'idempotency');
   const tmp = path.join(root, 'tmp');
   await mkdir(tmp, { recursive: true });
-  const a = new IdempotencyClaims(dir, tmp, silentLogger);
-  const b = new IdempotencyClaims(dir, tmp, silentLogger);
+  return { a: new IdempotencyClaims(dir, tmp, silentLogger), b: new IdempotencyClaims(dir, tmp, silentLogger), dir, tmp };
+}
+
+test('a claim another store in this process has just linked is waited for, not taken over as dead', async (t) => {
+  const { a, b, tmp } = await twoStores(t);
 
   // a's claim is on disk, but a has not yet come back from linking it (its temp file's unlink is held)
   // until b has read that claim and judged it: b's next look is at the done mark.
@@ -81,13 +85,7 @@ test('a claim another store in this process has just linked is waited for, not t
 });
 
 test('a claim another store in this process is marking done is waited for, not taken over as dead', async (t) => {
-  const root = await mkdtemp(path.join(os.tmpdir(), 'relay-claims-'));
-  t.after(() => rm(root, { recursive: true, force: true }));
-  const dir = path.join(root, 'idempotency');
-  const tmp = path.join(root, 'tmp');
-  await mkdir(tmp, { recursive: true });
-  const a = new IdempotencyClaims(dir, tmp, silentLogger);
-  const b = new IdempotencyClaims(dir, tmp, silentLogger);
+  const { a, b } = await twoStores(t);
   const mine = await a.acquire('mcp\nk-1');
   assert.equal(mine.done, false);
   if (mine.done) return;
