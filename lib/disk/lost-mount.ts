@@ -45,16 +45,21 @@ export function lostConnectionCode(err: unknown, shared: boolean): string | null
   return LOST_ALWAYS.has(code) || (shared && LOST_WHEN_SHARED.has(code)) ? code : null;
 }
 
-/** The refusal for an append whose mount went away, naming it; null when `err` is something else. */
+/**
+ * The refusal for an append whose mount went away, naming its filesystem;
+ * null when `err` is something else. It names no path: a refusal can reach
+ * a remote caller, who has no use for where the hub keeps its files (the
+ * operator has the corpus on the command line and in the logs).
+ */
 export function lostMountRefusal(err: unknown, mount: { corpus: string; type: string }, shared: boolean): RelayError | null {
   const errno = lostConnectionCode(err, shared);
   if (errno === null) return null;
   return new RelayError(
     'store_unreachable',
-    `The corpus at ${mount.corpus} (on ${mount.type}) stopped answering during this append: the connection to its file server was lost (${errno}). ` +
+    `The corpus (on ${mount.type}) stopped answering during this append: the connection to its file server was lost (${errno}). ` +
       'It may or may not have been stored. Send the same call again with the same idempotency_key: that is safe, and answers the record if this try stored it. ' +
       'Without a key, look for it (list_relays) before sending it again.',
-    { errno, corpus: mount.corpus, retry: 'same idempotency key' },
+    { errno, retry: 'same idempotency key' },
   );
 }
 

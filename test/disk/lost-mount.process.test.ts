@@ -48,7 +48,7 @@ async function liesTold(file: string): Promise<string[]> {
   return (await readFile(file, 'utf8').catch(() => '')).split('\n').filter(Boolean);
 }
 
-test('an append whose mount drops under its link is refused store_unreachable naming the corpus; the same key again stores it once, and the stranded temp file goes once the mount is back', { timeout: 60_000 }, async (t) => {
+test('an append whose mount drops under its link is refused store_unreachable naming the corpus\'s filesystem, not its path; the same key again stores it once, and the stranded temp file goes once the mount is back', { timeout: 60_000 }, async (t) => {
   const so = await shim(t);
   if (so === null) return;
   const { corpus, dir } = await tempStore(t);
@@ -60,10 +60,11 @@ test('an append whose mount drops under its link is refused store_unreachable na
   const call = { name: 'append_relay', arguments: { bytes, idempotency_key: 'k-drop' } };
   const refused = (await client.callTool(call)) as CallToolResult;
   assert.equal(refused.isError, true, 'the lost answer is a refusal, not a success the store cannot vouch for');
-  const meta = refused._meta?.[ERROR_META_KEY] as { code: string; errno: string; corpus: string };
+  const meta = refused._meta?.[ERROR_META_KEY] as { code: string; errno: string; corpus?: string };
   assert.equal(meta.code, 'store_unreachable', textOf(refused));
   assert.equal(meta.errno, 'ENOTCONN');
-  assert.ok(textOf(refused).includes(corpus), `the sentence names the corpus: ${textOf(refused)}`);
+  assert.match(textOf(refused), /^store_unreachable: The corpus \(on /, 'the sentence names the corpus and its filesystem');
+  assert.ok(!textOf(refused).includes(corpus) && meta.corpus === undefined, `and no path, which a remote caller has no use for: ${textOf(refused)}`);
   assert.match(textOf(refused), /same idempotency_key/);
   assert.ok((await liesTold(lies)).some((l) => l.startsWith('dropped-link ')), 'the shim dropped a link that it had made');
   // The mount comes back within 300 ms; the retry reads the corpus first and finds the record the lost link stored.
