@@ -15,12 +15,13 @@
  */
 import type { CallToolResult } from '@modelcontextprotocol/server';
 import type { Logger } from '../log.js';
+import { FILTER_FIELDS } from '../model/filter.js';
 import { rosterLine, type AgentHere } from '../mcp/tools/roster-news.js';
 
-/** An inbox wait: no `after` (a read of history) and no filter of its own (a narrower set has no roster). */
+/** An inbox wait: no `after` (a read of history) and none of the filters (a narrower set has no roster), whichever the table holds. */
 export function isInboxWait(name: string, args: Record<string, unknown> | undefined): boolean {
   if (name !== 'wait_for_relay') return false;
-  return ['after', 'to', 'from', 'kind', 'replies_to', 'text'].every((key) => args?.[key] === undefined);
+  return args?.after === undefined && FILTER_FIELDS.every((field) => args?.[field.name] === undefined);
 }
 
 export class SessionRoster {
