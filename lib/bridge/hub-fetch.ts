@@ -56,6 +56,7 @@ export function hubFetch(key: SigningKey, side: HubSide, log: Logger): typeof fe
     const headers = new Headers(init.headers);
     let body = init.body;
     let tool: string | null = null;
+    let sign: (() => void) | null = null;
     if (typeof body === 'string') {
       tool = calledTool(body);
       const bytes = Buffer.from(body, 'utf8');
@@ -68,7 +69,8 @@ export function hubFetch(key: SigningKey, side: HubSide, log: Logger): typeof fe
           if (scope) scope.failure = err as RelayError;
           throw err;
         }
-        headers.set('Authorization', authorizationFor(key.agent, keyBytes, (init.method ?? 'POST').toUpperCase(), bytes));
+        sign = () => headers.set('Authorization', authorizationFor(key.agent, keyBytes, (init.method ?? 'POST').toUpperCase(), bytes));
+        sign();
         log.debug(`signed ${tool} as ${key.agent} (${bytes.length} bytes)`);
       }
     }
@@ -80,6 +82,15 @@ export function hubFetch(key: SigningKey, side: HubSide, log: Logger): typeof fe
     let response: Response;
     try {
       response = await fetch(input, { ...init, headers, body, signal });
+      // A new session numbers its requests from 0 again, so its first call can repeat, byte for byte, one an
+      // earlier session signed in the same second, and the hub takes a signature once. It refused that before
+      // running anything: sign again in the next second and send it once more.
+      if (sign && response.status === 401 && (await replayed(response))) {
+        await nextSecond(signal);
+        sign();
+        log.debug(`the hub had seen ${tool}'s bytes signed this second; signed them again`);
+        response = await fetch(input, { ...init, headers, body, signal });
+      }
     } catch (err) {
       if (scope && !signal?.aborted) scope.failure = hubUnreachable(err, side);
       throw err;
@@ -99,6 +110,23 @@ export function hubFetch(key: SigningKey, side: HubSide, log: Logger): typeof fe
     }
     return response;
   };
+}
+
+/** Whether a 401 says the signature was spent already (its body is read from a clone; the response stays whole). */
+async function replayed(response: Response): Promise<boolean> {
+  const text = await response.clone().text().catch(() => '');
+  return text.includes('"replayed_signature"');
+}
+
+/** Resolves just after the clock's next whole second, when a signature's ts differs from every one made before. */
+function nextSecond(signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(resolve, 1005 - (Date.now() % 1000));
+    signal?.addEventListener('abort', () => {
+      clearTimeout(timer);
+      reject(signal.reason);
+    }, { once: true });
+  });
 }
 
 /** The same stream, calling `onEnd` once when it finishes, breaks or is cancelled. */
