@@ -44,11 +44,15 @@ export function checkAgentName(name: string, where: string): string {
  * user, not an agent; plain `mcp` names no one.
  */
 export function depositingAgent(depositedBy: string, agent: string | null | undefined): string | null {
-  if (agent) return agent;
+  return agent || signedBy(depositedBy);
+}
+
+/** The agent whose key signed the deposit (`mcp/NAME`, `http/NAME`: the HTTP door's), or null where no key proves anyone. */
+export function signedBy(depositedBy: string): string | null {
   const slash = depositedBy.indexOf('/');
   if (slash < 0) return null;
   const channel = depositedBy.slice(0, slash);
-  return channel === 'mcp' || channel === 'http' ? depositedBy.slice(slash + 1) : null;
+  return channel === 'mcp' || channel === 'http' ? depositedBy.slice(slash + 1) || null : null;
 }
 
 /** The from_mismatch refusal: a named channel's record says it is someone else's. */

@@ -3,6 +3,7 @@ import { RelayError } from '../../errors.js';
 import { waitText } from '../../doors/render.js';
 import { clampWait, DEFAULT_WAIT_MS, MAX_WAIT_MS, WAIT_MAX_ITEMS, type AppearedRecord } from '../../store/store.js';
 import { parseFilter } from '../../model/filter.js';
+import { signedBy } from '../../model/agent-name.js';
 import type { IdShape } from '../../model/ids.js';
 import { claimFields, filterParams, linkFields, provenanceValues, recordIdField } from './shared.js';
 import { openInboxWait } from '../channel/inbox-waits.js';
@@ -106,7 +107,7 @@ Refusals: bad_id, bad_filter, too_many_waits (let your open wait end first).`,
  * (mcp/NAME, http/NAME) a signature proved it.
  */
 function marked<T extends { appeared: AppearedRecord[] }>(result: T): T {
-  for (const item of result.appeared) if (!/^(mcp|http)\/./.test(item.depositedBy)) item.unproven = true;
+  for (const item of result.appeared) if (signedBy(item.depositedBy) === null) item.unproven = true;
   return result;
 }
 
