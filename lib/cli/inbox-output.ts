@@ -20,6 +20,7 @@
 import { drawBoundary, fenceRule, fenced } from '../model/fence.js';
 import { claims } from '../doors/render.js';
 import { claimText } from '../model/claim-text.js';
+import { recordBody } from '../model/record.js';
 import { isStopEvent } from './inbox-hook.js';
 
 export interface InboxItem {
@@ -86,15 +87,10 @@ function answerRecipe(you: string): string {
 export function notifyLines(inbox: Inbox): string {
   return inbox.items
     .map((item) => {
-      const body = item.text === null ? '' : bodyOf(item.text).split('\n').find((line) => line.trim() !== '') ?? '';
+      const body = item.text === null ? '' : recordBody(item.text).trim().split('\n').find((line) => line.trim() !== '') ?? '';
       return `${item.id}${item.kind ? ` ${claimText(item.kind, 'kind')}` : ''}${item.from ? ` from ${claimText(item.from, 'from')}` : ''}${body ? `: ${body.slice(0, 160)}` : ''}`;
     })
     .join('\n');
-}
-
-function bodyOf(text: string): string {
-  const blank = text.search(/\r?\n\r?\n/);
-  return blank === -1 ? '' : text.slice(blank).trim();
 }
 
 /** The JSON a hook prints for `event`, carrying `text` to the model. */

@@ -16,7 +16,7 @@
  * or a host's frame. Pure: no disk.
  */
 import { RelayError } from '../errors.js';
-import { decodeRecordText, FIRST_LINE } from './record.js';
+import { decodeRecordText, FIRST_LINE, recordBody } from './record.js';
 
 /** The kind: that makes a record an about (matched literally, as filters match kind:). */
 export const ABOUT_KIND = 'about';
@@ -42,7 +42,7 @@ const FRAME_TEXT = /<<<|>>>|<\/?channel/i;
 
 /** The about a kind: about record states: its body, less one final line ending. Refused bad_about when it is no fit line. */
 export function aboutOf(record: Uint8Array): string {
-  const body = bodyOf(decodeRecordText(record)).replace(/\r?\n$/, '');
+  const body = recordBody(decodeRecordText(record)).replace(/\r?\n$/, '');
   return checkAbout(body);
 }
 
@@ -91,10 +91,4 @@ export function aboutUnnamed(): RelayError {
 
 function badAbout(why: AboutFault, sentence: string, details: Record<string, unknown> = {}): RelayError {
   return new RelayError('bad_about', sentence, { why, ...details });
-}
-
-/** A record's body: everything after the first empty line below its first line ('' when it has none). */
-function bodyOf(text: string): string {
-  const m = /\r?\n\r?\n/.exec(text);
-  return m === null ? '' : text.slice(m.index + m[0].length);
 }

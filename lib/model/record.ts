@@ -124,3 +124,9 @@ export function encodeRecordText(text: string): Buffer {
   }
   return Buffer.from(text, 'utf8');
 }
+
+/** A record's body: everything after the first empty line below its first line ('' when it has none). */
+export function recordBody(text: string): string {
+  const blank = /\r?\n\r?\n/.exec(text);
+  return blank === null ? '' : text.slice(blank.index + blank[0].length);
+}
