@@ -81,16 +81,9 @@ export function hubFetch(key: SigningKey, side: HubSide, log: Logger): typeof fe
 
     let response: Response;
     try {
-      response = await fetch(input, { ...init, headers, body, signal });
-      // A new session numbers its requests from 0 again, so its first call can repeat, byte for byte, one an
-      // earlier session signed in the same second, and the hub takes a signature once. It refused that before
-      // running anything: sign again in the next second and send it once more.
-      if (sign && response.status === 401 && (await replayed(response))) {
-        await nextSecond(signal);
-        sign();
-        log.debug(`the hub had seen ${tool}'s bytes signed this second; signed them again`);
-        response = await fetch(input, { ...init, headers, body, signal });
-      }
+      const send = () => fetch(input, { ...init, headers, body, signal });
+      response = await send();
+      if (sign && (await replayed(response))) response = await signedAnew(sign, send, signal, () => log.debug(`the hub had seen ${tool}'s bytes signed this second; signed them again`));
     } catch (err) {
       if (scope && !signal?.aborted) scope.failure = hubUnreachable(err, side);
       throw err;
@@ -112,8 +105,22 @@ export function hubFetch(key: SigningKey, side: HubSide, log: Logger): typeof fe
   };
 }
 
-/** Whether a 401 says the signature was spent already (its body is read from a clone; the response stays whole). */
+/**
+ * A new session numbers its requests from 0 again, so its first call can
+ * repeat, byte for byte, one an earlier session signed in the same second,
+ * and the hub takes a signature once. It refused that before running
+ * anything: sign the same bytes again in the next second and send them once more.
+ */
+async function signedAnew(sign: () => void, send: () => Promise<Response>, signal: AbortSignal | undefined, said: () => void): Promise<Response> {
+  await nextSecond(signal);
+  sign();
+  said();
+  return send();
+}
+
+/** Whether the hub refused a signature as spent already (its body is read from a clone; the response stays whole). */
 async function replayed(response: Response): Promise<boolean> {
+  if (response.status !== 401) return false;
   const text = await response.clone().text().catch(() => '');
   return text.includes('"replayed_signature"');
 }
