@@ -58,7 +58,7 @@ export function appearedLine(record: AppearedRecord): string {
  * empty answer is not taken for "nothing new" (lib/store/checkpoint-frontier.ts).
  */
 export function waitText(result: WaitResult & { cursor: string }, { cursor: withCursor = true, behind = null as Behind | null } = {}): string {
-  const cursor = withCursor ? [`cursor: ${result.cursor} (pass it as after next time)`] : [];
+  const cursor = withCursor ? [`cursor: ${result.cursor} (to read on from there, pass it as after)`] : [];
   if (result.appeared.length === 0) {
     const what = result.timedOut ? `nothing appeared in ${result.waitedMs} ms (timed out)` : `the wait ended after ${result.waitedMs} ms with nothing new`;
     return [behind ? `${what} here, but this replica is behind: ${behindText(behind)}` : what, ...cursor].join('\n');

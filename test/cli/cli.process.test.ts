@@ -193,7 +193,7 @@ test('wait --after returns at once (exit 0) when a newer record is held', async 
   await append(corpus, record({ kind: 'a' }));
   const result = await runCli(['wait', ...at(corpus), '--after', 'relay-0000', '--timeout', '20000']);
   assert.equal(result.code, 0);
-  assert.match(result.stdout, /^1 appeared after \d+ ms:\nrelay-0001 \(kind a\) deposited-by cli\/alice, as-received\ncursor: relay-0001 \(pass it as after next time\)\n$/);
+  assert.match(result.stdout, /^1 appeared after \d+ ms:\nrelay-0001 \(kind a\) deposited-by cli\/alice, as-received\ncursor: relay-0001 \(to read on from there, pass it as after\)\n$/);
 });
 
 test('wait exits 3 when the time runs out, so a script tells it from a refusal (1)', async (t) => {

@@ -42,14 +42,14 @@ test('CLI wait from the start of a store past the cap prints the lowest 10,000 a
   const lines = first.stdout.trimEnd().split('\n');
   assert.match(lines[0]!, new RegExp(`^${WAIT_MAX_ITEMS} appeared after \\d+ ms:$`));
   assert.deepEqual(lines.slice(1, -1).map((line) => line.split(' ')[0]), Array.from({ length: WAIT_MAX_ITEMS }, (_, k) => id(k + 1)));
-  assert.equal(lines.at(-1), `cursor: ${id(WAIT_MAX_ITEMS)} (pass it as after next time)`);
+  assert.equal(lines.at(-1), `cursor: ${id(WAIT_MAX_ITEMS)} (to read on from there, pass it as after)`);
   assert.match(first.stderr, new RegExp(`run it again with --after ${id(WAIT_MAX_ITEMS)}`));
 
   const rest = await runCli(['wait', '--corpus', corpus, '--after', id(WAIT_MAX_ITEMS), '--timeout', '0']);
   assert.equal(rest.code, 0, rest.stderr);
   const more = rest.stdout.trimEnd().split('\n');
   assert.deepEqual(more.slice(1, -1).map((line) => line.split(' ')[0]), Array.from({ length: 50 }, (_, k) => id(WAIT_MAX_ITEMS + k + 1)));
-  assert.equal(more.at(-1), `cursor: ${id(WAIT_MAX_ITEMS + 50)} (pass it as after next time)`);
+  assert.equal(more.at(-1), `cursor: ${id(WAIT_MAX_ITEMS + 50)} (to read on from there, pass it as after)`);
   assert.doesNotMatch(rest.stderr, /run it again/);
 });
 

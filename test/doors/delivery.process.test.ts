@@ -251,7 +251,7 @@ test('CLI: ls and wait take the filters, and wait prints the cursor last', async
   assert.equal(ls.stdout, 'present (3): relay-0004 relay-0005 relay-0006\nknown missing (0):\n');
   const wait = await runCli(['wait', '--corpus', corpus, '--after', 'relay-0000', '--kind', 'answer', '--replies-to', 'relay-0002']);
   assert.equal(wait.code, 0);
-  assert.match(wait.stdout, /^1 appeared after \d+ ms:\nrelay-0005 \(kind answer, from c, to a all, refs relay-0001 relay-0002\) deposited-by cli\/\S+, as-received\ncursor: relay-0006 \(pass it as after next time\)\n$/);
+  assert.match(wait.stdout, /^1 appeared after \d+ ms:\nrelay-0005 \(kind answer, from c, to a all, refs relay-0001 relay-0002\) deposited-by cli\/\S+, as-received\ncursor: relay-0006 \(to read on from there, pass it as after\)\n$/);
   const none = await runCli(['wait', '--corpus', corpus, '--after', 'relay-0000', '--to', 'nobody', '--timeout', '100']);
   assert.equal(none.code, 3);
   assert.match(none.stdout, /\(timed out\)\ncursor: relay-0006 /);
