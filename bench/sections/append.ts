@@ -97,7 +97,7 @@ export const appendSection: Section = {
         await mcp4[lane]!.call('append_relay', { bytes: note(lane, seq++) });
         acked.mcp4!++;
       }));
-      const cliMs = ctx.window(2000, 600);
+      const cliMs = ctx.window(2000, 300);
       put('spawn', await rate(cliMs, () => runProcess(process.execPath, ['-e', ''])));
       put('cli', await rate(cliMs, () => runProcess(process.execPath, [BIN, 'append', '--corpus', cliCorpus.corpus], note(9, seq++))));
     }
