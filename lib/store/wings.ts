@@ -151,7 +151,7 @@ function keyedAppends(
   const readUnheld = async () => {
     for (const n of await indexer.idsOnDisk()) if (!index.has(n)) await indexer.ingest(n);
   };
-  return new KeyedAppends({ keys, claims, shape, paths, readUnheld, dropIfGone: (n) => indexer.dropIfGone(n) });
+  return new KeyedAppends({ keys, log, claims, shape, paths, readUnheld, dropIfGone: (n) => indexer.dropIfGone(n) });
 }
 
 /** What subscriptions follow: the store's events and its readiness, and the wings that answer a catch-up and hear for it. */

@@ -48,7 +48,8 @@ const KEEP_DONE_MS = 24 * 3600_000;
 /** A temp file that could not be removed, or whose create may have landed unanswered (`creating`). */
 export type Stranded = (file: string, err: unknown, creating?: boolean) => void;
 
-export type Acquired = { done: false; claim: Claim; tookOver: boolean } | { done: true; id: string };
+/** A claim taken, or the id a done mark names (and how to drop the mark, should that id not carry the key). */
+export type Acquired = { done: false; claim: Claim; tookOver: boolean } | { done: true; id: string; forget(): Promise<void> };
 
 interface Owner {
   host: string;
@@ -99,7 +100,7 @@ export class IdempotencyClaims {
     let gen = 0;
     for (let pause = 1; ; pause = Math.min(pause * 2, 50)) {
       const done = await readDone(`${base}.done`);
-      if (done !== null) return { done: true, id: done };
+      if (done !== null) return doneAs(base, done);
       // Marked held only once linked: another store in this process may hold this very name.
       const file = `${base}.${gen}`;
       linkingHere.set(file, (linkingHere.get(file) ?? 0) + 1);
@@ -119,7 +120,7 @@ export class IdempotencyClaims {
         const doneMeanwhile = await readDone(`${base}.done`);
         if (doneMeanwhile === null) return { done: false, claim, tookOver: gen > 0 };
         await claim.abandon();
-        return { done: true, id: doneMeanwhile };
+        return doneAs(base, doneMeanwhile);
       }
       while (await exists(`${base}.${gen + 1}`)) gen++;
       const verdict = await this.judge(`${base}.${gen}`, watched, gen);
@@ -256,6 +257,10 @@ async function exists(file: string): Promise<boolean> {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return false;
     throw err;
   }
+}
+
+function doneAs(base: string, id: string): Acquired {
+  return { done: true, id, forget: () => fs.unlink(`${base}.done`).catch(() => {}) };
 }
 
 /** The id a done mark names; null when there is none, or it names no id (then the corpus decides). */

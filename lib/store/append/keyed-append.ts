@@ -12,6 +12,7 @@
  *      processes and hosts, taken before the record is linked.
  */
 import { RelayError } from '../../errors.js';
+import type { Logger } from '../../log.js';
 import { splitRecordFile, type Deposit } from '../../model/deposit.js';
 import { idempotencyConflict, idempotencyScope, type IdempotencyKeys } from '../../model/idempotency-keys.js';
 import { parseRecord } from '../../model/record.js';
@@ -31,6 +32,7 @@ export interface OnceResult {
 
 export interface KeyedAppendParts {
   keys: IdempotencyKeys;
+  log: Logger;
   claims: IdempotencyClaims;
   shape: IdShape;
   paths: CorpusPaths;
@@ -79,7 +81,11 @@ export class KeyedAppends {
         continue;
       }
       const got = await claims.acquire(scope);
-      if (got.done) return this.answerOrRestore(got.id, key, digest, proposed, store);
+      if (got.done) {
+        if (await this.doneMarkHolds(got.id, scope)) return this.answerOrRestore(got.id, key, digest, proposed, store);
+        await got.forget();
+        continue;
+      }
       const { claim } = got;
       let stored: T;
       try {
@@ -130,6 +136,21 @@ export class KeyedAppends {
       return true;
     }
     return deposit.idempotencyKey !== undefined && idempotencyScope(deposit.depositedBy, deposit.idempotencyKey, deposit.agent, deposit.digest) === scope;
+  }
+
+  /**
+   * Whether a done mark's id is a record that carries this scope's key. The
+   * mark is `.state/` state like the snapshot (holdsKey): one naming another
+   * record would refuse the real sender with a conflict over bytes it never
+   * sent, so such a mark is dropped and the key taken afresh.
+   */
+  private async doneMarkHolds(id: string, scope: string): Promise<boolean> {
+    const n = this.deps.shape.parseRecordId(id);
+    if (n === null || !(await this.holdsKey(n, scope))) {
+      this.deps.log.warn(`an idempotency done mark names ${id}, which does not carry its key; dropped, and the key taken afresh`);
+      return false;
+    }
+    return true;
   }
 
   /**

@@ -186,6 +186,21 @@ async function deadPid(): Promise<number> {
   return child.pid!;
 }
 
+test('a done mark naming a record that does not carry the key is dropped: the real sender\'s record is stored, not refused', async (t) => {
+  const { corpus } = await tempStore(t);
+  const store = await open(t, corpus);
+  const other = await store.append(bytes('someone else'), { depositedBy: MCP });
+  // Planted under .state/: the key's done mark points at a record stored without any key.
+  const doneMark = (await leaveClaim(corpus, MCP, 'k-planted', { ...hostIdentity(), pid: process.pid })).replace(/\.0$/, '.done');
+  await writeFile(doneMark, `${other.id}\n`);
+  await unlink(doneMark.replace(/\.done$/, '.0'));
+  const stored = await store.append(bytes('mine'), { depositedBy: MCP, idempotencyKey: 'k-planted' });
+  assert.notEqual(stored.id, other.id);
+  assert.equal(stored.replayed, undefined);
+  assert.equal((await readFile(doneMark, 'utf8')).trim(), stored.id, 'the mark now names the record that carries the key');
+  assert.deepEqual(await store.append(bytes('mine'), { depositedBy: MCP, idempotencyKey: 'k-planted' }), { ...stored, replayed: true });
+});
+
 test('a claim left by a writer on this host that died is taken over at once', async (t) => {
   const { corpus } = await tempStore(t);
   await leaveClaim(corpus, MCP, 'k-dead', { ...hostIdentity(), pid: await deadPid() });
