@@ -133,21 +133,25 @@ export class RelayStore extends EventEmitter<StoreEvents> implements RecordFeed 
     });
   }
 
-  /** Every operation starts here: refused after close, else waits for the scan, then hears what peers added. */
-  private async opened(): Promise<void> {
+  /**
+   * Every operation starts here: refused after close, else waits for the
+   * scan, then hears what peers added. An append hears them where it needs
+   * them instead, just before its link (append/id-allocator.ts).
+   */
+  private async opened(hear = true): Promise<void> {
     this.w.life.refuseIfClosed();
     await this.open();
     this.w.life.refuseIfClosed();
-    this.w.peers.hear();
+    if (hear) this.w.peers.hear();
   }
 
   /** Stores one record and answers once it is durable on disk (or, where it cannot be, says so in the answer). */
   append(bytes: Uint8Array, options: AppendOptions): Promise<AppendResult> {
     const appending = (async () => {
-      this.w.life.refuseIfClosed();
       if (this.readOnly) throw readOnlyRefusal(this.primary);
+      // Checked before the scan is awaited: bad bytes are refused at once, even while a large corpus opens.
       const checked = this.w.appender.check(bytes, options);
-      await this.opened();
+      await this.opened(false);
       return this.w.appender.append(checked);
     })();
     this.appending.add(appending);

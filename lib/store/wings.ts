@@ -99,7 +99,7 @@ export function makeWings(store: StoreFace, options: StoreOptions, shape: IdShap
   const waiters = new Waiters(feed);
   const strictRecipients = options.strictRecipients ?? false;
   const records = new NewRecords({ shape, paths, ids, indexer, visibility, facts });
-  const appender = new Appender({ shape, maxRecordBytes, index, ids, keyed, records, agents, roster: agents.roster, strictRecipients });
+  const appender = new Appender({ shape, maxRecordBytes, index, peers, ids, keyed, records, agents, roster: agents.roster, strictRecipients });
   const waits = new StoreWaits({ waiters, visibility, peers, index, indexer, reads, shape });
   const listing = new Listing({ index, shape, paths, agents });
   const wantBells = (options.bells ?? true) && (options.watch ?? 'events') === 'events' && !readOnly;

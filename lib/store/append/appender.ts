@@ -14,6 +14,7 @@ import type { RecordIndex } from '../../model/record-index.js';
 import type { AgentDeliveries } from '../agents/deliveries.js';
 import { namedAppend, statedAbout, type StatedAbout } from '../agents/named-append.js';
 import type { Roster } from '../agents/roster.js';
+import type { Peers } from '../hear/peers.js';
 import type { AppendOptions, AppendResult } from '../store-options.js';
 import type { IdAllocator } from './id-allocator.js';
 import type { KeyedAppends } from './keyed-append.js';
@@ -23,6 +24,8 @@ export interface AppenderParts {
   shape: IdShape;
   maxRecordBytes: number;
   index: RecordIndex;
+  /** Hears what peers added: only for a reply whose parent is not held here yet (the link hears the rest). */
+  peers: Pick<Peers, 'hear'>;
   ids: Pick<IdAllocator, 'parseProposal'>;
   keyed: KeyedAppends;
   records: NewRecords;
@@ -59,9 +62,16 @@ export class Appender {
     return { bytes, claims, options: named.options, statedAgent: named.statedAgent, key, about };
   }
 
-  /** The from: of the held record `parent` names, which a reply may name as a recipient without being told it is unknown. */
+  /**
+   * The from: of the record `parent` names, which a reply may name as a
+   * recipient without being told it is unknown. A parent a peer stored a
+   * moment ago may not be heard yet: heard up to it first.
+   */
   private authorOf(parent: number | null): string | null {
-    return parent === null ? null : (this.parts.index.get(parent)?.meta?.from ?? null);
+    if (parent === null) return null;
+    const { index, peers } = this.parts;
+    if (!index.has(parent)) peers.hear(parent);
+    return index.get(parent)?.meta?.from ?? null;
   }
 
   /** Stores a checked record once (once per key, where one is sent). Call only on an open store. */

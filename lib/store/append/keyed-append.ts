@@ -91,7 +91,8 @@ export class KeyedAppends {
       try {
         // A dead writer may have published before it died; a live one finished
         // before we got the claim, and our watcher may not have told us yet.
-        if (got.tookOver || this.uncertain.has(scope)) {
+        let readSince = got.tookOver || this.uncertain.has(scope);
+        if (readSince) {
           await this.deps.readUnheld();
           this.uncertain.delete(scope);
         }
@@ -99,13 +100,17 @@ export class KeyedAppends {
         if (found !== undefined && !(await this.holdsKey(found, scope))) {
           keys.unnote(scope, found);
           found = undefined;
+          readSince = true;
         }
         if (found !== undefined) {
           const id = this.deps.shape.format(found);
           await claim.finish(id);
           return this.answerOrRestore(id, key, digest, proposed, store);
         }
-        if (!(await claim.stillOurs())) {
+        // Reading the disk may have taken long enough for another writer to judge us dead and take the key over:
+        // look before publishing. Taken a moment ago with nothing read since, the claim is ours (a live claim dies
+        // only after DEFAULT_STALE_MS without a heartbeat), and the look would cost two stats on every keyed append.
+        if (readSince && !(await claim.stillOurs())) {
           await claim.abandon();
           continue;
         }
