@@ -20,17 +20,26 @@ export interface AgentHere {
   about?: string;
 }
 
-/** The names each (store, agent) pair was last told, in this process. */
-const told = new WeakMap<RelayStore, Map<string, string>>();
+/** What each (store, agent) pair was last told, in this process: the others' names and abouts, and the whole roster's. */
+const told = new WeakMap<RelayStore, Map<string, { others: string; whole: string }>>();
 
-/** The roster for `agent` (itself left out) if its names changed since this process last told it, else undefined. */
+/**
+ * The roster for `agent` (itself left out) if its names changed since this
+ * process last told it, else undefined. Asked on every inbox wait's answer,
+ * so it first compares the roster's names and abouts alone (a listing and a
+ * stat) and reads every name's file only when they moved: at 200 names the
+ * whole read cost ~37 ms of CPU a wait.
+ */
 export async function rosterNews(store: RelayStore, agent: string): Promise<AgentHere[] | undefined> {
+  const byAgent = told.get(store) ?? new Map<string, { others: string; whole: string }>();
+  told.set(store, byAgent);
+  const whole = await store.agents.roster.namesAndAbouts();
+  const last = byAgent.get(agent);
+  if (last?.whole === whole) return undefined;
   const others = (await store.roster()).filter((entry) => entry.name !== agent).sort((a, b) => (a.name < b.name ? -1 : 1));
   const names = JSON.stringify(others.map((entry) => [entry.name, entry.about ?? null]));
-  const byAgent = told.get(store) ?? new Map<string, string>();
-  told.set(store, byAgent);
-  if (byAgent.get(agent) === names) return undefined;
-  byAgent.set(agent, names);
+  byAgent.set(agent, { others: names, whole });
+  if (last?.others === names) return undefined;
   return others.map(({ name, waiting, about }) => (about === undefined ? { name, waiting } : { name, waiting, about }));
 }
 

@@ -152,6 +152,17 @@ export class Roster {
     return this.known.has(name);
   }
 
+  /**
+   * A text that changes when a name joins or leaves or an about is stated
+   * anew, and not otherwise: one listing of the names and one stat of the
+   * abouts, where `entries` reads every name's file. A wait asks it on
+   * every answer to learn whether the roster is news.
+   */
+  async namesAndAbouts(): Promise<string> {
+    const [names, abouts] = await Promise.all([this.names(), this.allAbouts()]);
+    return JSON.stringify([names, [...abouts]]);
+  }
+
   /** Everyone on the roster, by name. */
   async entries(): Promise<RosterEntry[]> {
     const waitingNow = await this.waitingNow();
