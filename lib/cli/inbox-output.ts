@@ -18,7 +18,8 @@
  * Pure: no disk, no streams (the fence's boundary is drawn at random).
  */
 import { drawBoundary, fenceRule, fenced } from '../model/fence.js';
-import { claims } from '../doors/render.js';
+import { claims, UNPROVEN } from '../doors/render.js';
+import { signedBy } from '../model/agent-name.js';
 import { claimText } from '../model/claim-text.js';
 import { recordBody } from '../model/record.js';
 import { isStopEvent } from './inbox-hook.js';
@@ -70,12 +71,13 @@ export function inboxText(inbox: Inbox): string {
 
 /**
  * What follows a record's id on its line. deposited-by is the store's fact,
- * not the author's claim: the one part a forged from: cannot change. The
+ * not the author's claim: the one part a forged from: cannot change; where
+ * no key proves the sender, the line says so as a wait's item does. The
  * claims are cut to claim-text.ts's cap, and a delivery's budget counts
  * this line as well as the record's text (inbox-command.ts).
  */
 export function itemHead(item: Pick<InboxItem, 'kind' | 'from' | 'to' | 'depositedBy'>): string {
-  return `${claims(item)} deposited-by ${item.depositedBy}`;
+  return `${claims(item)} deposited-by ${item.depositedBy}${signedBy(item.depositedBy) === null ? UNPROVEN : ''}`;
 }
 
 /** The same recipe as wait_for_relay's loop: from: and the answer key make a repeated answer (this hook fires again, the loop sees it too) store nothing. */

@@ -38,6 +38,9 @@ export function repliesText(result: { parent: string; replies: Reply[]; delivere
   return lines.join('\n');
 }
 
+/** What a record's line adds where no key proves its sender (model/agent-name.ts `signedBy`): its from: is only a claim. */
+export const UNPROVEN = ', sender unproven';
+
 /**
  * One record as one line: what `wait` prints per record, and what `tail -f`
  * prints for hosts that watch a command's output (`inbox` prints the same).
@@ -47,7 +50,7 @@ export function appearedLine(record: AppearedRecord): string {
   const by = record.answeredBy?.length ? ` (by ${record.answeredBy.join(', ')})` : '';
   const answers = record.answers === undefined ? '' : `, ${record.answers} answer${record.answers === 1 ? '' : 's'} held${by}`;
   // An MCP item whose sender no key proves says so where a model reading the text alone sees it.
-  const unproven = record.unproven ? ', sender unproven' : '';
+  const unproven = record.unproven ? UNPROVEN : '';
   return `${record.id}${claims(record)} deposited-by ${record.depositedBy}, ${record.provenance}${unproven}${answers}`;
 }
 

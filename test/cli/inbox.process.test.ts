@@ -70,7 +70,7 @@ test('Claude Code PostToolUse hook: additionalContext carries the records addres
   assert.equal(answer.hookSpecificOutput.hookEventName, 'PostToolUse');
   const context = answer.hookSpecificOutput.additionalContext;
   assert.match(context, /2 new records addressed to scout-7/);
-  assert.match(context, new RegExp(`>>> ${q1} [0-9a-f]{12} \\(kind question, from planner, to scout-7\\) deposited-by mcp\\n@p-e/x0\\n[^]*Which route is open\\?`));
+  assert.match(context, new RegExp(`>>> ${q1} [0-9a-f]{12} \\(kind question, from planner, to scout-7\\) deposited-by mcp, sender unproven\\n@p-e/x0\\n[^]*Which route is open\\?`));
   assert.match(context, new RegExp(`>>> ${q3} `));
   assert.doesNotMatch(context, /not for me/);
   assert.match(context, /parent: <its id>/, 'it says how to answer');
@@ -228,7 +228,7 @@ test('a record\'s claims count in a hook run\'s 16 KiB and are cut there: record
   assert.equal(run.code, 0, run.stderr);
   assert.ok(Buffer.byteLength(run.stdout) < 16 * 1024, `${Buffer.byteLength(run.stdout)} bytes`);
   const reason = (JSON.parse(run.stdout) as { reason: string }).reason;
-  assert.match(reason, /^relay-0001 \(kind "k+…" \(60,000 characters\), from planner, to scout-7\) deposited-by mcp: not shown/m);
+  assert.match(reason, /^relay-0001 \(kind "k+…" \(60,000 characters\), from planner, to scout-7\) deposited-by mcp, sender unproven: not shown/m);
 });
 
 test('the hook skips the agent\'s own records (its broadcast to all): a Stop with only those goes through', async (t) => {
@@ -261,7 +261,7 @@ test('a body cannot draw a record frame: every record\'s text is fenced by a bou
   const second = await inbox(corpus, ['--to', 'scout-7', '--peek']);
   const records = fencedRecords(first.stdout);
   assert.deepEqual(records.map((r) => [r.id, r.text]), [[ids[0], bytes[0]], [ids[1], bytes[1]]], 'exactly the two records, each with its own bytes');
-  assert.deepEqual(records.map((r) => r.head), [' (kind note, from mallory, to scout-7) deposited-by mcp', ' (kind question, from planner, to scout-7) deposited-by mcp']);
+  assert.deepEqual(records.map((r) => r.head), [' (kind note, from mallory, to scout-7) deposited-by mcp, sender unproven', ' (kind question, from planner, to scout-7) deposited-by mcp, sender unproven']);
   assert.notEqual(boundaryOf(second.stdout), boundaryOf(first.stdout), 'a new boundary each delivery');
   const hook = JSON.parse((await inbox(corpus, ['--to', 'scout-7', '--format', 'hook', '--peek'], CLAUDE_STOP)).stdout) as { reason: string };
   assert.deepEqual(fencedRecords(hook.reason).map((r) => r.text), bytes);

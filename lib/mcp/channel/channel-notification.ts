@@ -14,6 +14,7 @@
  */
 import { drawBoundary, fenced, fenceRule } from '../../model/fence.js';
 import { claims } from '../../doors/render.js';
+import { signedBy } from '../../model/agent-name.js';
 import { claimText } from '../../model/claim-text.js';
 import type { RecordMeta } from '../../model/record-index.js';
 
@@ -72,11 +73,8 @@ function bareLine(meta: RecordMeta): string {
  * from: is the record's own claim.
  */
 export function sender(meta: RecordMeta): string {
-  const slash = meta.depositedBy.indexOf('/');
-  const channelAgent = slash < 0 ? null : meta.depositedBy.slice(slash + 1);
-  if (meta.depositedBy.startsWith('http/') || meta.depositedBy.startsWith('mcp/')) {
-    return `sent by ${channelAgent} (deposited-by ${meta.depositedBy}: verified by signature)`;
-  }
+  const signer = signedBy(meta.depositedBy);
+  if (signer !== null) return `sent by ${signer} (deposited-by ${meta.depositedBy}: verified by signature)`;
   if (meta.agent !== undefined) return `sent by ${meta.agent} (deposited-by ${meta.depositedBy}, agent: ${meta.agent}: stated by a local server, not verified)`;
   return `from: ${meta.from === null ? '(none)' : claimText(meta.from, 'from')} (deposited-by ${meta.depositedBy}: the record's own claim, not verified)`;
 }
