@@ -15,7 +15,7 @@ import { TempLeftovers } from '../disk/lost-mount.js';
 import type { CorpusPaths } from '../disk/paths.js';
 import { DirectorySync } from '../disk/publish.js';
 import { diskRecords } from '../disk/record-file.js';
-import { rebuildAbouts } from './agents/abouts.js';
+import { aboutHeard, rebuildAbouts } from './agents/abouts.js';
 import { AgentDeliveries, type DeliveryFeed } from './agents/deliveries.js';
 import { Appender } from './append/appender.js';
 import { IdAllocator } from './append/id-allocator.js';
@@ -70,9 +70,11 @@ export function makeWings(store: StoreFace, options: StoreOptions, shape: IdShap
   let visibility: Visibility | undefined;
   let interests: Interests | undefined;
   const indexer = new CorpusIndexer({
-    index, shape, paths, log, keys, maxRecordBytes,
-    reader,
-    onNews: (n, meta, bytes) => visibility!.announce(n, meta, bytes),
+    index, shape, paths, log, keys, maxRecordBytes, reader,
+    onNews: (n, meta, bytes) => {
+      visibility!.announce(n, meta, bytes);
+      aboutHeard(n, meta, bytes.record, { shape, roster: agents.roster, log });
+    },
     onRemoved: (id) => {
       snapshots.noteChange();
       store.emit('removed', id);
@@ -97,17 +99,15 @@ export function makeWings(store: StoreFace, options: StoreOptions, shape: IdShap
   const reads = new RecordReads({ index, indexer, peers, shape, paths, maxRecordBytes, reader, gate: new ReadGate(options.concurrentReads ?? DEFAULT_CONCURRENT_READS) });
   const feed = feedOf(store, index, visibility, interests);
   const waiters = new Waiters(feed);
-  const strictRecipients = options.strictRecipients ?? false;
   const records = new NewRecords({ shape, paths, ids, indexer, visibility, facts });
-  const appender = new Appender({ shape, maxRecordBytes, index, peers, ids, keyed, records, agents, roster: agents.roster, strictRecipients });
+  const appender = new Appender({ shape, maxRecordBytes, index, peers, ids, keyed, records, agents, roster: agents.roster, strictRecipients: options.strictRecipients ?? false });
   const waits = new StoreWaits({ waiters, visibility, peers, index, indexer, reads, shape });
-  const listing = new Listing({ index, shape, paths, agents });
   const wantBells = (options.bells ?? true) && (options.watch ?? 'events') === 'events' && !readOnly;
-  const buildWait = options.buildWait ?? {};
-  const abouts = () => rebuildAbouts({ index, shape, reads, roster: agents.roster, log });
   const wings = {
-    life, paths, log, readOnly, maxRecordBytes, wantBells, buildWait, index, facts, issued, leftovers, dirSync, agents, rebuildAbouts: abouts,
-    indexer, snapshots, peers, bells, watcher, ids, visibility, interests, feed, reads, waiters, appender, waits, listing,
+    life, paths, log, readOnly, maxRecordBytes, wantBells, buildWait: options.buildWait ?? {}, index, facts, issued, leftovers, dirSync, agents,
+    rebuildAbouts: () => rebuildAbouts({ index, shape, reads, roster: agents.roster, log }),
+    indexer, snapshots, peers, bells, watcher, ids, visibility, interests, feed, reads, waiters, appender, waits,
+    listing: new Listing({ index, shape, paths, agents }),
   };
   return wings;
 }

@@ -16,6 +16,7 @@ import { Roster } from '../../../lib/store/agents/roster.js';
 import { openStore, type AppendOptions, type RelayStore } from '../../../lib/store/store.js';
 import { cleanup } from '../../support/cleanup.js';
 import { record, tempStore } from '../../support/helpers.js';
+import { eventually } from '../../support/poll.js';
 
 const bytes = (text: string) => Buffer.from(text, 'utf8');
 const about = (text: string, headers: Record<string, string> = {}) => bytes(record({ kind: 'about', ...headers }, text));
@@ -107,6 +108,18 @@ test('reading back, an about from a channel that names no one is no one\'s, and 
   await reopened.open();
   await reopened.agents.roster.seen('ana', 'served');
   assert.equal(await aboutOf(reopened, 'ana'), 'the fit one');
+});
+
+test('an about that lands while the store is open, by a way that states it nowhere (rsync, git pull), is on the roster once heard', async (t) => {
+  const { corpus } = await tempStore(t);
+  const store = await opened(t, corpus);
+  await store.open();
+  const body = about('bob knows the bridge', { from: 'bob' });
+  const waiting = store.wait({ timeoutMs: 10_000 });
+  // As rsync leaves a record: the file alone, no issued line, no bell, no roster write.
+  await writeFile(path.join(corpus, 'relay-0001'), buildRecordFile({ provenance: 'as-received', depositedBy: 'http/bob', depositedAt: new Date().toISOString(), digest: digestOf(body) }, body));
+  assert.deepEqual((await waiting).appeared.map((r) => r.id), ['relay-0001']);
+  await eventually(async () => (await store.agents.roster.aboutOf('bob'))?.about === 'bob knows the bridge', "bob's about in the roster");
 });
 
 test('an about is refused whole, storing nothing, where it is no fit line', async (t) => {
