@@ -7,7 +7,8 @@
  *   npm run bench                      the full run (a few minutes on 2 cores)
  *   npm run bench -- --quick           a smoke run of every section in under a minute: one repetition,
  *                                      shorter windows and think times, smaller swarms (5 agents), scaling at 1k only,
- *                                      no 8-writer group, no 20-server swarm; its figures are not for quoting
+ *                                      no 8-writer group, no 20-server swarm, no --wake directory swarm;
+ *                                      its figures are not for quoting
  *   npm run bench -- --only wake,start a subset of sections (search: text search against grep -rlw)
  *   npm run bench -- --reps 5          more repetitions
  *   npm run bench -- --only start,wake --plot   redraw the scaling plot from the sections run

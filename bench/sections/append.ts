@@ -33,7 +33,7 @@ export const appendSection: Section = {
   name: 'append',
   title: 'Append: durable appends per second',
   async run(ctx) {
-    const ms = ctx.window(1500, 400);
+    const ms = ctx.window(1500, 300);
     const { results, reps } = ctx;
     // Eight writer processes serve all three groups: writer i appends in every group of more than i writers.
     // --quick leaves out the 8-writer group: eight more processes to start cost more than its windows.

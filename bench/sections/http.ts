@@ -46,7 +46,7 @@ export const httpSection: Section = {
 
 async function reads(ctx: BenchContext, rawPort: number, naivePort: number, hubPort: number | null): Promise<void> {
   const { results, reps } = ctx;
-  const ms = ctx.window(700, 300);
+  const ms = ctx.window(700, 200);
   const random = mulberry32(7);
   const anyId = () => shape.format(1 + Math.floor(random() * SIZE));
   const allTools: [string, (n: number) => string, Record<string, string>?][] = [

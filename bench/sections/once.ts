@@ -19,7 +19,7 @@ export const onceSection: Section = {
   name: 'once',
   title: 'Exactly once: the cost of an idempotency key',
   async run(ctx) {
-    const ms = ctx.window(1500, 400);
+    const ms = ctx.window(1500, 300);
     const corpora = await Promise.all([0, 1, 2].map(() => emptyCorpus(ctx.tmp, 6)));
     const one: StdioPeer[] = [await relayServer(corpora[0]!.corpus)];
     const four: StdioPeer[] = await Promise.all(Array.from({ length: 4 }, () => relayServer(corpora[1]!.corpus)));

@@ -53,7 +53,7 @@ export const peerSection: Section = {
   title: 'Peer: @modelcontextprotocol/server-memory beside p-e-relay, same client, same machine',
   async run(ctx) {
     const { results, reps } = ctx;
-    const ms = ctx.window(1000, 400);
+    const ms = ctx.window(1000, 300);
     const section = 'Peer (server-memory)';
     for (const size of ctx.quick ? [100, 2000] : [100, 2000, 10_000]) {
       const corpus = await cachedCorpus(size, 6, ctx.log);
