@@ -6,8 +6,8 @@
  * A file found by the scan was there before this process; one seen later is
  * news, announced through `onNews` so that waiters and streams wake. A file
  * seen later may still be being written in place (git pull does that), so a
- * failing digest is retried briefly before the file is called damaged, and a
- * damaged file is looked at again on every reconcile.
+ * failing digest is retried briefly (settling.ts) before the file is called
+ * damaged, and a damaged file is looked at again on every reconcile.
  *
  * A record another writer added after the scan is held unverified (record-index.ts) from its issued-log line, or
  * else from a first look (record-peek.ts: one page read, digest, header
@@ -30,10 +30,9 @@ import { listRecordIds, recordIdsIn } from '../../disk/record-names.js';
 import { diskRecords, type RecordReader } from '../../disk/record-file.js';
 import { claimsOf, metaOf } from './parsed-record.js';
 import { RecordPeeker, type Peek } from './record-peek.js';
+import { SETTLE_DELAYS_MS, Settling, type Look } from './settling.js';
 import type { RecordIndex, RecordMeta } from '../../model/record-index.js';
 
-/** How long a newly seen file may stay half-written before it is called damaged. */
-const SETTLE_DELAYS_MS = [0, 20, 50, 100, 200, 400, 800];
 /** Files the scan reads between two turns of the event loop. */
 const SCAN_BATCH = 64;
 /** Settled: nothing to wait for (one shared promise, not one per record). */
@@ -70,18 +69,12 @@ export class CorpusIndexer {
   private readonly shape: IdShape;
   private readonly paths: CorpusPaths;
   private readonly log: Logger;
-  /**
-   * Files being read (and, if not yet whole, retried), by id. A second look at
-   * the same file joins the first instead of returning early, so the scan
-   * cannot finish while a watcher event still holds one of its files.
-   */
-  private readonly settling = new Map<number, Promise<void>>();
+  /** Files seen and not yet whole, being retried. */
+  private readonly settling: Settling;
   /** Held files whose bytes do not match their digest. */
   private readonly damaged = new Set<number>();
   private scanned = false;
   private closed = false;
-  /** Settle delays pending, so close can end them at once. */
-  private readonly pauses = new Set<{ timer: NodeJS.Timeout; resolve: () => void }>();
   /** The cheaper first look at a peer's record. */
   private readonly peeker: RecordPeeker;
   private readonly reader: Pick<RecordReader, 'readSync' | 'readHeadSync'>;
@@ -91,6 +84,7 @@ export class CorpusIndexer {
     this.index.setVerifier((n) => this.verifyHeld(n));
     this.reader = options.reader ?? diskRecords;
     this.peeker = new RecordPeeker(options.shape, this.reader.readHeadSync);
+    this.settling = new Settling(options.onSettled);
   }
 
   /**
@@ -143,19 +137,14 @@ export class CorpusIndexer {
    */
   ingest(n: number, source: Source = 'seen'): Promise<void> {
     if (this.index.has(n) && !this.damaged.has(n)) return DONE;
-    let pending = this.settling.get(n);
+    const pending = this.settling.get(n);
     if (pending) return pending;
-    let first: { error: unknown } | null = null;
+    let first: Look = null;
     if (!this.damaged.has(n)) {
       first = this.lookOnce(n, source);
       if (first === null) return DONE;
     }
-    pending = this.readAndIndex(n, source, first).finally(() => {
-      this.settling.delete(n);
-      this.options.onSettled?.();
-    });
-    this.settling.set(n, pending);
-    return pending;
+    return this.settling.start(n, () => this.readAndIndex(n, source, first));
   }
 
   /**
@@ -177,9 +166,7 @@ export class CorpusIndexer {
    * must not pass it (spec §8a: a cursor passed back as after misses nothing).
    */
   lowestSettling(): number | null {
-    let lowest: number | null = null;
-    for (const n of this.settling.keys()) if (!this.index.has(n) && (lowest === null || n < lowest)) lowest = n;
-    return lowest;
+    return this.settling.lowest((n) => this.index.has(n));
   }
 
   /** Whether a file may be named for `n` now: one stat, which costs no exception where nothing is there (a look past the newest id, mostly). */
@@ -202,8 +189,8 @@ export class CorpusIndexer {
   }
 
   /** Resolves when no file is mid-read (after a reconcile, before re-deciding). */
-  async settled(): Promise<void> {
-    while (this.settling.size > 0) await Promise.allSettled([...this.settling.values()]);
+  settled(): Promise<void> {
+    return this.settling.settled();
   }
 
   /** The watcher named a directory entry that may have appeared or vanished. */
@@ -267,19 +254,7 @@ export class CorpusIndexer {
   /** Stops reading: the scan ends at its next file, retries end now (their timers cleared). */
   close(): void {
     this.closed = true;
-    for (const pause of this.pauses) {
-      clearTimeout(pause.timer);
-      pause.resolve();
-    }
-    this.pauses.clear();
-  }
-
-  /** A settle delay: unref'd (a half-written file never holds a process open) and ended by close. */
-  private pause(ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      const pause = { timer: setTimeout(() => (this.pauses.delete(pause), resolve()), ms).unref(), resolve };
-      this.pauses.add(pause);
-    });
+    this.settling.close();
   }
 
   /**
@@ -299,7 +274,7 @@ export class CorpusIndexer {
    * (indexed, gone, or the indexer closed), else what stood in the way, for
    * the retries.
    */
-  private lookOnce(n: number, source: Source): { error: unknown } | null {
+  private lookOnce(n: number, source: Source): Look {
     if ((this.index.has(n) && !this.damaged.has(n)) || this.closed) return null;
     const id = this.shape.format(n);
     if (source === 'seen' && !this.damaged.has(n)) {
@@ -343,15 +318,9 @@ export class CorpusIndexer {
   }
 
   /** The retries after a first look that failed (`first`), or every look for a damaged file being re-checked. */
-  private async readAndIndex(n: number, source: Source, first: { error: unknown } | null): Promise<void> {
+  private async readAndIndex(n: number, source: Source, first: Look): Promise<void> {
     const delays = source === 'seen' ? SETTLE_DELAYS_MS : [0];
-    let lastError: unknown = first?.error ?? null;
-    for (const delay of first ? delays.slice(1) : delays) {
-      if (delay) await this.pause(delay);
-      const look = this.lookOnce(n, source);
-      if (look === null) return;
-      lastError = look.error;
-    }
+    const lastError = await this.settling.retry(() => this.lookOnce(n, source), first ? delays.slice(1) : delays, first?.error ?? null);
     if (this.closed || lastError === null) return;
     this.holdDamaged(n, lastError);
   }
