@@ -16,6 +16,9 @@
  *                           named wait_for_relay blocked in the same way
  *   mark write              what moving an agent's mark costs per delivery (store.agents.deliver: the
  *                           mark file written and fsynced), against a durable append beside it
+ *   roster news             the CPU a named wait's answer spends asking whether who is here changed
+ *                           (rosterNews, nothing changed), on rosters of 20 and 200 names, against
+ *                           reading the whole roster as it did before it asked the names first
  *
  * Every process is a real `p-e-relay serve` on one fresh corpus, driven by
  * the SDK's client (the push by the raw JSON-RPC client of test/support/raw-stdio.ts).
@@ -27,6 +30,7 @@ import { relayServer, type StdioPeer } from '../lib/procs.js';
 import { nowMs, sleep } from '../lib/stats.js';
 import { rawSession } from '../../test/support/raw-stdio.js';
 import { WINDOW_MS } from '../../lib/mcp/channel/channel-push.js';
+import { rosterNews } from '../../lib/mcp/tools/roster-news.js';
 import { openStore } from '../../lib/store/store.js';
 
 const RESTART_WAITING = 50;
@@ -199,6 +203,35 @@ async function markCost(ctx: BenchContext, n: number): Promise<{ mark: number; a
   }
 }
 
+/** CPU-ms per call of rosterNews with nothing new, and of a whole roster read, on a roster of `names`, interleaved in one process. */
+async function rosterCost(ctx: BenchContext, names: number, calls: number): Promise<{ news: number; whole: number }> {
+  const dir = await emptyCorpus(ctx.tmp, 6);
+  const store = await openStore({ corpus: dir.corpus, watch: 'none' });
+  const cpuMs = () => {
+    const { user, system } = process.cpuUsage();
+    return (user + system) / 1000;
+  };
+  try {
+    await store.open();
+    for (let i = 0; i < names; i++) await store.agents.roster.seen(`agent-${i}`, 'served');
+    await rosterNews(store, 'agent-0'); // told once: every call after has nothing new
+    let news = 0;
+    let whole = 0;
+    for (let i = 0; i < calls; i++) {
+      let t0 = cpuMs();
+      if ((await rosterNews(store, 'agent-0')) !== undefined) throw new Error('the roster changed under the bench');
+      news += cpuMs() - t0;
+      t0 = cpuMs();
+      await store.roster();
+      whole += cpuMs() - t0;
+    }
+    return { news: news / calls, whole: whole / calls };
+  } finally {
+    await store.close();
+    await dir.dispose();
+  }
+}
+
 export const agentsSection: Section = {
   name: 'agents',
   title: 'Agents with a name: what an agent spends per question and after a restart, push against wait, the mark write',
@@ -226,6 +259,11 @@ export const agentsSection: Section = {
       const cost = await markCost(ctx, ctx.window(200, 30));
       add('mark', cost.mark);
       add('append', cost.append);
+      for (const names of [20, 200]) {
+        const roster = await rosterCost(ctx, names, ctx.window(50, 10));
+        add(`roster news ${names}`, roster.news);
+        add(`roster whole ${names}`, roster.whole);
+      }
       ctx.log(`agents: repetition ${r + 1} of ${reps} done`);
     }
     const pair = (name: string, key: string, unit: string) =>
@@ -237,6 +275,9 @@ export const agentsSection: Section = {
     pair(`after a restart with ${RESTART_WAITING} records waiting: bytes read and sent`, 'restart bytes', 'B');
     results.add({ section, name: 'wake: append → pushed channel notification in hand (median)', unit: 'ms', values: v.get('wake push')!, reference: { name: 'a blocked named wait_for_relay', values: v.get('wake wait')! } });
     results.add({ section, name: 'mark write per delivery (store.agents.deliver, fsynced)', unit: 'ms', values: v.get('mark')!, reference: { name: 'a durable append', values: v.get('append')! } });
+    for (const names of [20, 200]) {
+      results.add({ section, name: `roster news: CPU a named wait's answer spends learning who is here did not change, ${names} names`, unit: 'ms', values: v.get(`roster news ${names}`)!, reference: { name: 'reading the whole roster', values: v.get(`roster whole ${names}`)! } });
+    }
     results.note(`agents: ${questions} questions per repetition between two stdio servers (ana asks bob); restart: ${RESTART_HANDLED} handled records, then ${RESTART_WAITING} to the agent while its server was down; wake: medians of ${ctx.window(30, 6)} alternating samples; bytes are JSON.stringify of each call's arguments and of its result's content and structuredContent (${path.basename(import.meta.url)})`);
   },
 };
