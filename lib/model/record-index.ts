@@ -90,7 +90,7 @@ export class RecordIndex {
   }
 
   /** Adds a held, checked record (null deposit and claims: damaged). Returns false when it was already held (nothing changes). */
-  add(n: number, deposit: Deposit | null, claims: RecordClaims | null, _format?: (n: number) => string): boolean {
+  add(n: number, deposit: Deposit | null, claims: RecordClaims | null): boolean {
     const whole = deposit !== null && claims !== null;
     const slot = this.newRow(n, whole ? distinctNamed(claims) : []);
     if (slot === null) return false;

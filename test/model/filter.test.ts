@@ -90,12 +90,12 @@ test('a malformed replies_to id is refused as bad_id, and a name list with nobod
 
 test('the index parses to: once and answers matchingAfter from it, replies_to from who names whom', () => {
   const index = new RecordIndex();
-  const add = (n: number, headers: Record<string, string>) => index.add(n, deposit, parseRecord(Buffer.from(record(headers)), shape), shape.format);
+  const add = (n: number, headers: Record<string, string>) => index.add(n, deposit, parseRecord(Buffer.from(record(headers)), shape));
   add(1, { kind: 'question', from: 'a', to: 'b, c' });
   add(2, { kind: 'answer', from: 'b', to: 'a', parent: 'relay-0001' });
   add(3, { kind: 'note' });
   add(4, { kind: 'answer', from: 'c', to: 'a all', ref: 'relay-0001 relay-0002' });
-  index.add(5, null, null, shape.format); // damaged: held, claims nothing
+  index.add(5, null, null); // damaged: held, claims nothing
   assert.equal(index.matches(1, f({ to: 'b' })) && index.matches(1, f({ to: 'c' })), true);
   assert.deepEqual(index.matchingAfter(0, f({ to: 'c' })), [1]);
   assert.deepEqual(index.matchingAfter(0, f({ to: ['a'] })), [2, 4]);
@@ -111,7 +111,7 @@ test('the index parses to: once and answers matchingAfter from it, replies_to fr
 
 test('matchingAfter takes at most limit ids, so a catch-up walks the index in batches; markBeforeNewest finds the newest N from the end', () => {
   const index = new RecordIndex();
-  const add = (n: number, headers: Record<string, string>) => index.add(n, deposit, parseRecord(Buffer.from(record(headers)), shape), shape.format);
+  const add = (n: number, headers: Record<string, string>) => index.add(n, deposit, parseRecord(Buffer.from(record(headers)), shape));
   for (let n = 1; n <= 9; n++) add(n, n % 3 === 0 ? { kind: 'note', to: 'me', parent: 'relay-0001' } : { kind: 'note', to: 'you' });
   // Batches of 2, each after the last id of the one before: every id once, in order.
   for (const filter of [null, f({ to: 'me' }), f({ replies_to: 'relay-0001' }), f({ replies_to: 'relay-0001', to: 'me' })]) {

@@ -23,7 +23,7 @@ test('KNOWN_MISSING always equals "named by a held record and not held", whateve
       for (const o of ops) {
         if ('add' in o) {
           const claims = { kind: null, from: null, to: null, parent: null, named: o.names };
-          if (index.add(o.add, deposit, claims, shape.format) && !model.has(o.add)) model.set(o.add, o.names);
+          if (index.add(o.add, deposit, claims) && !model.has(o.add)) model.set(o.add, o.names);
         } else {
           index.remove(o.remove);
           model.delete(o.remove);

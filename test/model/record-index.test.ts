@@ -1,11 +1,9 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { Deposit } from '../../lib/model/deposit.js';
-import { idShape } from '../../lib/model/ids.js';
 import type { RecordClaims } from '../../lib/model/record.js';
 import { RecordIndex } from '../../lib/model/record-index.js';
 
-const { format } = idShape();
 const DEPOSIT: Deposit = { provenance: 'as-received', depositedBy: 'mcp', depositedAt: '2026-11-30T00:00:00.000Z', digest: 'sha256:00' };
 
 function claims(named: number[] = [], extra: Partial<RecordClaims> = {}): RecordClaims {
@@ -15,7 +13,7 @@ function claims(named: number[] = [], extra: Partial<RecordClaims> = {}): Record
 /** An index holding `n → named ids`, added in the order given. */
 function indexOf(entries: [number, number[]][]): RecordIndex {
   const index = new RecordIndex();
-  for (const [n, named] of entries) index.add(n, DEPOSIT, claims(named), format);
+  for (const [n, named] of entries) index.add(n, DEPOSIT, claims(named));
   return index;
 }
 
@@ -43,14 +41,14 @@ test('held ids are PRESENT; ids they name and that are not held are KNOWN_MISSIN
 
 test('a KNOWN_MISSING id becomes PRESENT once it is held', () => {
   const index = indexOf([[3, [2]]]);
-  index.add(2, DEPOSIT, claims(), format);
+  index.add(2, DEPOSIT, claims());
   assert.equal(index.state(2), 'PRESENT');
   assert.deepEqual(index.knownMissingAfter(0), []);
 });
 
 test('adding a held id again changes nothing and says so', () => {
   const index = indexOf([[1, []]]);
-  assert.equal(index.add(1, DEPOSIT, claims([5]), format), false);
+  assert.equal(index.add(1, DEPOSIT, claims([5])), false);
   assert.equal(index.state(5), 'UNKNOWN');
   assert.equal(index.size, 1);
 });
@@ -83,7 +81,7 @@ test('highest follows held ids and noteIssued, and never goes down', () => {
   assert.equal(index.highest, 8);
   index.noteIssued(5);
   assert.equal(index.highest, 8);
-  index.add(4, DEPOSIT, claims(), format);
+  index.add(4, DEPOSIT, claims());
   assert.equal(index.highest, 8);
 });
 
@@ -106,7 +104,7 @@ test('a vanished record whose id is still named becomes KNOWN_MISSING', () => {
 
 test('a damaged record is held (PRESENT) with no metadata and names nothing', () => {
   const index = new RecordIndex();
-  assert.equal(index.add(4, null, null, format), true);
+  assert.equal(index.add(4, null, null), true);
   assert.equal(index.state(4), 'PRESENT');
   assert.equal(index.get(4)?.meta, null);
   assert.deepEqual(index.knownMissingAfter(0), []);
@@ -114,7 +112,7 @@ test('a damaged record is held (PRESENT) with no metadata and names nothing', ()
 
 test('metadata carries the claims and the deposit of a whole record', () => {
   const index = new RecordIndex();
-  index.add(6, DEPOSIT, claims([], { kind: 'note', from: 'a', to: 'b' }), format);
+  index.add(6, DEPOSIT, claims([], { kind: 'note', from: 'a', to: 'b' }));
   assert.deepEqual(index.get(6)?.meta, { id: 'relay-0006', kind: 'note', from: 'a', to: 'b', parent: null, refs: [], depositedBy: 'mcp', provenance: 'as-received', depositedAt: DEPOSIT.depositedAt, digest: DEPOSIT.digest });
 });
 
