@@ -3,8 +3,7 @@
  * are held, what each held record claims, who names whom. It answers exists,
  * list_relays and list_replies without touching the disk: the store feeds it
  * from its snapshot, its scan, its own appends and the watcher. KNOWN_MISSING
- * is derived, never stored by hand: an id named in parent:/ref: of a held,
- * checked record and not held itself. Compact, because every process of a
+ * is derived from the checked rows (known-missing.ts). Compact, because every process of a
  * swarm holds one: no object per record (index-columns.ts has the rows;
  * docs/performance-tables.md the bytes per record).
  *
@@ -20,6 +19,7 @@ import type { Deposit } from './deposit.js';
 import { matches, parseRecipients, type RecordFilter } from './filter.js';
 import { idShape } from './ids.js';
 import { AUTHORED, HAS_PARENT, IndexColumns, UNVERIFIED, WHOLE, type IndexImage } from './index-columns.js';
+import { KnownMissing } from './known-missing.js';
 import { NamingChains } from './naming-chains.js';
 import type { RecordClaims } from './record.js';
 import { depositorLabel, distinctNamed, entryOf, type IndexEntry } from './record-meta.js';
@@ -39,14 +39,12 @@ export type Verifier = (n: number) => void;
 
 export class RecordIndex {
   private c: IndexColumns;
-  /** Records naming each id, through the named entries: checked rows here, unverified ones apart (an unchecked claim makes no id KNOWN_MISSING). */
-  private checked = new NamingChains();
+  /** Who the checked rows name, and so the KNOWN_MISSING ids. */
+  private readonly missing = new KnownMissing();
+  /** Who the unverified rows name, apart: an unchecked claim makes no id KNOWN_MISSING. */
   private readonly unchecked = new NamingChains();
-  /**
-   * The KNOWN_MISSING ids (named, not held), kept as records come and go, so
-   * that listing them costs what they number rather than every id ever named.
-   */
-  private readonly missing = new Set<number>();
+  /** `has`, made once: it is asked for every id every record names. */
+  private readonly isHeld = (n: number): boolean => this.has(n);
   /** The highest id ever held or issued, even if its file has since vanished. */
   private highWater = 0;
   /**
@@ -112,7 +110,7 @@ export class RecordIndex {
     c.kind[slot] = c.strings.intern(claims.kind);
     c.from[slot] = c.strings.intern(claims.from);
     c.to[slot] = c.strings.intern(claims.to);
-    this.missing.delete(n);
+    this.missing.held(n);
     for (let i = 0; i < named.length; i++) this.unchecked.link(c, c.namedStart[slot]! + i, named[i]!, n);
     this.unverified++;
     return true;
@@ -154,7 +152,7 @@ export class RecordIndex {
     const slot = this.c.slotAt[at]!;
     this.c.removeAt(at);
     this.dropSlot(slot);
-    if (this.checked.names(n)) this.missing.add(n);
+    this.missing.removed(n);
     return true;
   }
 
@@ -177,22 +175,19 @@ export class RecordIndex {
   /** KNOWN_MISSING ids greater than `after`, ascending. */
   knownMissingAfter(after: number): number[] {
     this.settleAllNaming();
-    const out: number[] = [];
-    for (const m of this.missing) if (m > after) out.push(m);
-    return out.sort((a, b) => a - b);
+    return this.missing.after(after);
   }
 
   /** Whether some KNOWN_MISSING id is `n` or above (a list after `n` still has missing ids to show). */
   missingFrom(n: number): boolean {
     this.settleAllNaming();
-    for (const m of this.missing) if (m >= n) return true;
-    return false;
+    return this.missing.anyFrom(n);
   }
 
   /** Held records naming `n` in parent:/ref:, ascending. */
   repliesTo(n: number): number[] {
     this.settleNaming(n);
-    return this.checked.namersOf(this.c, n).sort((a, b) => a - b);
+    return this.missing.namersOf(this.c, n).sort((a, b) => a - b);
   }
 
   /** The highest id held now (0 when none): what a wait's cursor covers. */
@@ -282,10 +277,7 @@ export class RecordIndex {
     this.recipientsOfTo.clear(); // keyed by string numbers of the table replaced
     this.highWater = Math.max(this.highWater, image.highWater, c.count ? c.ids[c.count - 1]! : 0);
     this.coverHeads();
-    // The chains are threaded directly (link() would look each named id up as
-    // it goes); which named ids are not held is asked once per id, at the end.
-    this.checked.threadAll(c);
-    for (const m of this.checked.namedIds()) if (!this.has(m)) this.missing.add(m);
+    this.missing.loaded(c, this.isHeld);
   }
 
   // ---- rows ------------------------------------------------------------------
@@ -318,26 +310,17 @@ export class RecordIndex {
       c.named.set(distinctNamed(claims), c.namedStart[slot]!);
     }
     c.flags[slot] = flags;
-    this.missing.delete(n);
-    const start = c.namedStart[slot]!;
-    for (let i = 0; i < c.namedCount[slot]!; i++) {
-      this.checked.link(c, start + i, c.named[start + i]!, n);
-      if (!this.has(c.named[start + i]!)) this.missing.add(c.named[start + i]!);
-    }
+    this.missing.filled(c, slot, n, this.isHeld);
     this.noteIssued(n);
   }
 
   /** Unlinks a slot's named ids and forgets its texts (its row is removed or replaced). */
   private dropSlot(slot: number): void {
     const c = this.c;
-    const unverified = (c.flags[slot]! & UNVERIFIED) !== 0;
-    if (unverified) this.unverified--;
-    const start = c.namedStart[slot]!;
-    for (let i = 0; i < c.namedCount[slot]!; i++) {
-      const m = c.named[start + i]!;
-      if (unverified) this.unchecked.unlink(c, start + i);
-      else if (this.checked.unlink(c, start + i)) this.missing.delete(m); // named by nothing held any more
-    }
+    if (c.flags[slot]! & UNVERIFIED) {
+      this.unverified--;
+      for (let i = 0; i < c.namedCount[slot]!; i++) this.unchecked.unlink(c, c.namedStart[slot]! + i);
+    } else this.missing.dropped(c, slot);
     c.namedCount[slot] = 0;
     c.flags[slot] = 0;
     c.oddText.delete(slot);
@@ -364,7 +347,7 @@ export class RecordIndex {
   /** Chain heads are kept in a typed array up to about the highest id (where nearly every named id is); bounded by the count, so one stray huge id costs nothing. */
   private coverHeads(): void {
     const n = Math.min(this.highWater + 1, 2 * this.c.count + 65_536);
-    this.checked.cover(n);
+    this.missing.cover(n);
     if (this.verify) this.unchecked.cover(n);
   }
 
