@@ -94,7 +94,7 @@ export function makeWings(store: StoreFace, options: StoreOptions, shape: IdShap
   const into = { tmpDir: paths.tmp, remake: [paths.state, paths.tmp], dirSync, log, stranded: (file: string, err: unknown, creating?: boolean) => leftovers.note(file, err, creating) };
   visibility = new Visibility({ index, indexer, shape, events: store, snapshots });
   const ids = new IdAllocator({ index, indexer, shape, paths, into, issued, bells, peers, visibility, facts, relist });
-  const keyed = keyedAppends(options, paths, shape, keys, index, indexer, leftovers, log);
+  const keyed = keyedAppends(options, paths, shape, keys, index, indexer, peers, leftovers, log);
   interests = new Interests({ bells, bellsDir: paths.bells, watcher, peers, log });
   const reads = new RecordReads({ index, indexer, peers, shape, paths, maxRecordBytes, reader, gate: new ReadGate(options.concurrentReads ?? DEFAULT_CONCURRENT_READS) });
   const feed = feedOf(store, index, visibility, interests);
@@ -142,6 +142,7 @@ function keyedAppends(
   keys: IdempotencyKeys,
   index: RecordIndex,
   indexer: CorpusIndexer,
+  peers: Peers,
   leftovers: TempLeftovers,
   log: Logger,
 ): KeyedAppends {
@@ -151,7 +152,8 @@ function keyedAppends(
   const readUnheld = async () => {
     for (const n of await indexer.idsOnDisk()) if (!index.has(n)) await indexer.ingest(n);
   };
-  return new KeyedAppends({ keys, log, claims, shape, paths, readUnheld, dropIfGone: (n) => indexer.dropIfGone(n) });
+  const issuedUpTo = () => (peers.hear(), index.highest);
+  return new KeyedAppends({ keys, log, claims, shape, paths, readUnheld, issuedUpTo, dropIfGone: (n) => indexer.dropIfGone(n) });
 }
 
 /** What subscriptions follow: the store's events and its readiness, and the wings that answer a catch-up and hear for it. */

@@ -65,12 +65,13 @@ export class Appender {
   /**
    * The from: of the record `parent` names, which a reply may name as a
    * recipient without being told it is unknown. A parent a peer stored a
-   * moment ago may not be heard yet: heard up to it first.
+   * moment ago may not be heard yet: what the issued log names is heard
+   * first (never up to the parent's id itself, which the sender chose).
    */
   private authorOf(parent: number | null): string | null {
     if (parent === null) return null;
     const { index, peers } = this.parts;
-    if (!index.has(parent)) peers.hear(parent);
+    if (!index.has(parent)) peers.hear();
     return index.get(parent)?.meta?.from ?? null;
   }
 

@@ -261,8 +261,21 @@ async function exists(file: string): Promise<boolean> {
   }
 }
 
+/**
+ * A done mark's answer, and how to drop the mark should its id prove false:
+ * only while it still names that id (another process may have written the
+ * true one meanwhile), and a mark that cannot be removed is a refusal, not
+ * a loop that finds it again.
+ */
 function doneAs(base: string, id: string): Acquired {
-  return { done: true, id, forget: () => fs.unlink(`${base}.done`).catch(() => {}) };
+  const file = `${base}.done`;
+  const forget = async () => {
+    if ((await readDone(file)) !== id) return;
+    await fs.unlink(file).catch((err: NodeJS.ErrnoException) => {
+      if (err.code !== 'ENOENT') throw err;
+    });
+  };
+  return { done: true, id, forget };
 }
 
 /** The id a done mark names; null when there is none, or it names no id (then the corpus decides). */

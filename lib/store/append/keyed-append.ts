@@ -38,6 +38,8 @@ export interface KeyedAppendParts {
   paths: CorpusPaths;
   /** Indexes every record file on disk the index does not hold (and so feeds the key map). */
   readUnheld(): Promise<void>;
+  /** The highest id this corpus has issued, as far as every process has told (the issued log, heard now). */
+  issuedUpTo(): number;
   /** Drops a held record whose file is really gone; whether it was. */
   dropIfGone(n: number): Promise<boolean>;
 }
@@ -84,6 +86,9 @@ export class KeyedAppends {
       if (got.done) {
         if (await this.doneMarkHolds(got.id, scope)) return this.answerOrRestore(got.id, key, digest, proposed, store);
         await got.forget();
+        // The key may still have a record here that this process has not heard of (the mark lied about which):
+        // the claim taken next reads the corpus before it stores.
+        this.uncertain.add(scope);
         continue;
       }
       const { claim } = got;
@@ -109,7 +114,7 @@ export class KeyedAppends {
         }
         // Reading the disk may have taken long enough for another writer to judge us dead and take the key over:
         // look before publishing. Taken a moment ago with nothing read since, the claim is ours (a live claim dies
-        // only after DEFAULT_STALE_MS without a heartbeat), and the look would cost two stats on every keyed append.
+        // only after the claims' staleMs without a heartbeat), and the look would cost two stats on every keyed append.
         if (readSince && !(await claim.stillOurs())) {
           await claim.abandon();
           continue;
@@ -151,7 +156,9 @@ export class KeyedAppends {
    */
   private async doneMarkHolds(id: string, scope: string): Promise<boolean> {
     const n = this.deps.shape.parseRecordId(id);
-    if (n === null || !(await this.holdsKey(n, scope))) {
+    // A record gone from disk keeps its mark (its sender is told how to put it back), but only an id this
+    // corpus issued can have been one: a mark naming an id beyond every issued one names no record at all.
+    if (n === null || n > this.deps.issuedUpTo() || !(await this.holdsKey(n, scope))) {
       this.deps.log.warn(`an idempotency done mark names ${id}, which does not carry its key; dropped, and the key taken afresh`);
       return false;
     }

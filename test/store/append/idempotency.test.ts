@@ -201,6 +201,31 @@ test('a done mark naming a record that does not carry the key is dropped: the re
   assert.deepEqual(await store.append(bytes('mine'), { depositedBy: MCP, idempotencyKey: 'k-planted' }), { ...stored, replayed: true });
 });
 
+test('a done mark rewritten to name another record makes a store that has not heard the key\'s record read the corpus, not store it twice', async (t) => {
+  const { corpus } = await tempStore(t);
+  const a = await open(t, corpus);
+  const b = await open(t, corpus);
+  await b.open();
+  const other = await a.append(bytes('unkeyed'), { depositedBy: MCP });
+  const first = await a.append(bytes('mine'), { depositedBy: MCP, idempotencyKey: 'k-rewritten' });
+  const doneMark = (await leaveClaim(corpus, MCP, 'k-rewritten', { ...hostIdentity(), pid: process.pid })).replace(/\.0$/, '.done');
+  await unlink(doneMark.replace(/\.done$/, '.0'));
+  await writeFile(doneMark, `${other.id}\n`);
+  assert.deepEqual(await b.append(bytes('mine'), { depositedBy: MCP, idempotencyKey: 'k-rewritten' }), { ...first, replayed: true });
+  assert.deepEqual(await recordFiles(corpus), [other.id, first.id]);
+});
+
+test('a done mark naming an id this corpus never issued is dropped: the key stores, rather than asking for a re-deposit under that id', async (t) => {
+  const { corpus } = await tempStore(t);
+  const store = await open(t, corpus);
+  const doneMark = (await leaveClaim(corpus, MCP, 'k-nowhere', { ...hostIdentity(), pid: process.pid })).replace(/\.0$/, '.done');
+  await unlink(doneMark.replace(/\.done$/, '.0'));
+  await writeFile(doneMark, 'relay-0999\n');
+  const stored = await store.append(bytes('mine'), { depositedBy: MCP, idempotencyKey: 'k-nowhere' });
+  assert.equal(stored.id, 'relay-0001');
+  assert.equal(stored.replayed, undefined);
+});
+
 test('a claim left by a writer on this host that died is taken over at once', async (t) => {
   const { corpus } = await tempStore(t);
   await leaveClaim(corpus, MCP, 'k-dead', { ...hostIdentity(), pid: await deadPid() });
