@@ -17,8 +17,9 @@
  *   mark write              what moving an agent's mark costs per delivery (store.agents.deliver: the
  *                           mark file written and fsynced), against a durable append beside it
  *   roster news             the CPU a named wait's answer spends asking whether who is here changed
- *                           (rosterNews, nothing changed), on rosters of 20 and 200 names, against
- *                           reading the whole roster as it did before it asked the names first
+ *                           (rosterNews, nothing changed for over a second), on rosters of 20 and 200
+ *                           names each with an about, against reading the whole roster as it did
+ *                           before it asked the names first
  *
  * Every process is a real `p-e-relay serve` on one fresh corpus, driven by
  * the SDK's client (the push by the raw JSON-RPC client of test/support/raw-stdio.ts).
@@ -213,7 +214,12 @@ async function rosterCost(ctx: BenchContext, names: number, calls: number): Prom
   };
   try {
     await store.open();
-    for (let i = 0; i < names; i++) await store.agents.roster.seen(`agent-${i}`, 'served');
+    for (let i = 0; i < names; i++) {
+      await store.agents.roster.seen(`agent-${i}`, 'served');
+      await store.agents.roster.stated(`agent-${i}`, `knows part ${i} of the corpus`, i + 1);
+    }
+    // A roster as a swarm's mostly is: still for over a second (a look within a second of a change reads every about).
+    await sleep(1100);
     await rosterNews(store, 'agent-0'); // told once: every call after has nothing new
     let news = 0;
     let whole = 0;

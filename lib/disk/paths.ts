@@ -25,7 +25,7 @@
  *       idempotency/<sha256 of channel and key>.done    the id stored under that key, kept a day
  *       marks/<agent>/<filter set>   a named agent's mark per filter set, at most 64 (lib/store/agents/marks.ts)
  *       marks/<agent>/.start          where the agent first started: every new mark's broadcasts begin there
- *       marks/<agent>/.<set>.lock     held while a process moves that mark (mark-lock.ts)
+ *       marks/<agent>/.<set>.lock     held while a process moves that mark (file-lock.ts)
  *       marks/<agent>@legacy          `inbox`'s one mark per agent from before filter sets, moved aside
  *       roster/<name>, roster/.live/<host>.<boot>.<pid>   who is there (lib/store/agents/roster.ts)
  *       bells/<hash>        a doorbell per recipient (or replied-to record) someone here waits for (bells.ts)

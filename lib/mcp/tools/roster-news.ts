@@ -33,12 +33,14 @@ const told = new WeakMap<RelayStore, Map<string, { others: string; whole: string
 export async function rosterNews(store: RelayStore, agent: string): Promise<AgentHere[] | undefined> {
   const byAgent = told.get(store) ?? new Map<string, { others: string; whole: string }>();
   told.set(store, byAgent);
-  const whole = await store.agents.roster.namesAndAbouts();
+  const look = await store.agents.roster.namesAndAbouts();
   const last = byAgent.get(agent);
-  if (last?.whole === whole) return undefined;
-  const others = (await store.roster()).filter((entry) => entry.name !== agent).sort((a, b) => (a.name < b.name ? -1 : 1));
+  if (last?.whole === look.text) return undefined;
+  const everyone = await store.roster();
+  const others = everyone.filter((entry) => entry.name !== agent).sort((a, b) => (a.name < b.name ? -1 : 1));
   const names = JSON.stringify(others.map((entry) => [entry.name, entry.about ?? null]));
-  byAgent.set(agent, { others: names, whole });
+  // A name whose file could not be read just now is not in this answer: the look is kept only when every name was, so a later one tells it.
+  byAgent.set(agent, { others: names, whole: everyone.length === look.names.length ? look.text : '' });
   if (last?.others === names) return undefined;
   return others.map(({ name, waiting, about }) => (about === undefined ? { name, waiting } : { name, waiting, about }));
 }

@@ -28,7 +28,7 @@
  * delivered is not delivered again. It is never written after that.
  *
  * A mark only moves forward: its read-modify-write holds a lock across
- * processes (mark-lock.ts; two servers of one agent at once), and a single
+ * processes (file-lock.ts; two servers of one agent at once), and a single
  * delivery above it (a push) is kept in its `delivered` line until the mark
  * passes it.
  *
@@ -50,7 +50,7 @@ import type { IdShape } from '../../model/ids.js';
 import { filterKey, filterText } from './filter-key.js';
 import { badMark, createMarkFile, formatMark, MAX_DELIVERED, readMarkFile, syncDirectory, writeMarkFile, type Mark } from './mark-file.js';
 import { MarkIndex } from './mark-index.js';
-import { withMarkLock } from './mark-lock.js';
+import { withFileLock } from './file-lock.js';
 
 const LEGACY = '@legacy';
 /** The agent's first start, beside its marks (a dot file: no listing takes it for a mark). */
@@ -170,7 +170,7 @@ export class AgentMarks {
     const before = this.writing.get(file) ?? Promise.resolve();
     const mine = before.catch(() => {}).then(async () => {
       await this.prepare(agent);
-      return withMarkLock(file, async () => {
+      return withFileLock(file, async () => {
         const existing = await this.vouched(shown, await readMarkFile(file, this.shape, shown));
         const onDisk = existing ?? (await this.fresh(agent, true));
         const next = change(onDisk);

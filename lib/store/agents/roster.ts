@@ -6,6 +6,7 @@
  *   roster/<name>                 one small file per name: how it is known; its mtime is when it was last seen
  *   roster/.live/<host>.<boot>.<pid>   per process: the names waiting in it now
  *   roster/.about/<name>          the name's about: its text and the id of the record that stated it
+ *   roster/.about/.<name>.lock    held while a process writes it (file-lock.ts)
  *
  * Cheap for a swarm: a name's file is created once; "last seen" is a
  * utimes() at most once a minute per name and process; a process rewrites
@@ -29,6 +30,7 @@ import type { Logger } from '../../log.js';
 import { hostIdentity, hostTag, pidAlive, whereabouts } from '../../disk/host.js';
 import { tempBeside } from '../../disk/paths.js';
 import { shownAbout } from '../../model/about.js';
+import { withFileLock } from './file-lock.js';
 
 export type KnownBy = 'served' | 'signed' | 'key';
 
@@ -52,6 +54,8 @@ export interface HeldAbout {
 export const MAX_NAMES = 10_000;
 const SEEN_EVERY_MS = 60_000;
 const LIVE_EVERY_MS = 1_000;
+/** The coarsest mtime a filesystem keeps (whole seconds over SFTP, some NFS servers). */
+const COARSE_MTIME_MS = 1_000;
 const OTHER_HOST_LIVE_MS = 10 * 60_000;
 /** A name's file or a live file is a line of JSON; anything larger is not ours and is skipped. */
 const MAX_FILE_BYTES = 64 * 1024;
@@ -65,10 +69,14 @@ export class Roster {
   /**
    * Every about on disk, as last read, and the about directory's mtime then:
    * a roster read (one per named wait answer) costs one stat while no about
-   * changes, not a read per name. Read again at least once a second, for a
-   * filesystem whose mtimes are coarser than the writes.
+   * changes, not a read per name. A read made within a second of that mtime
+   * is not trusted (a filesystem whose mtimes are coarser than its writes
+   * could change the directory again without moving it): the next look reads
+   * again, until one reads a directory that had been still for a second.
    */
   private aboutCache: { mtimeMs: number; readAt: number; abouts: Map<string, string> } | null = null;
+  /** The abouts this process is writing now: close waits for them. */
+  private readonly stating = new Set<Promise<void>>();
   /** Names known to be on disk (cache for the unknownRecipients check), and when the disk was last listed. */
   private known = new Set<string>();
   private listedAt = 0;
@@ -92,13 +100,24 @@ export class Roster {
    * it), so last seen does not move. A failure is logged: the record is
    * stored all the same, and the next open reads it back.
    */
-  async stated(name: string, about: string, id: number): Promise<void> {
-    if (!ROSTER_NAME.test(name)) return;
+  stated(name: string, about: string, id: number): Promise<void> {
+    if (!ROSTER_NAME.test(name)) return Promise.resolve();
+    const writing: Promise<void> = this.state(name, about, id).finally(() => this.stating.delete(writing));
+    this.stating.add(writing);
+    return writing;
+  }
+
+  private async state(name: string, about: string, id: number): Promise<void> {
     try {
       const held = await this.aboutOf(name);
-      if (held !== null && held.id >= id) return;
+      if (held !== null && held.id >= id) return; // most often: its writer, or another process, noted it already
       await fs.mkdir(this.abouts, { recursive: true });
-      await writeWhole(path.join(this.abouts, name), JSON.stringify({ about, id }) + '\n');
+      const file = path.join(this.abouts, name);
+      // Every process that hears the record may note it: read and written under the name's lock, the later record's about wins.
+      await withFileLock(file, async () => {
+        const now = await this.aboutOf(name);
+        if (now === null || now.id < id) await writeWhole(file, JSON.stringify({ about, id }) + '\n');
+      }, (why) => new Error(why));
       this.aboutCache = null;
     } catch (err) {
       this.log.warn(`cannot note ${name}'s about in the roster ${this.dir}: ${(err as Error).message}`);
@@ -158,9 +177,9 @@ export class Roster {
    * abouts, where `entries` reads every name's file. A wait asks it on
    * every answer to learn whether the roster is news.
    */
-  async namesAndAbouts(): Promise<string> {
+  async namesAndAbouts(): Promise<{ names: readonly string[]; text: string }> {
     const [names, abouts] = await Promise.all([this.names(), this.allAbouts()]);
-    return JSON.stringify([names, [...abouts]]);
+    return { names, text: JSON.stringify([names, [...abouts]]) };
   }
 
   /** Everyone on the roster, by name. */
@@ -187,7 +206,7 @@ export class Roster {
     const stat = await fs.stat(this.abouts).catch(() => null);
     if (!stat) return new Map();
     const cached = this.aboutCache;
-    if (cached && cached.mtimeMs === stat.mtimeMs && Date.now() - cached.readAt < LIVE_EVERY_MS) return cached.abouts;
+    if (cached && cached.mtimeMs === stat.mtimeMs && cached.readAt - stat.mtimeMs >= COARSE_MTIME_MS) return cached.abouts;
     const readAt = Date.now();
     const abouts = new Map<string, string>();
     for (const name of (await fs.readdir(this.abouts).catch(() => [] as string[])).filter((n) => ROSTER_NAME.test(n))) {
@@ -199,8 +218,9 @@ export class Roster {
     return abouts;
   }
 
-  /** Removes this process's live file (a clean close). */
+  /** Waits for the abouts being written, then removes this process's live file (a clean close). */
   async close(): Promise<void> {
+    await Promise.allSettled([...this.stating]);
     if (this.liveTimer) clearTimeout(this.liveTimer);
     this.liveTimer = null;
     if (this.liveWritten !== '') await fs.unlink(this.liveFile).catch(() => {});

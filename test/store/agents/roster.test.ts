@@ -5,7 +5,7 @@
  * seen again or starts waiting, which happen on every call.
  */
 import assert from 'node:assert/strict';
-import { mkdtemp } from 'node:fs/promises';
+import fs, { mkdtemp, stat, utimes } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { test, type TestContext } from 'node:test';
@@ -23,29 +23,73 @@ async function roster(t: TestContext): Promise<Roster> {
 test('the names-and-abouts look moves when a name joins', async (t) => {
   const r = await roster(t);
   await r.seen('ana', 'served');
-  const before = await r.namesAndAbouts();
+  const before = (await r.namesAndAbouts()).text;
   await r.seen('bob', 'signed');
-  assert.notEqual(await r.namesAndAbouts(), before);
+  assert.notEqual((await r.namesAndAbouts()).text, before);
 });
 
 test('the names-and-abouts look moves when an about is stated anew, and not for an older one', async (t) => {
   const r = await roster(t);
   await r.seen('ana', 'served');
   await r.stated('ana', 'reviews the append path', 5);
-  const stated = await r.namesAndAbouts();
+  const stated = (await r.namesAndAbouts()).text;
   assert.notEqual(stated, JSON.stringify([['ana'], []]));
   await r.stated('ana', 'an older line', 3);
-  assert.equal(await r.namesAndAbouts(), stated);
+  assert.equal((await r.namesAndAbouts()).text, stated);
   await r.stated('ana', 'knows the deploy schedule', 9);
-  assert.notEqual(await r.namesAndAbouts(), stated);
+  assert.notEqual((await r.namesAndAbouts()).text, stated);
 });
 
 test('the names-and-abouts look stands still when a name is seen again or starts waiting', async (t) => {
   const r = await roster(t);
   await r.seen('ana', 'served');
-  const before = await r.namesAndAbouts();
+  const before = (await r.namesAndAbouts()).text;
   await r.seen('ana', 'signed');
   const end = r.waitStarted('ana');
-  assert.equal(await r.namesAndAbouts(), before);
+  assert.equal((await r.namesAndAbouts()).text, before);
   end();
+});
+
+test('an about restated in the same second the abouts were read is seen, though the directory\'s mtime did not move', async (t) => {
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'roster-'));
+  const here = new Roster(path.join(dir, 'roster'), silentLogger);
+  const there = new Roster(path.join(dir, 'roster'), silentLogger);
+  cleanup(t, () => Promise.all([here.close(), there.close()]));
+  await there.stated('ana', 'reviews the append path', 5);
+  const abouts = path.join(dir, 'roster', '.about');
+  const still = (await stat(abouts)).mtime;
+  assert.match((await here.namesAndAbouts()).text, /reviews the append path/);
+  // Another process restates it within the second, on a filesystem whose mtimes are too coarse to show it.
+  await there.stated('ana', 'knows the deploy schedule', 9);
+  await utimes(abouts, still, still);
+  assert.match((await here.namesAndAbouts()).text, /knows the deploy schedule/);
+});
+
+test('two processes noting a name\'s abouts at once leave the later record\'s, whichever would write last', async (t) => {
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'roster-'));
+  const a = new Roster(path.join(dir, 'roster'), silentLogger);
+  const b = new Roster(path.join(dir, 'roster'), silentLogger);
+  cleanup(t, () => Promise.all([a.close(), b.close()]));
+  await a.stated('ana', 'the first', 5);
+  // The older about's rename is held back until the newer one's writer has either written it or found the name's
+  // lock taken: without the lock, the older one would then land last.
+  let bMovedOn!: () => void;
+  const held = new Promise<void>((resolve) => (bMovedOn = resolve));
+  const rename = fs.rename.bind(fs);
+  const open = fs.open.bind(fs) as typeof fs.open;
+  t.mock.method(fs, 'rename', async (from: string, to: string) => {
+    if ((await fs.readFile(from, 'utf8')).includes('"id":7')) await held;
+    await rename(from, to);
+    if ((await fs.readFile(to, 'utf8')).includes('"id":9')) bMovedOn();
+  });
+  t.mock.method(fs, 'open', async (...args: Parameters<typeof fs.open>) =>
+    open(...args).catch((err: NodeJS.ErrnoException) => {
+      if (err.code === 'EEXIST' && String(args[0]).endsWith('.ana.lock')) bMovedOn();
+      throw err;
+    }),
+  );
+  const older = a.stated('ana', 'the older', 7);
+  await new Promise((resolve) => setTimeout(resolve, 20)); // a is holding its rename now
+  await Promise.all([older, b.stated('ana', 'the newer', 9)]);
+  assert.deepEqual(await a.aboutOf('ana'), { about: 'the newer', id: 9 });
 });

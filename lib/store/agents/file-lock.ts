@@ -1,11 +1,12 @@
 /**
- * One read-modify-write of a mark at a time, across every process on the
- * corpus (two servers of one agent, a server and an `inbox` hook): without
- * it, two processes that read the same mark and each write their move leave
- * the one written last, which may be the smaller, and the agent is handed
- * records again.
+ * One read-modify-write of a small state file at a time, across every
+ * process on the corpus. A mark (two servers of one agent, a server and an
+ * `inbox` hook): without it, two processes that read the same mark and each
+ * write their move leave the one written last, which may be the smaller,
+ * and the agent is handed records again. An about, the same way: the later
+ * record's must win, whichever process writes last.
  *
- * The lock is a file `.<mark>.lock` beside the mark, made with O_EXCL (one
+ * The lock is a file `.<name>.lock` beside the file, made with O_EXCL (one
  * creator wins) and holding `host boot pid`. A lock whose holder is gone (a
  * process of this boot that no longer runs, or one of an earlier boot) is
  * taken over at once, so a server killed while it held one costs nothing; a
@@ -23,13 +24,13 @@ import { readRegularFile } from '../../disk/record-file.js';
 export const STALE_MS = 10_000;
 const MAX_BACKOFF_MS = 20;
 
-/** The lock file beside a mark. Its name starts with a dot, as temp files do: no listing of marks takes it for one. */
+/** The lock file beside a file. Its name starts with a dot, as temp files do: no listing of marks or abouts takes it for one. */
 export function lockOf(file: string): string {
   return path.join(path.dirname(file), `.${path.basename(file)}.lock`);
 }
 
-/** Runs `run` holding the mark's lock; `refuse` makes the refusal when something other than a lock file sits at its path. */
-export async function withMarkLock<T>(file: string, run: () => Promise<T>, refuse: (why: string) => Error): Promise<T> {
+/** Runs `run` holding the file's lock; `refuse` makes the refusal when something other than a lock file sits at its path. */
+export async function withFileLock<T>(file: string, run: () => Promise<T>, refuse: (why: string) => Error): Promise<T> {
   const lock = lockOf(file);
   const me = hostIdentity();
   let backoff = 1;
