@@ -96,3 +96,11 @@ test('a conflict\'s sentence names the earlier question\'s from: as a claim, esc
   assert.ok(refusal.message.length < 1200, `${refusal.message.length}`);
   assert.doesNotMatch(refusal.message, /\u2028/u);
 });
+
+test('a push says a sender is verified only where a key proved a name: mcp/NAME and http/NAME, not mcp/ with none', () => {
+  const line = (depositedBy: string) => channelNotification('bob', [{ meta: meta({ depositedBy }), bytes: null }]).content.split('\n')[1]!;
+  assert.match(line('http/mallory'), /sent by mallory \(deposited-by http\/mallory: verified by signature\)/);
+  assert.match(line('mcp/mallory'), /sent by mallory \(deposited-by mcp\/mallory: verified by signature\)/);
+  assert.match(line('mcp/'), /from: mallory \(deposited-by mcp\/: the record's own claim, not verified\)/);
+  assert.match(line('cli/mallory'), /from: mallory \(deposited-by cli\/mallory: the record's own claim, not verified\)/);
+});

@@ -17,12 +17,12 @@ import { IdempotencyClaims, type Acquired } from '../../../lib/store/append/idem
 const CLAIM = /[0-9a-f]{64}\.0$/;
 const DONE = /[0-9a-f]{64}\.done$/;
 
-/** Two stores' claims in one process, on one temp corpus's idempotency and tmp directories. */
 /** What an acquire answered, without the done mark's forget function. */
 function doneId(got: Acquired): { done: true; id: string } | Acquired {
   return got.done ? { done: true, id: got.id } : got;
 }
 
+/** Two stores' claims in one process, on one temp corpus's idempotency and tmp directories. */
 async function twoStores(t: TestContext): Promise<{ a: IdempotencyClaims; b: IdempotencyClaims; dir: string; tmp: string }> {
   const root = await mkdtemp(path.join(os.tmpdir(), 'relay-claims-'));
   t.after(() => rm(root, { recursive: true, force: true }));
