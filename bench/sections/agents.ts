@@ -204,6 +204,9 @@ async function markCost(ctx: BenchContext, n: number): Promise<{ mark: number; a
   }
 }
 
+/** The roster sizes measured: --quick leaves out the small one (each size waits a second for its abouts to settle). */
+const rosterSizes = (ctx: BenchContext) => (ctx.quick ? [200] : [20, 200]);
+
 /** CPU-ms per call of rosterNews with nothing new, and of a whole roster read, on a roster of `names`, interleaved in one process. */
 async function rosterCost(ctx: BenchContext, names: number, calls: number): Promise<{ news: number; whole: number }> {
   const dir = await emptyCorpus(ctx.tmp, 6);
@@ -214,10 +217,10 @@ async function rosterCost(ctx: BenchContext, names: number, calls: number): Prom
   };
   try {
     await store.open();
-    for (let i = 0; i < names; i++) {
+    await Promise.all(Array.from({ length: names }, async (_, i) => {
       await store.agents.roster.seen(`agent-${i}`, 'served');
       await store.agents.roster.stated(`agent-${i}`, `knows part ${i} of the corpus`, i + 1);
-    }
+    }));
     // A roster as a swarm's mostly is: still for over a second (a look within a second of a change reads every about).
     await sleep(1100);
     await rosterNews(store, 'agent-0'); // told once: every call after has nothing new
@@ -265,7 +268,7 @@ export const agentsSection: Section = {
       const cost = await markCost(ctx, ctx.window(200, 30));
       add('mark', cost.mark);
       add('append', cost.append);
-      for (const names of [20, 200]) {
+      for (const names of rosterSizes(ctx)) {
         const roster = await rosterCost(ctx, names, ctx.window(50, 10));
         add(`roster news ${names}`, roster.news);
         add(`roster whole ${names}`, roster.whole);
@@ -281,7 +284,7 @@ export const agentsSection: Section = {
     pair(`after a restart with ${RESTART_WAITING} records waiting: bytes read and sent`, 'restart bytes', 'B');
     results.add({ section, name: 'wake: append → pushed channel notification in hand (median)', unit: 'ms', values: v.get('wake push')!, reference: { name: 'a blocked named wait_for_relay', values: v.get('wake wait')! } });
     results.add({ section, name: 'mark write per delivery (store.agents.deliver, fsynced)', unit: 'ms', values: v.get('mark')!, reference: { name: 'a durable append', values: v.get('append')! } });
-    for (const names of [20, 200]) {
+    for (const names of rosterSizes(ctx)) {
       results.add({ section, name: `roster news: CPU a named wait's answer spends learning who is here did not change, ${names} names`, unit: 'ms', values: v.get(`roster news ${names}`)!, reference: { name: 'reading the whole roster', values: v.get(`roster whole ${names}`)! } });
     }
     results.note(`agents: ${questions} questions per repetition between two stdio servers (ana asks bob); restart: ${RESTART_HANDLED} handled records, then ${RESTART_WAITING} to the agent while its server was down; wake: medians of ${ctx.window(30, 6)} alternating samples; bytes are JSON.stringify of each call's arguments and of its result's content and structuredContent (${path.basename(import.meta.url)})`);
