@@ -48,8 +48,7 @@ const KEEP_DONE_MS = 24 * 3600_000;
 /** A temp file that could not be removed, or whose create may have landed unanswered (`creating`). */
 export type Stranded = (file: string, err: unknown, creating?: boolean) => void;
 
-/** A claim taken, or the id a done mark names (and how to drop the mark, should that id not carry the key). */
-export type Acquired = { done: false; claim: Claim; tookOver: boolean } | { done: true; id: string; forget(): Promise<void> };
+export type Acquired = { done: false; claim: Claim; tookOver: boolean } | { done: true; id: string };
 
 interface Owner {
   host: string;
@@ -89,8 +88,13 @@ export class IdempotencyClaims {
     private readonly stranded: Stranded = () => {},
   ) {}
 
-  /** Takes the claim on `scope`, or learns the id another writer stored under it. */
-  async acquire(scope: string): Promise<Acquired> {
+  /**
+   * Takes the claim on `scope`, or learns the id another writer stored under
+   * it. `passOver`: an id the caller found the done mark names falsely (its
+   * record does not carry the key); a mark naming it is taken for no mark,
+   * until the claim's `finish` replaces it.
+   */
+  async acquire(scope: string, passOver: string | null = null): Promise<Acquired> {
     // node:crypto on first use, as in model/deposit.ts: start-up never pays for it.
     const base = path.join(this.dir, process.getBuiltinModule('node:crypto').createHash('sha256').update(scope).digest('hex'));
     await fs.mkdir(this.dir, { recursive: true });
@@ -102,7 +106,7 @@ export class IdempotencyClaims {
     let gen = 0;
     for (let pause = 1; ; pause = Math.min(pause * 2, 50)) {
       const done = await readDone(`${base}.done`);
-      if (done !== null) return doneAs(base, done);
+      if (done !== null && done !== passOver) return { done: true, id: done };
       // Marked held only once linked: another store in this process may hold this very name.
       const file = `${base}.${gen}`;
       linkingHere.set(file, (linkingHere.get(file) ?? 0) + 1);
@@ -120,9 +124,9 @@ export class IdempotencyClaims {
         // The owner before us marks done before it lets its claim go, so a
         // done mark that appeared between our look and our link shows now.
         const doneMeanwhile = await readDone(`${base}.done`);
-        if (doneMeanwhile === null) return { done: false, claim, tookOver: gen > 0 };
+        if (doneMeanwhile === null || doneMeanwhile === passOver) return { done: false, claim, tookOver: gen > 0 };
         await claim.abandon();
-        return doneAs(base, doneMeanwhile);
+        return { done: true, id: doneMeanwhile };
       }
       while (await exists(`${base}.${gen + 1}`)) gen++;
       const verdict = await this.judge(`${base}.${gen}`, watched, gen);
@@ -214,13 +218,20 @@ export class Claim {
     return !(await exists(`${this.base}.${this.gen + 1}`)) && (await exists(this.file));
   }
 
-  /** The record is stored as `id`: say so for every later caller, and let the claim go. */
-  async finish(id: string): Promise<void> {
+  /**
+   * The record is stored as `id`: say so for every later caller, and let the
+   * claim go. `replacing`: the id a false done mark names (acquire's
+   * passOver), which this mark replaces whole; other processes read the
+   * false one until then, and so take the claim after this one, and read the
+   * corpus, rather than store without a mark to stop them.
+   */
+  async finish(id: string, replacing: string | null = null): Promise<void> {
     clearInterval(this.heartbeat);
     try {
       const temp = await writeSmall(this.tmpDir, id + '\n', this.stranded);
       try {
-        await linkExclusive(temp, `${this.base}.done`); // taken already: a taker-over said the same
+        if (replacing !== null) await fs.rename(temp, `${this.base}.done`);
+        else await linkExclusive(temp, `${this.base}.done`); // taken already: a taker-over said the same
       } finally {
         await fs.unlink(temp).catch((err: unknown) => this.stranded(temp, err));
       }
@@ -259,23 +270,6 @@ async function exists(file: string): Promise<boolean> {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return false;
     throw err;
   }
-}
-
-/**
- * A done mark's answer, and how to drop the mark should its id prove false:
- * only while it still names that id (another process may have written the
- * true one meanwhile), and a mark that cannot be removed is a refusal, not
- * a loop that finds it again.
- */
-function doneAs(base: string, id: string): Acquired {
-  const file = `${base}.done`;
-  const forget = async () => {
-    if ((await readDone(file)) !== id) return;
-    await fs.unlink(file).catch((err: NodeJS.ErrnoException) => {
-      if (err.code !== 'ENOENT') throw err;
-    });
-  };
-  return { done: true, id, forget };
 }
 
 /** The id a done mark names; null when there is none, or it names no id (then the corpus decides). */

@@ -75,6 +75,9 @@ export class KeyedAppends {
 
   private async once<T extends OnceResult>(scope: string, key: string, digest: string, proposed: number | null, store: () => Promise<T>): Promise<T | OnceResult> {
     const { keys, claims } = this.deps;
+    // A done mark found false (its record does not carry this key): passed over while the claim is taken, and
+    // replaced when the claim finishes. Until then every process reads it, finds it false and waits for the claim.
+    let falseMark: string | null = null;
     for (;;) {
       const known = keys.lookup(scope);
       if (known !== undefined) {
@@ -82,12 +85,11 @@ export class KeyedAppends {
         keys.unnote(scope, known);
         continue;
       }
-      const got = await claims.acquire(scope);
+      const got = await claims.acquire(scope, falseMark);
       if (got.done) {
         if (await this.doneMarkHolds(got.id, scope)) return this.answerOrRestore(got.id, key, digest, proposed, store);
-        await got.forget();
-        // The key may still have a record here that this process has not heard of (the mark lied about which):
-        // the claim taken next reads the corpus before it stores.
+        falseMark = got.id;
+        // The key may still have a true record this process has not heard of: the claim reads the corpus before it stores.
         this.uncertain.add(scope);
         continue;
       }
@@ -109,7 +111,7 @@ export class KeyedAppends {
         }
         if (found !== undefined) {
           const id = this.deps.shape.format(found);
-          await claim.finish(id);
+          await claim.finish(id, falseMark);
           return this.answerOrRestore(id, key, digest, proposed, store);
         }
         // Reading the disk may have taken long enough for another writer to judge us dead and take the key over:
@@ -125,7 +127,7 @@ export class KeyedAppends {
         await claim.abandon();
         throw err;
       }
-      await claim.finish(stored.id);
+      await claim.finish(stored.id, falseMark);
       return stored;
     }
   }
@@ -139,30 +141,36 @@ export class KeyedAppends {
    * `answer` says what is wrong with it.
    */
   private async holdsKey(n: number, scope: string): Promise<boolean> {
+    return (await this.keyIn(n, scope)) !== 'other';
+  }
+
+  /** What record `n`'s file says of this scope's key: carried, another (or none), the file gone, or not readable. */
+  private async keyIn(n: number, scope: string): Promise<'carried' | 'other' | 'gone' | 'unreadable'> {
     let deposit: Deposit;
     try {
       ({ deposit } = splitRecordFile(await readRecordFile(this.deps.paths.record(this.deps.shape.format(n)))));
-    } catch {
-      return true;
+    } catch (err) {
+      return (err as NodeJS.ErrnoException).code === 'ENOENT' ? 'gone' : 'unreadable';
     }
-    return deposit.idempotencyKey !== undefined && idempotencyScope(deposit.depositedBy, deposit.idempotencyKey, deposit.agent, deposit.digest) === scope;
+    const carried = deposit.idempotencyKey !== undefined && idempotencyScope(deposit.depositedBy, deposit.idempotencyKey, deposit.agent, deposit.digest) === scope;
+    return carried ? 'carried' : 'other';
   }
 
   /**
    * Whether a done mark's id is a record that carries this scope's key. The
    * mark is `.state/` state like the snapshot (holdsKey): one naming another
    * record would refuse the real sender with a conflict over bytes it never
-   * sent, so such a mark is dropped and the key taken afresh.
+   * sent, so such a mark is passed over and the key taken afresh. A record
+   * gone from disk keeps its mark (its sender is told how to put it back),
+   * but only an id this corpus issued can have been one; a file that cannot
+   * be read is believed, and `answer` says what is wrong with it.
    */
   private async doneMarkHolds(id: string, scope: string): Promise<boolean> {
     const n = this.deps.shape.parseRecordId(id);
-    // A record gone from disk keeps its mark (its sender is told how to put it back), but only an id this
-    // corpus issued can have been one: a mark naming an id beyond every issued one names no record at all.
-    if (n === null || n > this.deps.issuedUpTo() || !(await this.holdsKey(n, scope))) {
-      this.deps.log.warn(`an idempotency done mark names ${id}, which does not carry its key; dropped, and the key taken afresh`);
-      return false;
-    }
-    return true;
+    const found = n === null ? 'other' : await this.keyIn(n, scope);
+    if (found === 'carried' || found === 'unreadable' || (found === 'gone' && n! <= this.deps.issuedUpTo())) return true;
+    this.deps.log.warn(`an idempotency done mark names ${id}, which does not carry its key; passed over, and the key taken afresh`);
+    return false;
   }
 
   /**

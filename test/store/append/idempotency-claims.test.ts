@@ -12,15 +12,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { test, type TestContext } from 'node:test';
 import { silentLogger } from '../../../lib/log.js';
-import { IdempotencyClaims, type Acquired } from '../../../lib/store/append/idempotency-claims.js';
+import { IdempotencyClaims } from '../../../lib/store/append/idempotency-claims.js';
 
 const CLAIM = /[0-9a-f]{64}\.0$/;
 const DONE = /[0-9a-f]{64}\.done$/;
-
-/** What an acquire answered, without the done mark's forget function. */
-function doneId(got: Acquired): { done: true; id: string } | Acquired {
-  return got.done ? { done: true, id: got.id } : got;
-}
 
 /** Two stores' claims in one process, on one temp corpus's idempotency and tmp directories. */
 async function twoStores(t: TestContext): Promise<{ a: IdempotencyClaims; b: IdempotencyClaims; dir: string; tmp: string }> {
@@ -86,7 +81,7 @@ test('a claim another store in this process has just linked is waited for, not t
     assert.equal(await mine.claim.stillOurs(), true);
     await mine.claim.finish('relay-0007');
   }
-  assert.deepEqual(doneId(await gotB), { done: true, id: 'relay-0007' }, 'b answers the record a stored, and stores nothing');
+  assert.deepEqual(await gotB, { done: true, id: 'relay-0007' }, 'b answers the record a stored, and stores nothing');
 });
 
 test('a claim another store in this process is marking done is waited for, not taken over as dead', async (t) => {
@@ -124,5 +119,5 @@ test('a claim another store in this process is marking done is waited for, not t
   const finished = mine.claim.finish('relay-0007');
   assert.match(await bTriesNext, /\.0$/, 'b tries a\'s claim again later; it does not take it over');
   await finished;
-  assert.deepEqual(doneId(await gotB), { done: true, id: 'relay-0007' });
+  assert.deepEqual(await gotB, { done: true, id: 'relay-0007' });
 });

@@ -12,6 +12,7 @@ import path from 'node:path';
 import { test } from 'node:test';
 import { RelayError } from '../../../lib/errors.js';
 import { idempotencyScope } from '../../../lib/model/idempotency-keys.js';
+import { silentLogger } from '../../../lib/log.js';
 import { verifyCorpus } from '../../../lib/ops/verify.js';
 import { hostIdentity } from '../../../lib/disk/host.js';
 import { openStore, type RelayStore } from '../../../lib/store/store.js';
@@ -208,11 +209,29 @@ test('a done mark rewritten to name another record makes a store that has not he
   await b.open();
   const other = await a.append(bytes('unkeyed'), { depositedBy: MCP });
   const first = await a.append(bytes('mine'), { depositedBy: MCP, idempotencyKey: 'k-rewritten' });
+  // b has heard of neither, and the issued log will not tell it of the keyed one: as if its line were never written.
+  const issued = path.join(corpus, '.state', 'issued');
+  await writeFile(issued, (await readFile(issued, 'latin1')).split('\n')[0] + '\n');
   const doneMark = (await leaveClaim(corpus, MCP, 'k-rewritten', { ...hostIdentity(), pid: process.pid })).replace(/\.0$/, '.done');
   await unlink(doneMark.replace(/\.done$/, '.0'));
   await writeFile(doneMark, `${other.id}\n`);
   assert.deepEqual(await b.append(bytes('mine'), { depositedBy: MCP, idempotencyKey: 'k-rewritten' }), { ...first, replayed: true });
   assert.deepEqual(await recordFiles(corpus), [other.id, first.id]);
+  assert.equal((await readFile(doneMark, 'utf8')).trim(), first.id, 'the false mark is replaced by the true one');
+});
+
+test('a true done mark is believed while this store\'s issued log has not caught up with its record', async (t) => {
+  const { corpus } = await tempStore(t);
+  const a = await open(t, corpus);
+  const warnings: string[] = [];
+  const b = await openStore({ corpus, watch: 'none', log: { ...silentLogger, warn: (line) => void warnings.push(line) } });
+  t.after(() => b.close());
+  await a.append(bytes('unkeyed'), { depositedBy: MCP });
+  const first = await a.append(bytes('mine'), { depositedBy: MCP, idempotencyKey: 'k-lagging' });
+  const issued = path.join(corpus, '.state', 'issued');
+  await writeFile(issued, (await readFile(issued, 'latin1')).split('\n')[0] + '\n');
+  assert.deepEqual(await b.append(bytes('mine'), { depositedBy: MCP, idempotencyKey: 'k-lagging' }), { ...first, replayed: true });
+  assert.deepEqual(warnings, []);
 });
 
 test('a done mark naming an id this corpus never issued is dropped: the key stores, rather than asking for a re-deposit under that id', async (t) => {
