@@ -26,3 +26,16 @@ test('a name listed while its file could not be read is told once it can be', as
   assert.deepEqual((await rosterNews(store, 'ana'))?.map((a) => a.name), ['bob']);
   assert.equal(await rosterNews(store, 'ana'), undefined, 'and then not again');
 });
+
+test('a file in the roster that never reads as a name costs a look at it alone, not the whole roster on every answer', async (t) => {
+  const { corpus } = await tempStore(t);
+  const store = await openStore({ corpus, watch: 'none' });
+  cleanup(t, () => store.close());
+  await store.agents.roster.seen('ana', 'served');
+  await store.agents.roster.seen('bob', 'served');
+  await writeFile(path.join(corpus, '.state', 'roster', 'notes.txt'), 'left here by hand\n');
+  assert.deepEqual((await rosterNews(store, 'ana'))?.map((a) => a.name), ['bob']);
+  const wholeReads = t.mock.method(store, 'roster');
+  for (let i = 0; i < 3; i++) assert.equal(await rosterNews(store, 'ana'), undefined);
+  assert.equal(wholeReads.mock.callCount(), 0);
+});

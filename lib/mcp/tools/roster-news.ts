@@ -20,8 +20,13 @@ export interface AgentHere {
   about?: string;
 }
 
-/** What each (store, agent) pair was last told, in this process: the others' names and abouts, and the whole roster's. */
-const told = new WeakMap<RelayStore, Map<string, { others: string; whole: string }>>();
+/** What each (store, agent) pair was last told, in this process: the others' names and abouts, the roster's cheap look then, and the names it listed whose files could not be read. */
+interface Told {
+  others: string;
+  whole: string;
+  unread: readonly string[];
+}
+const told = new WeakMap<RelayStore, Map<string, Told>>();
 
 /**
  * The roster for `agent` (itself left out) if its names changed since this
@@ -31,16 +36,18 @@ const told = new WeakMap<RelayStore, Map<string, { others: string; whole: string
  * whole read cost ~37 ms of CPU a wait.
  */
 export async function rosterNews(store: RelayStore, agent: string): Promise<AgentHere[] | undefined> {
-  const byAgent = told.get(store) ?? new Map<string, { others: string; whole: string }>();
+  const byAgent = told.get(store) ?? new Map<string, Told>();
   told.set(store, byAgent);
-  const look = await store.agents.roster.namesAndAbouts();
+  const { roster } = store.agents;
+  const look = await roster.namesAndAbouts();
   const last = byAgent.get(agent);
-  if (last?.whole === look.text) return undefined;
+  // A name listed but not read last time (caught mid-write) is news once it reads: looked at alone, not the whole roster.
+  if (last?.whole === look.text && !(last.unread.length > 0 && (await roster.anyReadable(last.unread)))) return undefined;
   const everyone = await store.roster();
   const others = everyone.filter((entry) => entry.name !== agent).sort((a, b) => (a.name < b.name ? -1 : 1));
   const names = JSON.stringify(others.map((entry) => [entry.name, entry.about ?? null]));
-  // A name whose file could not be read just now is not in this answer: the look is kept only when every name was, so a later one tells it.
-  byAgent.set(agent, { others: names, whole: everyone.length === look.names.length ? look.text : '' });
+  const read = new Set(everyone.map((entry) => entry.name));
+  byAgent.set(agent, { others: names, whole: look.text, unread: look.names.filter((name) => !read.has(name)) });
   if (last?.others === names) return undefined;
   return others.map(({ name, waiting, about }) => (about === undefined ? { name, waiting } : { name, waiting, about }));
 }

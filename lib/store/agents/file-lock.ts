@@ -29,9 +29,11 @@ export function lockOf(file: string): string {
   return path.join(path.dirname(file), `.${path.basename(file)}.lock`);
 }
 
-/** Runs `run` holding the file's lock; `refuse` makes the refusal when something other than a lock file sits at its path. */
-export async function withFileLock<T>(file: string, run: () => Promise<T>, refuse: (why: string) => Error): Promise<T> {
-  const lock = lockOf(file);
+/**
+ * Runs `run` holding the file's lock (beside it, or at `lock`); `refuse`
+ * makes the refusal when something other than a lock file sits at its path.
+ */
+export async function withFileLock<T>(file: string, run: () => Promise<T>, refuse: (why: string) => Error, lock = lockOf(file)): Promise<T> {
   const me = hostIdentity();
   let backoff = 1;
   let ino: bigint;

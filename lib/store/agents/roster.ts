@@ -6,7 +6,7 @@
  *   roster/<name>                 one small file per name: how it is known; its mtime is when it was last seen
  *   roster/.live/<host>.<boot>.<pid>   per process: the names waiting in it now
  *   roster/.about/<name>          the name's about: its text and the id of the record that stated it
- *   roster/.about/.<name>.lock    held while a process writes it (file-lock.ts)
+ *   roster/.about.<name>.lock     held while a process writes that about (file-lock.ts)
  *
  * Cheap for a swarm: a name's file is created once; "last seen" is a
  * utimes() at most once a minute per name and process; a process rewrites
@@ -56,6 +56,10 @@ const SEEN_EVERY_MS = 60_000;
 const LIVE_EVERY_MS = 1_000;
 /** The coarsest mtime a filesystem keeps (whole seconds over SFTP, some NFS servers). */
 const COARSE_MTIME_MS = 1_000;
+/** The abouts are read again at least this often, whatever the directory's mtime says. */
+const ABOUT_BACKSTOP_MS = 30_000;
+/** How long close waits for abouts being written (a lost mount must not hold a shutdown). */
+const CLOSE_WAIT_MS = 2_000;
 const OTHER_HOST_LIVE_MS = 10 * 60_000;
 /** A name's file or a live file is a line of JSON; anything larger is not ours and is skipped. */
 const MAX_FILE_BYTES = 64 * 1024;
@@ -67,16 +71,21 @@ export class Roster {
   private readonly liveFile: string;
   private readonly abouts: string;
   /**
-   * Every about on disk, as last read, and the about directory's mtime then:
-   * a roster read (one per named wait answer) costs one stat while no about
-   * changes, not a read per name. A read made within a second of that mtime
-   * is not trusted (a filesystem whose mtimes are coarser than its writes
-   * could change the directory again without moving it): the next look reads
-   * again, until one reads a directory that had been still for a second.
+   * Every about on disk, as last read; the about directory's mtime then, and
+   * when this process first saw that mtime: a roster read (one per named
+   * wait answer) costs one stat while no about changes, not a read per
+   * name. A filesystem whose mtimes are coarser than its writes can change
+   * the directory again without moving its mtime, but only within that
+   * mtime's second, which ends within a second of this process first seeing
+   * it, whatever the file server's clock says: a read begun a second or
+   * more after that is trusted, one begun sooner is read again. A read
+   * ABOUT_BACKSTOP_MS old is read again in any case (a network client may
+   * cache a directory's attributes).
    */
-  private aboutCache: { mtimeMs: number; readAt: number; abouts: Map<string, string> } | null = null;
+  private aboutCache: { mtimeMs: number; seenAt: number; readAt: number; abouts: Map<string, string> } | null = null;
   /** The abouts this process is writing now: close waits for them. */
   private readonly stating = new Set<Promise<void>>();
+  private closed = false;
   /** Names known to be on disk (cache for the unknownRecipients check), and when the disk was last listed. */
   private known = new Set<string>();
   private listedAt = 0;
@@ -101,7 +110,7 @@ export class Roster {
    * stored all the same, and the next open reads it back.
    */
   stated(name: string, about: string, id: number): Promise<void> {
-    if (!ROSTER_NAME.test(name)) return Promise.resolve();
+    if (!ROSTER_NAME.test(name) || this.closed) return Promise.resolve();
     const writing: Promise<void> = this.state(name, about, id).finally(() => this.stating.delete(writing));
     this.stating.add(writing);
     return writing;
@@ -114,10 +123,13 @@ export class Roster {
       await fs.mkdir(this.abouts, { recursive: true });
       const file = path.join(this.abouts, name);
       // Every process that hears the record may note it: read and written under the name's lock, the later record's about wins.
-      await withFileLock(file, async () => {
+      // The lock lies beside the about directory, not in it, so taking it moves no mtime the about cache watches.
+      const write = async () => {
+        if (this.closed) return; // closed while it waited for the lock: the next open reads it back
         const now = await this.aboutOf(name);
         if (now === null || now.id < id) await writeWhole(file, JSON.stringify({ about, id }) + '\n');
-      }, (why) => new Error(why));
+      };
+      await withFileLock(file, write, (why) => new Error(why), path.join(this.dir, `.about.${name}.lock`));
       this.aboutCache = null;
     } catch (err) {
       this.log.warn(`cannot note ${name}'s about in the roster ${this.dir}: ${(err as Error).message}`);
@@ -188,12 +200,9 @@ export class Roster {
     const abouts = await this.allAbouts();
     const out: RosterEntry[] = [];
     for (const name of await this.names()) {
-      const file = path.join(this.dir, name);
-      const facts = await readSmall(file).then((text) => JSON.parse(text) as { how?: unknown }, () => null);
-      const stat = await fs.lstat(file).catch(() => null);
-      if (!facts || !stat?.isFile()) continue;
-      const how = Array.isArray(facts.how) ? facts.how.filter((h): h is KnownBy => h === 'served' || h === 'signed' || h === 'key') : [];
-      const entry: RosterEntry = { name, lastSeen: stat.mtime.toISOString(), waiting: waitingNow.has(name), how };
+      const facts = await this.entryFacts(name);
+      if (!facts) continue;
+      const entry: RosterEntry = { name, lastSeen: facts.lastSeen.toISOString(), waiting: waitingNow.has(name), how: facts.how };
       const about = abouts.get(name);
       if (about !== undefined) entry.about = about;
       out.push(entry);
@@ -201,26 +210,55 @@ export class Roster {
     return out;
   }
 
+  /** Whether any of these names' files reads as a roster entry now: a name passed over once (mid-write), looked at again alone. */
+  async anyReadable(names: readonly string[]): Promise<boolean> {
+    for (const name of names) if ((await this.entryFacts(name)) !== null) return true;
+    return false;
+  }
+
+  /** How a name is known and when it was last seen; null where its file is no roster entry now (mid-write, unreadable, not ours). */
+  private async entryFacts(name: string): Promise<{ how: KnownBy[]; lastSeen: Date } | null> {
+    const file = path.join(this.dir, name);
+    const [text, stat] = await Promise.all([readSmall(file).catch(() => null), fs.lstat(file).catch(() => null)]);
+    if (text === null || !stat?.isFile()) return null;
+    let facts: unknown;
+    try {
+      facts = JSON.parse(text);
+    } catch {
+      return null;
+    }
+    if (typeof facts !== 'object' || facts === null) return null;
+    const { how } = facts as { how?: unknown };
+    return { how: Array.isArray(how) ? how.filter((h): h is KnownBy => h === 'served' || h === 'signed' || h === 'key') : [], lastSeen: stat.mtime };
+  }
+
   /** Every name's about, shown as it may be (printable, capped), from the cache while the about directory has not changed. */
   private async allAbouts(): Promise<Map<string, string>> {
     const stat = await fs.stat(this.abouts).catch(() => null);
     if (!stat) return new Map();
     const cached = this.aboutCache;
-    if (cached && cached.mtimeMs === stat.mtimeMs && cached.readAt - stat.mtimeMs >= COARSE_MTIME_MS) return cached.abouts;
     const readAt = Date.now();
+    const seenAt = cached && cached.mtimeMs === stat.mtimeMs ? cached.seenAt : readAt;
+    if (cached && cached.mtimeMs === stat.mtimeMs && cached.readAt >= seenAt + COARSE_MTIME_MS && readAt - cached.readAt < ABOUT_BACKSTOP_MS) return cached.abouts;
     const abouts = new Map<string, string>();
     for (const name of (await fs.readdir(this.abouts).catch(() => [] as string[])).filter((n) => ROSTER_NAME.test(n))) {
       const held = await this.aboutOf(name);
       const shown = held === null ? '' : shownAbout(held.about);
       if (shown !== '') abouts.set(name, shown);
     }
-    this.aboutCache = { mtimeMs: stat.mtimeMs, readAt, abouts };
+    this.aboutCache = { mtimeMs: stat.mtimeMs, seenAt, readAt, abouts };
     return abouts;
   }
 
   /** Waits for the abouts being written, then removes this process's live file (a clean close). */
   async close(): Promise<void> {
-    await Promise.allSettled([...this.stating]);
+    this.closed = true;
+    // An about not written by then comes back from its record at the next open (abouts.ts).
+    if (this.stating.size > 0) {
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([Promise.allSettled([...this.stating]), new Promise((resolve) => (timer = setTimeout(resolve, CLOSE_WAIT_MS)))]);
+      clearTimeout(timer);
+    }
     if (this.liveTimer) clearTimeout(this.liveTimer);
     this.liveTimer = null;
     if (this.liveWritten !== '') await fs.unlink(this.liveFile).catch(() => {});

@@ -5,10 +5,11 @@
  * seen again or starts waiting, which happen on every call.
  */
 import assert from 'node:assert/strict';
-import fs, { mkdtemp, stat, utimes } from 'node:fs/promises';
+import fs, { mkdir, mkdtemp, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { test, type TestContext } from 'node:test';
+import { hostIdentity } from '../../../lib/disk/host.js';
 import { silentLogger } from '../../../lib/log.js';
 import { Roster } from '../../../lib/store/agents/roster.js';
 import { cleanup } from '../../support/cleanup.js';
@@ -56,13 +57,29 @@ test('an about restated in the same second the abouts were read is seen, though 
   const there = new Roster(path.join(dir, 'roster'), silentLogger);
   cleanup(t, () => Promise.all([here.close(), there.close()]));
   await there.stated('ana', 'reviews the append path', 5);
+  // A filesystem that keeps whole seconds: the directory's mtime is pinned to one before the first read, and after the restatement.
   const abouts = path.join(dir, 'roster', '.about');
-  const still = (await stat(abouts)).mtime;
+  const second = new Date(Math.floor(Date.now() / 1000) * 1000 - 5000);
+  await utimes(abouts, second, second);
   assert.match((await here.namesAndAbouts()).text, /reviews the append path/);
-  // Another process restates it within the second, on a filesystem whose mtimes are too coarse to show it.
   await there.stated('ana', 'knows the deploy schedule', 9);
-  await utimes(abouts, still, still);
+  await utimes(abouts, second, second);
+  assert.equal((await stat(abouts)).mtimeMs, second.getTime(), 'the mtime did not move');
   assert.match((await here.namesAndAbouts()).text, /knows the deploy schedule/);
+});
+
+test('a close is not held by an about waiting for a lock that does not come free', async (t) => {
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'roster-'));
+  const r = new Roster(path.join(dir, 'roster'), silentLogger);
+  await mkdir(path.join(dir, 'roster'), { recursive: true });
+  // A lock held by a live process (this one, as another store here would hold it) is waited for, up to the lock's own limit.
+  await writeFile(path.join(dir, 'roster', '.about.ana.lock'), `${hostIdentity().host} ${hostIdentity().boot} ${process.pid}\n`);
+  const writing = r.stated('ana', 'waits for the lock', 5);
+  const started = Date.now();
+  await r.close();
+  assert.ok(Date.now() - started < 5_000, `close took ${Date.now() - started} ms`);
+  await rm(path.join(dir, 'roster', '.about.ana.lock'));
+  await writing;
 });
 
 test('two processes noting a name\'s abouts at once leave the later record\'s, whichever would write last', async (t) => {
