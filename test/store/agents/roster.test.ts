@@ -21,6 +21,14 @@ async function roster(t: TestContext): Promise<Roster> {
   return r;
 }
 
+/** Two processes' rosters on one directory. */
+async function twoRosters(t: TestContext): Promise<{ dir: string; rosters: [Roster, Roster] }> {
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'roster-'));
+  const rosters: [Roster, Roster] = [new Roster(path.join(dir, 'roster'), silentLogger), new Roster(path.join(dir, 'roster'), silentLogger)];
+  cleanup(t, () => Promise.all(rosters.map((r) => r.close())));
+  return { dir, rosters };
+}
+
 test('the names-and-abouts look moves when a name joins', async (t) => {
   const r = await roster(t);
   await r.seen('ana', 'served');
@@ -52,10 +60,7 @@ test('the names-and-abouts look stands still when a name is seen again or starts
 });
 
 test('an about restated in the same second the abouts were read is seen, though the directory\'s mtime did not move', async (t) => {
-  const dir = await mkdtemp(path.join(os.tmpdir(), 'roster-'));
-  const here = new Roster(path.join(dir, 'roster'), silentLogger);
-  const there = new Roster(path.join(dir, 'roster'), silentLogger);
-  cleanup(t, () => Promise.all([here.close(), there.close()]));
+  const { dir, rosters: [here, there] } = await twoRosters(t);
   await there.stated('ana', 'reviews the append path', 5);
   // A filesystem that keeps whole seconds: the directory's mtime is pinned to one before the first read, and after the restatement.
   const abouts = path.join(dir, 'roster', '.about');
@@ -83,10 +88,7 @@ test('a close is not held by an about waiting for a lock that does not come free
 });
 
 test('two processes noting a name\'s abouts at once leave the later record\'s, whichever would write last', async (t) => {
-  const dir = await mkdtemp(path.join(os.tmpdir(), 'roster-'));
-  const a = new Roster(path.join(dir, 'roster'), silentLogger);
-  const b = new Roster(path.join(dir, 'roster'), silentLogger);
-  cleanup(t, () => Promise.all([a.close(), b.close()]));
+  const { rosters: [a, b] } = await twoRosters(t);
   await a.stated('ana', 'the first', 5);
   // The older about's rename is held back until the newer one's writer has either written it or found the name's
   // lock taken: without the lock, the older one would then land last.
