@@ -29,11 +29,18 @@ export function lockOf(file: string): string {
   return path.join(path.dirname(file), `.${path.basename(file)}.lock`);
 }
 
+export interface LockOptions {
+  /** Where the lock file is, when not beside the file (lockOf). */
+  lock?: string;
+  /** Asked before each wait for a taken lock: true ends the wait with an error and runs nothing (its owner is closing). */
+  giveUp?: () => boolean;
+}
+
 /**
- * Runs `run` holding the file's lock (beside it, or at `lock`); `refuse`
- * makes the refusal when something other than a lock file sits at its path.
+ * Runs `run` holding the file's lock; `refuse` makes the refusal when
+ * something other than a lock file sits at its path.
  */
-export async function withFileLock<T>(file: string, run: () => Promise<T>, refuse: (why: string) => Error, lock = lockOf(file)): Promise<T> {
+export async function withFileLock<T>(file: string, run: () => Promise<T>, refuse: (why: string) => Error, { lock = lockOf(file), giveUp }: LockOptions = {}): Promise<T> {
   const me = hostIdentity();
   let backoff = 1;
   let ino: bigint;
@@ -52,6 +59,7 @@ export async function withFileLock<T>(file: string, run: () => Promise<T>, refus
       break;
     }
     if (await takenOver(lock, refuse)) continue;
+    if (giveUp?.()) throw new Error(`gave up waiting for ${path.basename(lock)}`);
     await new Promise((resolve) => setTimeout(resolve, backoff * (1 + Math.random())));
     backoff = Math.min(backoff * 2, MAX_BACKOFF_MS);
   }

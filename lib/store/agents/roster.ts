@@ -129,10 +129,10 @@ export class Roster {
         const now = await this.aboutOf(name);
         if (now === null || now.id < id) await writeWhole(file, JSON.stringify({ about, id }) + '\n');
       };
-      await withFileLock(file, write, (why) => new Error(why), path.join(this.dir, `.about.${name}.lock`));
+      await withFileLock(file, write, (why) => new Error(why), { lock: path.join(this.dir, `.about.${name}.lock`), giveUp: () => this.closed });
       this.aboutCache = null;
     } catch (err) {
-      this.log.warn(`cannot note ${name}'s about in the roster ${this.dir}: ${(err as Error).message}`);
+      if (!this.closed) this.log.warn(`cannot note ${name}'s about in the roster ${this.dir}: ${(err as Error).message}`);
     }
   }
 
@@ -237,7 +237,7 @@ export class Roster {
     const stat = await fs.stat(this.abouts).catch(() => null);
     if (!stat) return new Map();
     const cached = this.aboutCache;
-    const readAt = Date.now();
+    const readAt = performance.now(); // a monotonic clock: a wall clock stepped back must not stretch the backstop
     const seenAt = cached && cached.mtimeMs === stat.mtimeMs ? cached.seenAt : readAt;
     if (cached && cached.mtimeMs === stat.mtimeMs && cached.readAt >= seenAt + COARSE_MTIME_MS && readAt - cached.readAt < ABOUT_BACKSTOP_MS) return cached.abouts;
     const abouts = new Map<string, string>();

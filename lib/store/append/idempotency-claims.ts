@@ -272,16 +272,20 @@ async function exists(file: string): Promise<boolean> {
   }
 }
 
-/** The id a done mark names; null when there is none, or it names no id (then the corpus decides). */
+/**
+ * What a done mark says, trimmed: null when there is none. Whatever it says
+ * is the caller's to judge (keyed-append.ts): a mark that names no id is a
+ * false one, passed over and replaced like any other, not taken for no
+ * mark, which would let a store that has not heard of the key's record
+ * store it again.
+ */
 async function readDone(file: string): Promise<string | null> {
-  let text: string;
   try {
-    text = (await fs.readFile(file, 'utf8')).trim();
+    return (await fs.readFile(file, 'utf8')).trim();
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
     throw err;
   }
-  return /^relay-[0-9]+$/.test(text) ? text : null;
 }
 
 /** A temp file named the way verify --clean recognises, not fsynced (see the header comment). */

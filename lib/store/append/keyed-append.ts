@@ -169,7 +169,7 @@ export class KeyedAppends {
     const n = this.deps.shape.parseRecordId(id);
     const found = n === null ? 'other' : await this.keyIn(n, scope);
     if (found === 'carried' || found === 'unreadable' || (found === 'gone' && n! <= this.deps.issuedUpTo())) return true;
-    this.deps.log.warn(`an idempotency done mark names ${id}, which does not carry its key; passed over, and the key taken afresh`);
+    this.deps.log.warn(`an idempotency done mark names ${JSON.stringify(id.slice(0, 40))}, which does not carry its key; passed over, and the key taken afresh`);
     return false;
   }
 

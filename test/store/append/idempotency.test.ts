@@ -220,6 +220,22 @@ test('a done mark rewritten to name another record makes a store that has not he
   assert.equal((await readFile(doneMark, 'utf8')).trim(), first.id, 'the false mark is replaced by the true one');
 });
 
+test('a done mark that names no id at all is a false one too: passed over, the corpus read, the mark replaced', async (t) => {
+  const { corpus } = await tempStore(t);
+  const a = await open(t, corpus);
+  const b = await open(t, corpus);
+  await b.open();
+  const first = await a.append(bytes('mine'), { depositedBy: MCP, idempotencyKey: 'k-garbled' });
+  const issued = path.join(corpus, '.state', 'issued');
+  await writeFile(issued, '');
+  const doneMark = (await leaveClaim(corpus, MCP, 'k-garbled', { ...hostIdentity(), pid: process.pid })).replace(/\.0$/, '.done');
+  await unlink(doneMark.replace(/\.done$/, '.0'));
+  await writeFile(doneMark, 'relay-12x\n');
+  assert.deepEqual(await b.append(bytes('mine'), { depositedBy: MCP, idempotencyKey: 'k-garbled' }), { ...first, replayed: true });
+  assert.deepEqual(await recordFiles(corpus), [first.id]);
+  assert.equal((await readFile(doneMark, 'utf8')).trim(), first.id);
+});
+
 test('a true done mark is believed while this store\'s issued log has not caught up with its record', async (t) => {
   const { corpus } = await tempStore(t);
   const a = await open(t, corpus);
