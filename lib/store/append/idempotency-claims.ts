@@ -76,8 +76,6 @@ let seq = 1_000_000_000;
 
 export class IdempotencyClaims {
   private pruned = false;
-  /** Who owns the claims this process takes: its host and boot, the same for as long as it runs. */
-  private readonly here = hostIdentity();
 
   constructor(
     private readonly dir: string,
@@ -99,7 +97,7 @@ export class IdempotencyClaims {
     const base = path.join(this.dir, process.getBuiltinModule('node:crypto').createHash('sha256').update(scope).digest('hex'));
     await fs.mkdir(this.dir, { recursive: true });
     this.pruneOnce();
-    const { host, boot } = this.here;
+    const { host, boot } = hostIdentity();
     const content = JSON.stringify({ host, boot, pid: process.pid, nonce: process.getBuiltinModule('node:crypto').randomBytes(8).toString('hex') }) + '\n';
     const watched = new Map<number, { mtimeMs: number; since: number }>();
     const started = Date.now();
