@@ -15,6 +15,10 @@
 //
 //   node --import tsx scripts/test.mjs [--unit] [FILE...]
 //
+// The checkout's ./corpus and ./keys (what `npm start` serves) are pictured
+// before the run and compared after: a test that touched them fails the run
+// (test/support/checkout-guard.mjs).
+//
 // --unit leaves out test/system/, *.process.test.ts and *.slow.test.ts, and
 // the type check (`npm run test:unit`). Files given: only those, in that order.
 // The reporter is test/support/skip-summary.mjs, as for `node --test`.
@@ -24,6 +28,7 @@ import path from 'node:path';
 import { run } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import skipSummary from '../test/support/skip-summary.mjs';
+import { differences, picture } from '../test/support/checkout-guard.mjs';
 
 const root = path.dirname(path.dirname(fileURLToPath(import.meta.url)));
 const args = process.argv.slice(2);
@@ -55,6 +60,9 @@ else if (!given.length) files = files.map((f, i) => [rank(f), i, f]).sort((a, b)
 
 const typecheck = unit || given.length ? null : typeCheck();
 
+const OWN = ['corpus', 'keys'];
+const before = await picture(root, OWN);
+
 let failed = false;
 const stream = run({ files, concurrency: 4 });
 stream.on('test:fail', () => (failed = true));
@@ -67,6 +75,12 @@ if (typecheck) {
     process.stdout.write(`# typecheck failed (tsc exited ${code}):\n${output}`);
     failed = true;
   }
+}
+const touched = differences(before, await picture(root, OWN));
+if (touched.length > 0) {
+  process.stdout.write(`# the run changed the checkout's own ${OWN.join('/ and ')}/ (tests must use temp directories;` +
+    ` a hub of yours serving ./corpus meanwhile would also show here):\n${touched.map((l) => `#   ${l}\n`).join('')}`);
+  failed = true;
 }
 if (failed) process.exitCode = 1;
 

@@ -5,13 +5,14 @@
  * No command here ever prints a key.
  */
 import fs from 'node:fs/promises';
+import path from 'node:path';
 import { RelayError } from '../errors.js';
 import { addKey, listKeys, readKey, revokeKey } from '../auth/keys.js';
 import { silentLogger } from '../log.js';
 import { Roster } from '../store/store.js';
 import { corpusPaths } from '../disk/paths.js';
 import { authorizationFor } from '../auth/sign.js';
-import { EXIT_OK, UsageError, readAll, stringOption, writeLine, type Command } from './command.js';
+import { EXIT_OK, UsageError, readAll, stringOption, writeLine, type Command, type CommandContext } from './command.js';
 
 export const keysCommand: Command = {
   help: `Usage: p-e-relay keys add AGENT
@@ -21,7 +22,10 @@ export const keysCommand: Command = {
 add      creates keys/AGENT.key (mode 0600) holding a new random key and
          prints the file's path, never the key. Hand the file to the agent's
          operator over a safe channel; *.key is ignored by git. The agent is
-         put on the roster of --corpus (p-e-relay agents) when it is a store.
+         put on the roster (p-e-relay agents) of the corpus the keys belong
+         to, when it is a store: --corpus (or P_E_RELAY_CORPUS) when given;
+         without it, ./corpus only when the keys are its own (./keys), so
+         \`keys add NAME --keys DIR\` touches no roster.
 list     prints each agent that has a key, with its file.
 revoke   deletes keys/AGENT.key. A running hub refuses the agent's next
          signature and ends its open waits and event streams.
@@ -48,7 +52,7 @@ refuses a signature as all.`,
     if (agent === undefined) throw new UsageError(`keys ${verb} needs the AGENT name.`);
     if (verb === 'add') {
       writeLine(ctx.stdout, await addKey(ctx.keys, agent));
-      await noteOnRoster(ctx.corpus, agent);
+      if (rosterOfKeys(ctx)) await noteOnRoster(ctx.corpus, agent);
       ctx.stderr.write(`p-e-relay keys: created a key for ${agent}. Give that file to the agent's operator over a safe channel; never commit it.\n`);
     } else {
       await revokeKey(ctx.keys, agent);
@@ -95,6 +99,18 @@ Example:
     return EXIT_OK;
   },
 };
+
+/**
+ * The corpus whose roster a new key belongs on: the one named, or the
+ * default one when the keys are its own. A key made in some other directory
+ * is for some other hub; putting its name on the roster of whatever
+ * ./corpus the command happened to run beside would show a stranger in
+ * that corpus's /agents.
+ */
+function rosterOfKeys(ctx: CommandContext): boolean {
+  const corpusNamed = typeof ctx.values.corpus === 'string' || Boolean(ctx.env.P_E_RELAY_CORPUS);
+  return corpusNamed || path.resolve(ctx.keys) === path.resolve(path.dirname(ctx.corpus), 'keys');
+}
 
 /** A name given a key is on the roster of the corpus beside it (spec §8d), when there is one; a hub notes its keys at start too. */
 async function noteOnRoster(corpus: string, agent: string): Promise<void> {

@@ -51,6 +51,23 @@ test('init --corpus X without --keys puts the keys beside X, not in the working 
   assert.match(hub.stderr(), new RegExp(`keys: 1 in ${path.join(dir, 'keys')} \\(scout-7\\)`));
 });
 
+test('keys add --keys DIR beside a store ./corpus leaves its roster alone; its own keys, --corpus or P_E_RELAY_CORPUS put the name on it', async (t) => {
+  const { dir, corpus } = await tempStore(t);
+  const otherKeys = path.join(await tempDir(t), 'keys');
+  const roster = async () => (await runCli(['agents', '--json', ...at(corpus)])).stdout;
+  const add = async (name: string, args: string[], env: NodeJS.ProcessEnv = {}) => {
+    const result = await runCli(['keys', 'add', name, ...args], { cwd: dir, env });
+    assert.equal(result.code, 0, result.stderr);
+  };
+  await add('stranger', ['--keys', otherKeys]);
+  assert.doesNotMatch(await roster(), /stranger/, 'a key made for another hub is not on this corpus\'s roster');
+  await add('own-key', []);
+  await add('named', ['--keys', otherKeys, '--corpus', corpus]);
+  await add('by-env', ['--keys', otherKeys], { P_E_RELAY_CORPUS: corpus });
+  const names = (JSON.parse(await roster()) as { agents: { name: string }[] }).agents.map((a) => a.name);
+  assert.deepEqual(names.sort(), ['by-env', 'named', 'own-key']);
+});
+
 test('init --id-width 6 makes a store of six-digit ids, fixed for its life', async (t) => {
   const dir = await tempDir(t);
   const corpus = path.join(dir, 'corpus');

@@ -3,6 +3,7 @@
  * real MCP SDK client over real stdio pipes to `bin/p-e-relay serve`.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -54,9 +55,25 @@ export interface CliResult {
   stderr: string;
 }
 
-/** Runs the real CLI as a child process. */
+/**
+ * Runs the real CLI as a child process. Without a `cwd` it runs in an empty
+ * scratch directory, never in the checkout: there `./corpus` and `./keys` are
+ * the user's own (`npm start` serves them), and a command given no --corpus
+ * would act on them.
+ */
 export function runCli(args: string[], options: { cwd?: string; input?: string | Buffer; env?: NodeJS.ProcessEnv } = {}): Promise<CliResult> {
-  return runProcess([process.execPath, BIN, ...args], { ...options, env: { ...process.env, ...options.env } });
+  return runProcess([process.execPath, BIN, ...args], { ...options, cwd: options.cwd ?? scratchDir(), env: { ...process.env, ...options.env } });
+}
+
+let scratch: string | undefined;
+/** One empty directory per test process for CLI runs given no `cwd`, removed when the process exits. */
+export function scratchDir(): string {
+  if (scratch === undefined) {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'pe-relay-cwd-'));
+    process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
+    scratch = dir;
+  }
+  return scratch;
 }
 
 /** Runs any command as a child process with exactly `env`, feeding it `input`, and collects what it prints. */

@@ -7,7 +7,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { cleanup, type Cleanup } from './cleanup.js';
-import { BIN, killed } from './helpers.js';
+import { BIN, killed, scratchDir } from './helpers.js';
 
 export type { Cleanup };
 
@@ -50,7 +50,8 @@ export function bannerUrl(stderr: string): string | null {
 
 export async function spawnHub(options: HubSpawn): Promise<HubProcess> {
   const argv = options.argv ?? [BIN, 'serve', '--http', '--port', String(options.port ?? 0), '--corpus', options.corpus, '--keys', options.keys, ...(options.args ?? [])];
-  const child = spawn(process.execPath, argv, { cwd: options.cwd, env: { ...process.env, P_E_RELAY_LOG: 'warn', ...options.env }, stdio: ['ignore', 'ignore', 'pipe'] });
+  // Never the checkout by default: its ./corpus and ./keys are the user's (helpers.ts, runCli).
+  const child = spawn(process.execPath, argv, { cwd: options.cwd ?? scratchDir(), env: { ...process.env, P_E_RELAY_LOG: 'warn', ...options.env }, stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
   child.stderr!.setEncoding('utf8').on('data', (d: string) => (stderr += d));
   const stop = async () => {
