@@ -11,7 +11,7 @@
 // waiting on the processes they start (a whole run used ~400 s of CPU in
 // 672 s of wall time two at a time), and every file passes with the machine
 // far busier than four files make it. Two at a time the run took 672 s at
-// load 7-15; four at a time 495 s at load 12-21, the same 870 tests passing.
+// load 7-15; four at a time 495 s at load 12-21, the same tests passing.
 //
 //   node --import tsx scripts/test.mjs [--unit] [FILE...]
 //
