@@ -259,7 +259,8 @@ test('finding 2: while one client holds as many idle and trickling connections a
 
 test('npm start runs the launcher with --exit-with-parent, and such a hub ends when the process that started it is killed', { timeout: 60_000 }, async (t) => {
   const pkg = JSON.parse(await readFile(path.join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } };
-  assert.equal(pkg.scripts.start, './bin/p-e-relay serve --http --exit-with-parent');
+  // exec: the hub replaces npm's script shell, so its parent is npm itself (test/http/npm-start.process.test.ts kills npm).
+  assert.equal(pkg.scripts.start, 'exec ./bin/p-e-relay serve --http --exit-with-parent');
   const { corpus, keys } = await tempStore(t);
   // A parent (as npm is) that starts the hub and is then SIGKILLed: no signal reaches the hub.
   const parent = spawn('sh', ['-c', `"${BIN}" serve --http --exit-with-parent --port 0 --corpus "${corpus}" --keys "${keys}" & echo $!; wait`], { stdio: ['ignore', 'pipe', 'pipe'] });
