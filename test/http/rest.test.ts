@@ -3,7 +3,7 @@
  * HTTP statuses; and the curl + openssl recipe of docs/http.md, run verbatim.
  */
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { test } from 'node:test';
@@ -12,7 +12,8 @@ import { RelayStore } from '../../lib/store/store.js';
 import { ROUTES } from '../../lib/http/routes.js';
 import { startHub } from '../../lib/http/server.js';
 import { WEB_CSP } from '../../lib/http/web-view.js';
-import { ROOT, record } from '../support/helpers.js';
+import { BIN, ROOT, record } from '../support/helpers.js';
+import { said } from '../support/poll.js';
 import { hubStore, sign, startTestHub, type TestHub } from '../support/http-helpers.js';
 import { refusedHttp } from '../support/refusal.js';
 
@@ -41,6 +42,32 @@ test('the curl + openssl recipe in docs/http.md works as written', async (t) => 
   assert.match(stdout, /^present \(2\): relay-0001 relay-0002$/m);
   assert.match(stdout, /^p-e-relay-state: UNKNOWN/im);
   assert.match((await h.store.read('relay-0001')).toString(), /hello from curl\n$/);
+});
+
+test('followed in order, the CLI recipe in docs/http.md stores a record of its own, not the curl note again, and opens the stream', { timeout: 60_000 }, async (t) => {
+  const h = await startTestHub(t);
+  const doc = await readFile(path.join(ROOT, 'docs', 'http.md'), 'utf8');
+  const from = doc.indexOf('<!-- tested:');
+  const curl = [...doc.slice(from, doc.indexOf('\n### ', from)).matchAll(/```sh\n([\s\S]*?)```/g)].map((m) => m[1]!);
+  const cliAt = doc.indexOf('<!-- tested:', from + 1);
+  const cli = /```sh\n([\s\S]*?)```/.exec(doc.slice(cliAt, doc.indexOf('\n### ', cliAt)))?.[1];
+  assert.ok(cliAt > from && cli !== undefined, 'the CLI block is marked as tested');
+  // The doc runs from the checkout; here ./bin/p-e-relay is the checkout's launcher, run from the directory holding keys/.
+  const script = ['set -euo pipefail', ...curl, cli.replaceAll('./bin/p-e-relay', `"${BIN}"`)].join('\n');
+  const child = spawn('bash', ['-c', script], { cwd: path.dirname(h.keys), env: { ...process.env, HUB: h.url }, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  const gone = new Promise((resolve) => child.once('close', resolve));
+  t.after(async () => {
+    try { process.kill(-child.pid!, 'SIGKILL'); } catch { /* gone */ }
+    await gone;
+  });
+  let out = '';
+  child.stdout!.setEncoding('utf8').on('data', (d: string) => (out += d));
+  child.stderr!.setEncoding('utf8').on('data', (d: string) => (out += d));
+  await said(child.stdout!, () => out, /^: p-e-relay events$/m, 'the event stream of the last line to open', 30_000);
+  assert.match(out, /^stored relay-0003 \(sha256:[0-9a-f]{64}, deposited-by http\/scout-7, /m);
+  const bodies = await Promise.all(['relay-0001', 'relay-0002', 'relay-0003'].map(async (id) => (await h.store.read(id)).toString().split('\n---\n')[1]));
+  assert.equal(new Set(bodies).size, 3, `three different records: ${JSON.stringify(bodies)}`);
+  assert.match(bodies[2]!, /hello from the CLI\n$/);
 });
 
 test('GET /relays lists as two text lines, or JSON when asked, after a mark', async (t) => {
