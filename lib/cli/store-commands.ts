@@ -162,9 +162,10 @@ ${FILTER_HELP}`,
       ctx,
       async (store) => {
         const filter = filterOption(ctx, store.shape);
-        const result = await store.wait({ after: stringOption(ctx, 'after'), timeoutMs: numberOption(ctx, 'timeout'), filter, includeBytes: ctx.values['include-bytes'] === true });
+        const timeoutMs = numberOption(ctx, 'timeout');
+        const result = await store.wait({ after: stringOption(ctx, 'after'), timeoutMs, filter, includeBytes: ctx.values['include-bytes'] === true });
         const behind = await behindAfterEmptyWait(store, result.appeared);
-        writeLine(ctx.stdout, waitText(result, { behind }));
+        writeLine(ctx.stdout, waitText(result, { behind, lookOnly: timeoutMs === 0 }));
         if (result.appeared.length >= WAIT_MAX_ITEMS) writeLine(ctx.stderr,
           `p-e-relay wait: ${WAIT_MAX_ITEMS.toLocaleString('en-US')} records, the most one answer carries; ` +
           `more may be held above the cursor: run it again with --after ${result.cursor} (and the same filters)`);

@@ -59,11 +59,12 @@ export function appearedLine(record: AppearedRecord): string {
  * keeps (it never passes a cursor back). `behind`: on a read-only replica,
  * records its newest checkpoint lists that have not arrived, so that an
  * empty answer is not taken for "nothing new" (lib/store/checkpoint-frontier.ts).
+ * `lookOnly`: the wait was given no time (timeout 0), so it only looked and nothing timed out.
  */
-export function waitText(result: WaitResult & { cursor: string }, { cursor: withCursor = true, behind = null as Behind | null } = {}): string {
+export function waitText(result: WaitResult & { cursor: string }, { cursor: withCursor = true, behind = null as Behind | null, lookOnly = false } = {}): string {
   const cursor = withCursor ? [`cursor: ${result.cursor} (to read on from there, pass it as after)`] : [];
   if (result.appeared.length === 0) {
-    const what = result.timedOut ? `nothing appeared in ${result.waitedMs} ms (timed out)` : `the wait ended after ${result.waitedMs} ms with nothing new`;
+    const what = !result.timedOut ? `the wait ended after ${result.waitedMs} ms with nothing new` : lookOnly ? 'nothing new (looked without waiting)' : `nothing appeared in ${result.waitedMs} ms (timed out)`;
     return [behind ? `${what} here, but this replica is behind: ${behindText(behind)}` : what, ...cursor].join('\n');
   }
   const bytes = result.appeared.flatMap((r) => (r.bytes === undefined ? [] : [r.bytes]));

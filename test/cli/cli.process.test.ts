@@ -213,6 +213,13 @@ test('wait --after returns at once (exit 0) when a newer record is held', async 
   assert.match(result.stdout, /^1 appeared after \d+ ms:\nrelay-0001 \(kind a\) deposited-by cli\/alice, as-received\ncursor: relay-0001 \(to read on from there, pass it as after\)\n$/);
 });
 
+test('wait --timeout 0 only looks: with nothing new it says so, not that it timed out, and exits 3', async (t) => {
+  const { corpus } = await tempStore(t);
+  const result = await runCli(['wait', ...at(corpus), '--timeout', '0']);
+  assert.equal(result.code, 3);
+  assert.equal(result.stdout, 'nothing new (looked without waiting)\ncursor: relay-0000 (to read on from there, pass it as after)\n');
+});
+
 test('wait exits 3 when the time runs out, so a script tells it from a refusal (1)', async (t) => {
   const { corpus } = await tempStore(t);
   const result = await runCli(['wait', ...at(corpus), '--timeout', '100']);

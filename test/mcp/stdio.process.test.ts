@@ -78,6 +78,18 @@ async function put(client: Client, headers: Record<string, string> = {}, body = 
   return structured<{ id: string }>(await call(client, 'append_relay', { bytes: record(headers, body), ...(id ? { id } : {}) })).id;
 }
 
+test('wait_for_relay with timeout_ms 0 only looks: an empty answer says nothing new, not timed out, for an agent and for a cursor', async (t) => {
+  const { corpus } = await tempStore(t);
+  const { client } = await stdioClient(t, corpus, ['--agent', 'ana']);
+  const own = (await client.callTool({ name: 'wait_for_relay', arguments: { timeout_ms: 0 } })) as CallToolResult;
+  assert.equal(textOf(own).split('\n')[0], 'nothing new (looked without waiting)');
+  const history = (await client.callTool({ name: 'wait_for_relay', arguments: { after: 'relay-0000', timeout_ms: 0 } })) as CallToolResult;
+  assert.equal(textOf(history), 'nothing new (looked without waiting)\ncursor: relay-0000 (to read on from there, pass it as after)');
+  assert.equal((history.structuredContent as { timedOut: boolean }).timedOut, true, 'the field keeps its meaning: the time given is over');
+  const waited = (await client.callTool({ name: 'wait_for_relay', arguments: { after: 'relay-0000', timeout_ms: 50 } })) as CallToolResult;
+  assert.match(textOf(waited), /^nothing appeared in \d+ ms \(timed out\)$/m);
+});
+
 test('exists answers one line and {id, state} for PRESENT, KNOWN_MISSING and UNKNOWN', async (t) => {
   const { corpus } = await tempStore(t);
   const client = await connect(t, corpus);

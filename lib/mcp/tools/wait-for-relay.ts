@@ -80,7 +80,7 @@ Refusals: bad_id, bad_filter, too_many_waits (let your open wait end first).`,
     if (after !== undefined) {
       const result = marked(await store.wait({ ...options, after, filter }));
       const behind = await behindAfterEmptyWait(store, result.appeared);
-      return { text: waitText(result, { cursor: true, behind }), structured: { ...result } };
+      return { text: waitText(result, { cursor: true, behind, lookOnly: timeout_ms === 0 }), structured: { ...result } };
     }
     // The inbox is an agent's own place (spec §8d): a caller with no name has none. Over HTTP the door refused it unsigned.
     if (grant.agent === null) throw agentRequired(store.shape);
@@ -88,7 +88,7 @@ Refusals: bad_id, bad_filter, too_many_waits (let your open wait end first).`,
     const closeInbox = filter === null ? openInboxWait(store, grant.agent) : () => {};
     try {
       const result = marked(await store.agents.wait(grant.agent, filter, options));
-      const text = waitText(result, { cursor: false });
+      const text = waitText(result, { cursor: false, lookOnly: timeout_ms === 0 });
       // Who else is here, when it is news (roster-news.ts); not for a call whose caller has gone, which no one reads
       // (the news would count as told), and which should give its wait slot back at once.
       const agents = filter === null && !signal.aborted ? await rosterNews(store, grant.agent) : undefined;
