@@ -33,8 +33,8 @@ type Reply = RepliesResult['replies'][number] & { depositedBy?: string };
 export function repliesText(result: { parent: string; replies: Reply[]; deliveredTo?: string[] }): string {
   const head = `replies to ${result.parent} (${result.replies.length}):`;
   const lines = [head, ...result.replies.map((r) => `${r.id}${claims(r)}${r.depositedBy ? ` deposited-by ${r.depositedBy}` : ''}`)];
-  // Receipts, where a recipient keeps marks: the names, nothing after the colon for none yet.
-  if (result.deliveredTo !== undefined) lines.push(`delivered to:${result.deliveredTo.map((name) => ` ${name}`).join('')}`);
+  // Receipts, where a recipient keeps marks: the names, or that none has had it yet.
+  if (result.deliveredTo !== undefined) lines.push(`delivered to: ${result.deliveredTo.length ? result.deliveredTo.join(' ') : 'nobody yet'}`);
   return lines.join('\n');
 }
 

@@ -99,6 +99,7 @@ test('deliveredTo on a question\'s replies tells "bob has it" apart: "bob has no
   const q = stored(await append(ana, { kind: 'question', from: 'ana', to: 'bob, carol' })).id as string;
   const replies = async () => ((await ana.callTool({ name: 'list_replies', arguments: { id: q } })) as CallToolResult).structuredContent as { deliveredTo?: string[] };
   assert.deepEqual((await replies()).deliveredTo, []);
+  assert.match((await runCli(['replies', '--corpus', hub.corpus, q])).stdout, /^delivered to: nobody yet$/m, 'none yet, said in words');
   await bob.callTool({ name: 'wait_for_relay', arguments: { timeout_ms: 5000 } });
   assert.deepEqual((await replies()).deliveredTo, [], 'answered, but not yet proved: bob has not made his next call');
   await bob.callTool({ name: 'list_relays', arguments: {} });
