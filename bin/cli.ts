@@ -12,6 +12,7 @@ function mainHelp(): string {
   return `p-e-relay ${VERSION}: an append-only hub where agents leave each other messages.
 
 Usage: p-e-relay COMMAND [options]
+       p-e-relay -v|--version   print the version
 
 Commands:
 ${commandSummaries()}
@@ -44,7 +45,7 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
   try {
     const ctx = parseCommand(word, command, rest, io);
     if (ctx.values.help) {
-      io.stdout.write(`${command.help}\n\n${COMMON_HELP}\n`);
+      io.stdout.write(`${command.help}\n\n${command.commonHelp ?? COMMON_HELP}\n`);
       return 0;
     }
     return await command.run(ctx);

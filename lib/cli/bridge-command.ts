@@ -23,6 +23,9 @@ back as tool refusals with a code (docs/bridge.md).
 
 stdout is the MCP channel; logs go to stderr.
 Environment: P_E_RELAY_LOG=debug|info|warn|error|silent sets the log level.`,
+  // The bridge holds no corpus, so --corpus is not among its options and the keys are not looked for beside one.
+  commonHelp: `Common options:
+  -h, --help    this help`,
   options: {
     url: { type: 'string' },
     agent: { type: 'string' },
@@ -38,7 +41,9 @@ Environment: P_E_RELAY_LOG=debug|info|warn|error|silent sets the log level.`,
     const hub = parseHubUrl(url);
     if (hub === null) throw new UsageError(`--url "${url}" is not an http:// or https:// URL; give the hub's address, e.g. http://127.0.0.1:7077.`);
     const { serveBridge } = await import('../bridge/bridge-server.js');
-    await serveBridge({ hub, agent, keys: ctx.keys, log: ctx.log });
+    // --keys, else P_E_RELAY_KEYS, else ./keys, as its help says: never keys beside a P_E_RELAY_CORPUS it does not use.
+    const keys = stringOption(ctx, 'keys') ?? (ctx.env.P_E_RELAY_KEYS || 'keys');
+    await serveBridge({ hub, agent, keys, log: ctx.log });
     return 0;
   },
 };

@@ -30,6 +30,8 @@ export interface Command {
   /** Usage lines and option descriptions, printed by --help. */
   help: string;
   options?: OptionSpec;
+  /** The "Common options" its --help ends with, where it takes fewer than COMMON_HELP lists (the bridge holds no corpus). */
+  commonHelp?: string;
   /** Most commands take the corpus; `sign` and friends take only keys. */
   allowPositionals?: boolean;
   run(ctx: CommandContext): Promise<number>;

@@ -7,7 +7,7 @@ import { EXIT_OK, UsageError, numberOption, stringOption, writeLine, type Comman
 const PROGRESS_EVERY_MS = 250;
 
 export const mirrorCommand: Command = {
-  help: `Usage: p-e-relay mirror [--corpus DIR] [--rsh CMD] SRC
+  help: `Usage: p-e-relay mirror [--corpus DIR] [--rsh CMD] [--every MS] SRC
 
 Copies the records this corpus lacks from the primary's corpus at SRC, a local
 directory or host:path over ssh, using rsync:

@@ -102,7 +102,7 @@ crash are reported as a warning (they never hold a published record).
 };
 
 export const tailCommand: Command = {
-  help: `Usage: p-e-relay tail [-n N] [-f] [filters]
+  help: `Usage: p-e-relay tail [-n N] [-f] [--poll MS] [filters]
 
 Prints a line of metadata per record (id, kind, from, to, parent, refs,
 deposited-by, provenance) for the newest N matching records, then with -f

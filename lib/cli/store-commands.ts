@@ -140,7 +140,7 @@ Prints "replies to ID (N):" and a line per reply, in id order.`,
 };
 
 export const waitCommand: Command = {
-  help: `Usage: p-e-relay wait [--after ID] [--timeout MS] [filters] [--include-bytes]
+  help: `Usage: p-e-relay wait [--after ID] [--timeout MS] [--poll MS] [filters] [--include-bytes]
 
 With --after, returns at once if a newer matching record is held, else
 blocks. Without it, waits for the next matching record to land. The last

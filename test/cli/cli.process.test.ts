@@ -385,6 +385,37 @@ test('the main help lists the command table, and each entry loads the command it
   for (const entry of COMMANDS) assert.match((await entry.load()).help, new RegExp(`^Usage: p-e-relay ${entry.name}\\b`), entry.name);
 });
 
+test('each command\'s Usage lines name every option it takes (filters as [filters]; serve\'s many as [options])', async () => {
+  const { COMMANDS } = await import('../../lib/cli/commands.js');
+  const { FILTER_OPTIONS } = await import('../../lib/cli/filter-options.js');
+  for (const entry of COMMANDS) {
+    const command = await entry.load();
+    const usage = command.help.slice(0, command.help.indexOf('\n\n'));
+    if (usage.includes('[options]')) continue;
+    for (const [name, spec] of Object.entries(command.options ?? {})) {
+      const named = usage.includes(`--${name}`) || (spec.short !== undefined && usage.includes(`-${spec.short}`)) || (name in FILTER_OPTIONS && usage.includes('[filters]'));
+      assert.ok(named, `${entry.name}'s usage leaves out --${name}:\n${usage}`);
+    }
+  }
+});
+
+test('the main help lists --version, which prints the version', async () => {
+  const { VERSION } = await import('../../lib/version.js');
+  assert.match((await runCli(['--help'])).stdout, /^ +p-e-relay -v\|--version +print the version$/m);
+  for (const flag of ['--version', '-v']) assert.equal((await runCli([flag])).stdout, `${VERSION}\n`);
+});
+
+test('bridge --help offers no --corpus and gives the --keys default once; without --keys it looks in ./keys, whatever P_E_RELAY_CORPUS says', async (t) => {
+  const help = (await runCli(['bridge', '--help'])).stdout;
+  assert.doesNotMatch(help, /--corpus/);
+  assert.equal(help.match(/^ +--keys /gm)?.length, 1, help);
+  assert.match(help, /--keys DIR +where A\.key is \(env P_E_RELAY_KEYS, default \.\/keys\)/);
+  const cwd = await tempDir(t);
+  // Its input closed, the bridge starts, warns about the key file it will read, and exits.
+  const run = await runCli(['bridge', '--url', 'http://127.0.0.1:1', '--agent', 'ana'], { cwd, env: { P_E_RELAY_CORPUS: path.join(cwd, 'elsewhere', 'corpus'), P_E_RELAY_KEYS: '' } });
+  assert.match(run.stderr, new RegExp(`no key file at ${path.join(cwd, 'keys', 'ana.key').replaceAll('.', '\\.')} yet`), run.stderr);
+});
+
 test('bad usage exits 2 with a sentence on stderr', async (t) => {
   const { corpus } = await tempStore(t);
   const cases = [
