@@ -48,7 +48,8 @@ export async function showRecord(pane, id) {
   const { deposit, claims } = file;
   const good = actual === deposit.digest;
   const links = el('dl', { class: 'links' });
-  const receipts = el('p', { class: 'receipts', hidden: true });
+  // Receipts are about this record, not its replies: a section of their own, above the replies' heading.
+  const receipts = el('section', { class: 'receipts', hidden: true });
   pane.replaceChildren(
     heading(id, claims.kind),
     el('p', { class: `verdict ${good ? 'good' : 'bad'}`, 'data-digest': good ? 'good' : 'bad' },
@@ -63,8 +64,8 @@ export async function showRecord(pane, id) {
     links,
     el('h3', {}, 'Exact bytes'),
     bytesBlock(file.headerText, file.recordText),
-    el('h3', {}, 'Replies'),
     receipts,
+    el('h3', {}, 'Replies'),
     repliesOf(id, (answer) => fillReceipts(receipts, answer, claims)),
   );
   if (!claims.wellFormed) links.before(el('p', { class: 'note' }, 'The record\'s first line is not @p-e/x0, so it names no parent or refs.'));
@@ -131,7 +132,7 @@ function repliesOf(id, onAnswer = () => {}) {
   listReplies(id).then(
     (answer) => {
       const { replies } = answer;
-      list.replaceChildren(...(replies.length ? replies.map(replyItem) : [el('li', { class: 'none' }, 'None.')]));
+      list.replaceChildren(...(replies.length ? replies.map(replyItem) : [el('li', { class: 'none' }, 'No replies yet.')]));
       onAnswer(answer);
     },
     (err) => list.replaceChildren(el('li', { class: 'bad' }, err.message)),
@@ -145,17 +146,17 @@ function repliesOf(id, onAnswer = () => {}) {
  * so "bob has it and has not answered" reads apart from "bob has not seen
  * it". The hub leaves deliveredTo out where no named agent keeps marks.
  */
-function fillReceipts(line, answer, claims) {
+function fillReceipts(section, answer, claims) {
   if (!Array.isArray(answer.deliveredTo)) return;
   const delivered = new Set(answer.deliveredTo);
   const named = (claims.to ?? '').split(/[\s,]+/).filter((name) => name && name !== 'all' && name !== claims.from);
   const waiting = named.filter((name) => !delivered.has(name));
-  line.replaceChildren(
+  section.replaceChildren(el('h3', {}, 'Delivery'), el('p', {},
     el('strong', {}, 'Delivered to:'), ' ',
     ...(delivered.size ? [...delivered].map((name) => el('span', { class: 'receipt delivered', 'data-delivered': name }, `✓ ${name}`)) : [el('span', { class: 'hint' }, 'no one yet')]),
     ...(waiting.length ? [' ', el('strong', {}, 'not yet:'), ' ', ...waiting.map((name) => el('span', { class: 'receipt pending', 'data-pending': name }, name))] : []),
-  );
-  line.hidden = false;
+  ));
+  section.hidden = false;
 }
 
 function replyItem(reply) {

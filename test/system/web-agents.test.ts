@@ -85,6 +85,11 @@ describe('the web view: roster and receipts', needs('chromium'), () => {
     await page.waitForSelector('#record-pane .receipts:not([hidden]) .receipt.delivered[data-delivered="bob"]', { timeout: WITHIN_MS });
     assert.equal(await page.isVisible('#record-pane .receipt.pending[data-pending="carol"]'), true);
     assert.equal(await page.isVisible('#record-pane .receipt.delivered[data-delivered="carol"]'), false);
+    // The receipts are the record's, under a heading of their own, before the replies' heading and their "No replies yet."
+    await page.waitForSelector('#record-pane ul.replies[data-parent="relay-0001"] > li.none', { timeout: WITHIN_MS });
+    const order = await page.$$eval('#record-pane h3, #record-pane .receipts .receipt, #record-pane ul.replies > li.none', (nodes) =>
+      nodes.map((n) => (n.tagName === 'H3' ? `h3 ${n.textContent}` : n.textContent)));
+    assert.deepEqual(order.slice(-5), ['h3 Delivery', '✓ bob', 'carol', 'h3 Replies', 'No replies yet.']);
     await page.close();
   });
 
