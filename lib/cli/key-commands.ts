@@ -52,7 +52,7 @@ refuses a signature as all.`,
     if (agent === undefined) throw new UsageError(`keys ${verb} needs the AGENT name.`);
     if (verb === 'add') {
       writeLine(ctx.stdout, await addKey(ctx.keys, agent));
-      if (rosterOfKeys(ctx)) await noteOnRoster(ctx.corpus, agent);
+      if (keyBelongsToCorpus(ctx)) await noteOnRoster(ctx.corpus, agent);
       ctx.stderr.write(`p-e-relay keys: created a key for ${agent}. Give that file to the agent's operator over a safe channel; never commit it.\n`);
     } else {
       await revokeKey(ctx.keys, agent);
@@ -101,13 +101,14 @@ Example:
 };
 
 /**
- * The corpus whose roster a new key belongs on: the one named, or the
- * default one when the keys are its own. A key made in some other directory
+ * Whether a new key belongs on the roster of ctx.corpus: yes when that
+ * corpus was named, or when it is the default and the keys are its own.
+ * A key made in some other directory
  * is for some other hub; putting its name on the roster of whatever
  * ./corpus the command happened to run beside would show a stranger in
  * that corpus's /agents.
  */
-function rosterOfKeys(ctx: CommandContext): boolean {
+function keyBelongsToCorpus(ctx: CommandContext): boolean {
   const corpusNamed = typeof ctx.values.corpus === 'string' || Boolean(ctx.env.P_E_RELAY_CORPUS);
   return corpusNamed || path.resolve(ctx.keys) === path.resolve(path.dirname(ctx.corpus), 'keys');
 }
