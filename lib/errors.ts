@@ -95,6 +95,8 @@ export const ERROR_STATUS = {
   // `serve --http` cannot listen (CLI only).
   port_in_use: 409,
   address_not_local: 400,
+  /** A text search while the text index holds records up to its memory budget and some it could not hold (store/index/text-index.ts). */
+  text_index_full: 503,
   internal: 500,
 } as const;
 

@@ -17,7 +17,7 @@
  *
  * Every refusal is a NotARecordFile, which callers treat as a damaged record.
  */
-import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
+import { closeSync, constants, fstatSync, lstatSync, openSync, readSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import { DEFAULT_MAX_RECORD_BYTES } from '../model/record.js';
 
@@ -168,6 +168,17 @@ export function readRecordHeadSync(file: string, into: Buffer): number {
   } finally {
     closeSync(fd);
   }
+}
+
+/**
+ * What the file named like a record is now (inode, size, change and
+ * modification times, the link itself, never followed), or null when there
+ * is none: a reader that found it damaged reads it again only once this
+ * changes. Throws on any other error (the caller then simply reads again).
+ */
+export function recordFileStamp(file: string): string | null {
+  const stat = lstatSync(file, { bigint: true, throwIfNoEntry: false });
+  return stat ? `${stat.ino}:${stat.size}:${stat.mtimeNs}:${stat.ctimeNs}` : null;
 }
 
 /** How a store reads record files: the disk's functions above, unless a test passes its own (to count the reads). */

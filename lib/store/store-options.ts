@@ -8,6 +8,7 @@ import type { Provenance } from '../model/deposit.js';
 import type { RecordFilter } from '../model/filter.js';
 import type { RecordMeta } from '../model/record-index.js';
 import type { RecordReader } from '../disk/record-file.js';
+import type { TextIndexLimits } from './index/text-index.js';
 import type { AppearedRecord } from './follow/waiters.js';
 import type { WatchMode } from './hear/watch.js';
 
@@ -44,6 +45,8 @@ export interface StoreOptions {
   buildWait?: { maxWaitMs?: number; staleMs?: number };
   /** How record files are read (the disk by default; a test counts the reads through its own). */
   reader?: RecordReader;
+  /** What the text index may hold (index/text-index.ts; tests make it small). */
+  textIndex?: Partial<TextIndexLimits>;
   log?: Logger;
 }
 

@@ -14,7 +14,7 @@ import type { RecordIndex } from '../model/record-index.js';
 import { TempLeftovers } from '../disk/lost-mount.js';
 import type { CorpusPaths } from '../disk/paths.js';
 import { DirectorySync } from '../disk/publish.js';
-import { diskRecords } from '../disk/record-file.js';
+import { diskRecords, recordFileStamp } from '../disk/record-file.js';
 import { aboutHeard, rebuildAbouts } from './agents/abouts.js';
 import { AgentDeliveries, type DeliveryFeed } from './agents/deliveries.js';
 import { Appender } from './append/appender.js';
@@ -57,7 +57,8 @@ export function makeWings(store: StoreFace, options: StoreOptions, shape: IdShap
   const maxRecordBytes = options.maxRecordBytes ?? DEFAULT_MAX_RECORD_BYTES;
   const reader = options.reader ?? diskRecords;
   // The record index, answering the text filter from record files read on the first text query (text-index.ts).
-  const index = new SearchableIndex(shape, (n) => reader.readSync(paths.record(shape.format(n)), maxRecordBytes), maxRecordBytes);
+  const index = new SearchableIndex(shape, (n) => reader.readSync(paths.record(shape.format(n)), maxRecordBytes), maxRecordBytes,
+    (n) => recordFileStamp(paths.record(shape.format(n))), options.textIndex);
   const keys = new IdempotencyKeys();
   const facts = new CorpusFacts(paths.corpus, readOnly, log);
   const issued = new IssuedLog(paths.issued, shape, log);

@@ -2,8 +2,8 @@
  * The `text` filter (spec §8a filters, lib/model/filter.ts): which held
  * records hold given words. The record index keeps metadata only, and a
  * record's words are its file's to tell, so this index maps each folded word
- * to the ids of the records holding it (an inverted index), and a query
- * costs what its rarest word's list numbers, not what the store holds.
+ * to the records holding it (an inverted index), and a query costs what its
+ * rarest word's list numbers, not what the store holds.
  *
  * It costs nothing until a text query comes: no word is read at start-up or
  * on an append, so the twenty servers of a swarm that never search pay for
@@ -11,23 +11,80 @@
  * after reads only the records held since (its own appends, other writers',
  * the lazy index's unverified ones alike: whatever the record index holds
  * and this has not read), so it is current from the one place that says
- * what is held. A record whose file cannot be read whole (damaged, gone)
- * holds no words and is tried again by the next query. A removed record's
- * ids stay in the lists; the record index says it is no longer held.
+ * what is held.
+ *
+ * Its memory is bounded, whatever the records say (anyone who may append
+ * chooses their words):
+ *
+ * - No object per word or per record: each distinct word is held once
+ *   (a string and its number), and a record read is a "doc", a run of word
+ *   numbers in one pool; each word's docs are a chain through that pool, in
+ *   the order read. 8 bytes per (record, word) pair and one Map entry per
+ *   record, as the record index keeps its columns.
+ * - A record with more than `recordWords` distinct words (a dump of distinct
+ *   short words, or a large log) takes no place in the shared word table: it
+ *   is held as the sorted 52-bit hashes of its words, 8 bytes a word, found
+ *   by a query that looks at every such record (a keyed hash, so a record
+ *   holding other words is found by a word it does not hold only by a
+ *   2^-52 chance a word).
+ * - All of it together is held to `bytes` (an estimate of the heap it
+ *   takes). A record that does not fit is read by a live wait's one check,
+ *   but a query over the store then refuses `text_index_full` with a
+ *   sentence, rather than read every such record on every query or let the
+ *   heap grow without end. Nothing it throws while adding a record (V8's
+ *   `Map maximum size exceeded` among them) leaves it broken: that record
+ *   is held as hashes, or as one that did not fit, and later queries go on.
+ *
+ * A record whose file cannot be read whole (damaged, gone) holds no words; it
+ * is read again only once its file changes (size, mtime, inode), so a
+ * hundred damaged files cost a stat each per query, not a read and a hash.
+ * A removed record is forgotten: its words no longer find its id, and a
+ * record deposited under the id again is read afresh.
  *
  * It is the record index with the three queries that take a filter
  * (matches, matchingAfter, markBeforeNewest) answering `text` first and
  * asking the record index for the rest, so every door that filters (MCP,
  * REST, the stream, the CLI, catch-ups and live waits) gains it at once.
  */
+import { randomInt } from 'node:crypto';
+import { RelayError } from '../../errors.js';
 import { searchableText, textWords, type RecordFilter } from '../../model/filter.js';
 import { splitRecordFile } from '../../model/deposit.js';
 import type { IdShape } from '../../model/ids.js';
+import { grown } from '../../model/index-columns.js';
 import { decodeRecordText, parseRecord } from '../../model/record.js';
 import { RecordIndex } from '../../model/record-index.js';
 
 /** A held record's stored file (deposit header and record), read synchronously: throws when it cannot be read. */
 export type ReadFileSync = (n: number) => Buffer;
+/** What a held record's file is now (inode, size, mtime), or null when there is none: a damaged record is read again only when this changes. */
+export type StampSync = (n: number) => string | null;
+
+/** How much the text index may hold. */
+export interface TextIndexLimits {
+  /** Distinct words of one record held in the word table; a record with more is held by its words' hashes. */
+  recordWords: number;
+  /** The heap the index may take, estimated, in bytes. */
+  bytes: number;
+}
+
+export const DEFAULT_TEXT_INDEX_LIMITS: TextIndexLimits = {
+  recordWords: 4096,
+  bytes: 512 * 1024 * 1024,
+};
+
+/**
+ * What the estimate charges, in bytes, measured with `node --expose-gc`
+ * (test/store/index/text-memory.process.test.ts holds the index to it): a
+ * new word, its string (two bytes a character at most) and its Map entry
+ * and chain ends; a (record, word) pair; a record, its Map entry and doc
+ * columns; a hashed record's array, and each of its hashes.
+ */
+const WORD_COST = 96;
+const PAIR_COST = 8;
+const DOC_COST = 64;
+const HASHED_COST = 160;
+const HASH_COST = 8;
 
 /**
  * Records read between two turns of the event loop while the word index is
@@ -38,17 +95,48 @@ export type ReadFileSync = (n: number) => Buffer;
 const WARM_SLICE = 256;
 
 export class SearchableIndex extends RecordIndex {
-  /** The ids of the records holding each word, ascending. */
-  private readonly postings = new Map<string, number[]>();
-  /** The records whose words are in (a set, not an array by id: one stray huge id must cost nothing). */
-  private readonly read = new Set<number>();
+  private readonly limits: TextIndexLimits;
+  /** Each distinct word's number. */
+  private readonly words = new Map<string, number>();
+  /** By word number: its chain's first and last pool position (-1: none yet), and how many docs it holds (removed ones too: only to pick the rarest). */
+  private head = new Int32Array(1024).fill(-1);
+  private tail = new Int32Array(1024).fill(-1);
+  private docsOfWord = new Int32Array(1024);
+  /** The pool: a doc's distinct word numbers, ascending, one run per doc; and for each position the next position holding the same word (-1 ends the chain). */
+  private pool = new Int32Array(4096);
+  private next = new Int32Array(4096);
+  private used = 0;
+  /** By doc: the record id it was read for, and where its run starts (ascending, so a position's doc is found by a search). */
+  private docId = new Int32Array(1024);
+  private docStart = new Int32Array(1024);
+  private docs = 0;
+  /** The doc each record's words are held under now (a removed record's doc stays in the pool, unreachable). */
+  private readonly docOf = new Map<number, number>();
+  /** Records held by their words' hashes (too many distinct words for the table, or it threw): sorted. */
+  private readonly hashed = new Map<number, Float64Array>();
+  /** Records that did not fit at all: a query over the store refuses while one is held. */
+  private readonly left = new Set<number>();
+  /** Records whose file could not be read whole, and what the file was then. */
+  private readonly damaged = new Map<number, string | null>();
+  /** The estimated heap held, in bytes. */
+  private spent = 0;
+  private readonly seedA = randomInt(2 ** 31);
+  private readonly seedB = randomInt(2 ** 31);
 
   constructor(
     private readonly shape: IdShape,
     private readonly readFile: ReadFileSync,
     private readonly maxRecordBytes: number,
+    private readonly stamp: StampSync = () => null,
+    limits: Partial<TextIndexLimits> = {},
   ) {
     super(shape.format);
+    this.limits = { ...DEFAULT_TEXT_INDEX_LIMITS, ...limits };
+  }
+
+  /** What the index holds (for tests and the bench). */
+  get footprint(): { words: number; pairs: number; records: number; hashed: number; left: number; damaged: number; bytes: number } {
+    return { words: this.words.size, pairs: this.used, records: this.docOf.size, hashed: this.hashed.size, left: this.left.size, damaged: this.damaged.size, bytes: this.spent };
   }
 
   /**
@@ -75,11 +163,18 @@ export class SearchableIndex extends RecordIndex {
     }
   }
 
+  override remove(n: number): boolean {
+    const removed = super.remove(n);
+    this.forget(n);
+    return removed;
+  }
+
   override matches(n: number, filter: RecordFilter | null): boolean {
     if (!filter?.text) return super.matches(n, filter);
     if (!super.matches(n, rest(filter))) return false;
     this.readOne(n);
-    return filter.text.every((word) => holds(this.postings.get(word), n));
+    if (this.left.has(n)) return this.holdsOnDisk(n, filter.text);
+    return filter.text.every((word) => this.holdsWord(n, word));
   }
 
   override matchingAfter(after: number, filter: RecordFilter | null, limit = Infinity): number[] {
@@ -104,38 +199,234 @@ export class SearchableIndex extends RecordIndex {
     return 0;
   }
 
-  /** Ids (ascending) of the records read so far that hold every word; the rarest word's list, kept where the others hold it too. */
+  /** Ids (ascending) of the held records read so far that hold every word. */
   private holding(words: readonly string[]): number[] {
     this.catchUp();
-    const lists = words.map((word) => this.postings.get(word) ?? []).sort((a, b) => a.length - b.length);
-    const [rarest, ...more] = lists;
-    return rarest!.filter((n) => more.every((list) => holds(list, n)));
+    for (const n of this.left) {
+      if (!this.has(n)) continue;
+      throw new RelayError('text_index_full',
+        `This server's text index is full (${Math.round(this.spent / 2 ** 20)} MiB for ${this.docOf.size + this.hashed.size} records), so a text search would miss ` +
+        `${this.left.size} record(s) it could not hold. Leave text out and filter with to, from, kind or replies_to, or ask the operator to move records out of this corpus.`,
+        { param: 'text', maxBytes: this.limits.bytes, left: this.left.size });
+    }
+    const out: number[] = [];
+    const numbers = words.map((word) => this.words.get(word));
+    if (numbers.every((w) => w !== undefined)) {
+      const [rarest, ...more] = (numbers as number[]).sort((a, b) => this.docsOfWord[a]! - this.docsOfWord[b]!);
+      for (let p = this.head[rarest!]!; p !== -1; p = this.next[p]!) {
+        const doc = this.docAt(p);
+        const n = this.docId[doc]!;
+        if (this.docOf.get(n) === doc && more.every((w) => this.docHolds(doc, w))) out.push(n);
+      }
+    }
+    if (this.hashed.size > 0) {
+      const hashes = words.map((word) => this.hash(word));
+      for (const [n, held] of this.hashed) if (hashes.every((h) => sortedHas(held, h))) out.push(n);
+    }
+    for (let i = 1; i < out.length; i++) if (out[i - 1]! >= out[i]!) return out.sort((a, b) => a - b); // read out of order (a lower id landed late)
+    return out;
   }
 
   /** Reads every held record not read yet (all of them, on the first text query). */
   private catchUp(): void {
     const held = this.heldIds();
-    for (let i = 0; i < held.length; i++) if (!this.read.has(held[i]!)) this.readOne(held[i]!);
+    for (let i = 0; i < held.length; i++) this.readOne(held[i]!);
   }
 
   private readOne(n: number): void {
-    if (this.read.has(n)) return;
+    if (this.docOf.has(n) || this.hashed.has(n) || this.left.has(n)) return;
+    const was = this.damaged.get(n);
+    const stamp = was === undefined ? null : this.stamp(n);
+    if (was !== undefined && stamp === was) return; // damaged, and the file has not changed since
     let words: string[];
     try {
-      const record = splitRecordFile(this.readFile(n)).record;
-      parseRecord(record, this.shape, this.maxRecordBytes); // what the record index holds as damaged holds no words either
-      words = textWords(searchableText(decodeRecordText(record)));
+      const stampBefore = was === undefined ? this.stamp(n) : stamp; // taken before the read: a change after it shows next time
+      try {
+        const record = splitRecordFile(this.readFile(n)).record;
+        parseRecord(record, this.shape, this.maxRecordBytes); // what the record index holds as damaged holds no words either
+        words = textWords(searchableText(decodeRecordText(record)));
+      } catch {
+        this.damaged.set(n, stampBefore); // damaged or gone: it holds no words until its file changes
+        return;
+      }
     } catch {
-      return; // damaged or gone: it holds no words, and the next query tries it again
+      return; // the stamp itself failed: nothing is noted, the next query tries again
     }
-    this.read.add(n);
-    for (const word of words) {
-      const list = this.postings.get(word);
-      if (!list) this.postings.set(word, [n]);
-      else if (list[list.length - 1]! < n) list.push(n);
-      else list.splice(firstAbove(list, n), 0, n); // read out of order (a lower id landed late): kept ascending
+    this.damaged.delete(n);
+    if (words.length <= this.limits.recordWords && this.addDoc(n, words)) return;
+    this.addHashed(n, words);
+  }
+
+  /** Holds `n`'s words in the table; false (nothing held) when they do not fit or the table cannot take them. */
+  private addDoc(n: number, words: readonly string[]): boolean {
+    let newWords = 0;
+    for (const word of words) if (!this.words.has(word)) newWords++;
+    const cost = DOC_COST + words.length * PAIR_COST + newWords * WORD_COST;
+    if (this.spent + cost > this.limits.bytes) return false;
+    try {
+      const numbers = new Int32Array(words.length);
+      for (let i = 0; i < words.length; i++) numbers[i] = this.wordNumber(words[i]!);
+      numbers.sort();
+      this.reserve(this.docs + 1, this.used + numbers.length);
+      const doc = this.docs;
+      const start = this.used;
+      this.pool.set(numbers, start);
+      for (let i = 0; i < numbers.length; i++) {
+        const w = numbers[i]!;
+        const p = start + i;
+        this.next[p] = -1;
+        if (this.tail[w] === -1) this.head[w] = p;
+        else this.next[this.tail[w]!] = p;
+        this.tail[w] = p;
+        this.docsOfWord[w]!++;
+      }
+      this.docId[doc] = n;
+      this.docStart[doc] = start;
+      this.docs++;
+      this.used += numbers.length;
+      this.docOf.set(n, doc);
+      this.spent += cost;
+      return true;
+    } catch {
+      // A Map or an array past what V8 allows: words numbered so far stay (and are charged), nothing points at a half doc.
+      this.spent += newWords * WORD_COST;
+      return false;
     }
   }
+
+  /** Holds `n` by its words' hashes; past the budget (or if that throws), as a record that did not fit. */
+  private addHashed(n: number, words: readonly string[]): void {
+    const cost = HASHED_COST + words.length * HASH_COST;
+    if (this.spent + cost <= this.limits.bytes) {
+      try {
+        const held = new Float64Array(words.length);
+        for (let i = 0; i < words.length; i++) held[i] = this.hash(words[i]!);
+        this.hashed.set(n, held.sort());
+        this.spent += cost;
+        return;
+      } catch {
+        // as below
+      }
+    }
+    this.left.add(n);
+  }
+
+  private forget(n: number): void {
+    this.docOf.delete(n); // its pairs stay in the pool, unreachable: a removal is rare (a vanished file), and the budget counts them
+    this.hashed.delete(n);
+    this.left.delete(n);
+    this.damaged.delete(n);
+  }
+
+  private wordNumber(word: string): number {
+    let w = this.words.get(word);
+    if (w === undefined) {
+      w = this.words.size;
+      if (w >= this.head.length) {
+        const from = this.head.length;
+        this.head = grown(this.head, w + 1);
+        this.tail = grown(this.tail, w + 1);
+        this.docsOfWord = grown(this.docsOfWord, w + 1);
+        this.head.fill(-1, from);
+        this.tail.fill(-1, from);
+      }
+      this.words.set(word, w);
+    }
+    return w;
+  }
+
+  private reserve(docs: number, used: number): void {
+    if (docs > this.docId.length) {
+      this.docId = grown(this.docId, docs);
+      this.docStart = grown(this.docStart, docs);
+    }
+    if (used > this.pool.length) {
+      this.pool = grown(this.pool, used);
+      this.next = grown(this.next, used);
+    }
+  }
+
+  /** The doc whose run holds pool position `p`. */
+  private docAt(p: number): number {
+    let lo = 0;
+    let hi = this.docs;
+    while (hi - lo > 1) {
+      const mid = (lo + hi) >>> 1;
+      if (this.docStart[mid]! <= p) lo = mid;
+      else hi = mid;
+    }
+    return lo;
+  }
+
+  private docHolds(doc: number, w: number): boolean {
+    let lo = this.docStart[doc]!;
+    let hi = doc + 1 < this.docs ? this.docStart[doc + 1]! : this.used;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      const at = this.pool[mid]!;
+      if (at === w) return true;
+      if (at < w) lo = mid + 1;
+      else hi = mid;
+    }
+    return false;
+  }
+
+  /** Whether record `n` (read already) holds `word`. */
+  private holdsWord(n: number, word: string): boolean {
+    const doc = this.docOf.get(n);
+    if (doc !== undefined) {
+      const w = this.words.get(word);
+      return w !== undefined && this.docHolds(doc, w);
+    }
+    const held = this.hashed.get(n);
+    return held !== undefined && sortedHas(held, this.hash(word));
+  }
+
+  /** A record that did not fit, read again for one live check. */
+  private holdsOnDisk(n: number, words: readonly string[]): boolean {
+    try {
+      const record = splitRecordFile(this.readFile(n)).record;
+      const held = new Set(textWords(searchableText(decodeRecordText(record))));
+      return words.every((word) => held.has(word));
+    } catch {
+      return false;
+    }
+  }
+
+  /** A word's 52-bit hash, keyed by this process's seeds (two 32-bit lanes, murmur3's mixing). */
+  private hash(word: string): number {
+    let a = this.seedA;
+    let b = this.seedB;
+    for (let i = 0; i < word.length; i++) {
+      const c = word.charCodeAt(i);
+      a = Math.imul(rotl(a ^ Math.imul(c, 0xcc9e2d51), 15), 0x1b873593);
+      b = Math.imul(rotl(b ^ Math.imul(c, 0x85ebca6b), 13), 0xc2b2ae35) + 0xe6546b64;
+    }
+    return (fmix(a ^ word.length) >>> 0) * 0x100000 + (fmix(b ^ a) >>> 12);
+  }
+}
+
+function rotl(x: number, r: number): number {
+  return (x << r) | (x >>> (32 - r));
+}
+
+function fmix(h: number): number {
+  h ^= h >>> 16;
+  h = Math.imul(h, 0x85ebca6b);
+  h ^= h >>> 13;
+  h = Math.imul(h, 0xc2b2ae35);
+  return h ^ (h >>> 16);
+}
+
+function sortedHas(list: Float64Array, h: number): boolean {
+  let lo = 0;
+  let hi = list.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (list[mid]! < h) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo < list.length && list[lo] === h;
 }
 
 /** The filter without `text`, as the record index takes it (null: nothing else filters). */
@@ -154,10 +445,4 @@ function firstAbove(list: readonly number[], n: number): number {
     else hi = mid;
   }
   return lo;
-}
-
-function holds(list: readonly number[] | undefined, n: number): boolean {
-  if (!list) return false;
-  const at = firstAbove(list, n) - 1;
-  return at >= 0 && list[at] === n;
 }

@@ -4,13 +4,14 @@
  * and combined with the other filters by every query that takes a filter.
  */
 import assert from 'node:assert/strict';
-import { readFile, writeFile } from 'node:fs/promises';
+import { readFile, unlink, writeFile } from 'node:fs/promises';
 import { test, type TestContext } from 'node:test';
 import { corpusPaths } from '../../../lib/disk/paths.js';
 import { buildRecordFile, digestOf } from '../../../lib/model/deposit.js';
 import { parseFilter } from '../../../lib/model/filter.js';
 import { idShape } from '../../../lib/model/ids.js';
 import { filterKey } from '../../../lib/store/agents/filter-key.js';
+import type { SearchableIndex } from '../../../lib/store/index/text-index.js';
 import { openStore, type RelayStore } from '../../../lib/store/store.js';
 import { record, tempStore } from '../../support/helpers.js';
 import { countingReader } from '../../support/counting-reader.js';
@@ -110,4 +111,79 @@ test('a text wait keeps its own mark: the filter set\'s key names its words, in 
   assert.notEqual(key({ to: 'scout-7', text: 'disk' }), key({ to: 'scout-7' }));
   assert.notEqual(key({ text: 'disk' }), key({ text: 'full' }));
   assert.equal(key({ text: 'Disk full' }), key({ text: 'FULL, disk' }));
+});
+
+/** The store's text index, reached into for what no door can do to it. */
+const textIndexOf = (store: RelayStore) => (store as unknown as { w: { index: SearchableIndex } }).w.index;
+
+test('a damaged record is read once, not by every text query, until its file changes', async (t) => {
+  const { reader, reads } = countingReader();
+  const { store, corpus } = await fresh(t, { reader });
+  await add(store, {}, 'needle');
+  await add(store, {}, 'hay');
+  const file = corpusPaths(corpus).record('relay-0001');
+  const whole = await readFile(file);
+  await writeFile(file, Buffer.concat([whole, Buffer.from('x')]));
+  for (let i = 0; i < 3; i++) assert.deepEqual((await store.listIds(undefined, text(store, 'needle'))).present, []);
+  assert.equal(reads.get('relay-0001'), 1, 'three queries read the damaged file once');
+  const waited = await store.wait({ after: 'relay-0000', timeoutMs: 0, filter: text(store, 'needle') });
+  assert.deepEqual(waited.appeared, []);
+  assert.equal(reads.get('relay-0001'), 1, 'nor does a wait over it');
+  await writeFile(file, whole);
+  assert.deepEqual((await store.listIds(undefined, text(store, 'needle'))).present.map(store.shape.format), ['relay-0001'], 'once changed, it is read again');
+  assert.equal(reads.get('relay-0001'), 2);
+});
+
+test('a removed record\'s words no longer find its id, and a record deposited under it again is found by its own', async (t) => {
+  const { store, corpus } = await fresh(t);
+  await add(store, {}, 'the removed secret');
+  await add(store, {}, 'after it');
+  assert.deepEqual((await store.listIds(undefined, text(store, 'secret'))).present.map(store.shape.format), ['relay-0001']);
+  const live = store.wait({ after: 'relay-0000', timeoutMs: 10_000, filter: text(store, 'replacement') });
+  await unlink(corpusPaths(corpus).record('relay-0001'));
+  await store.append(Buffer.from(record({}, 'the replacement')), { ...BY, id: 'relay-0001' });
+  assert.deepEqual((await live).appeared.map((item) => item.id), ['relay-0001'], 'a live text wait hears the new record by its words');
+  assert.deepEqual((await store.listIds(undefined, text(store, 'secret'))).present, [], 'the removed text finds nothing');
+  assert.deepEqual((await store.listIds(undefined, text(store, 'replacement'))).present.map(store.shape.format), ['relay-0001']);
+  assert.deepEqual((await store.listIds(undefined, text(store, 'the'))).present.map(store.shape.format), ['relay-0001']);
+});
+
+test('a record whose words the table cannot take (V8\'s Map full) is held by their hashes: every later search still answers', async (t) => {
+  const { store } = await fresh(t);
+  await add(store, {}, 'first words');
+  assert.deepEqual((await store.listIds(undefined, text(store, 'first'))).present.map(store.shape.format), ['relay-0001']);
+  const words = (textIndexOf(store) as unknown as { words: Map<string, number> }).words;
+  words.set = () => {
+    throw new RangeError('Map maximum size exceeded');
+  };
+  await add(store, {}, 'second words, new ones');
+  await add(store, {}, 'third words');
+  assert.deepEqual((await store.listIds(undefined, text(store, 'new ones'))).present.map(store.shape.format), ['relay-0002']);
+  assert.deepEqual((await store.listIds(undefined, text(store, 'words'))).present.map(store.shape.format), ['relay-0001', 'relay-0002', 'relay-0003']);
+  const waited = await store.wait({ after: 'relay-0001', timeoutMs: 0, filter: text(store, 'third') });
+  assert.deepEqual(waited.appeared.map((item) => item.id), ['relay-0003']);
+  assert.equal(textIndexOf(store).footprint.hashed, 2);
+});
+
+test('a record with more distinct words than one record may put in the table is found by any of them', async (t) => {
+  const { store } = await fresh(t, { textIndex: { recordWords: 10 } });
+  await add(store, { kind: 'log' }, Array.from({ length: 50 }, (_, i) => `word${i}`).join(' '));
+  await add(store, {}, 'word7 once more');
+  assert.deepEqual((await store.listIds(undefined, text(store, 'word7'))).present.map(store.shape.format), ['relay-0001', 'relay-0002']);
+  assert.deepEqual((await store.listIds(undefined, text(store, 'word49 log'))).present.map(store.shape.format), ['relay-0001']);
+  assert.deepEqual((await store.listIds(undefined, text(store, 'word50'))).present, []);
+  assert.deepEqual(textIndexOf(store).footprint.hashed, 1);
+});
+
+test('past its budget a text search is refused text_index_full, a live text wait still answers, and other filters are untouched', async (t) => {
+  const { store } = await fresh(t, { textIndex: { bytes: 4096 } });
+  for (let i = 0; i < 20; i++) await add(store, { kind: 'note' }, Array.from({ length: 10 }, (_, j) => `w${i}x${j}`).join(' '));
+  await assert.rejects(store.listIds(undefined, text(store, 'w0x0')), { code: 'text_index_full' });
+  await assert.rejects(store.wait({ after: 'relay-0000', timeoutMs: 0, filter: text(store, 'w0x0') }), { code: 'text_index_full' });
+  await assert.rejects(store.listIds(undefined, text(store, 'w0x0')), { code: 'text_index_full' }, 'and again, the same way');
+  const live = store.wait({ timeoutMs: 10_000, filter: text(store, 'late') });
+  await add(store, {}, 'a late one');
+  assert.deepEqual((await live).appeared.map((item) => item.id), ['relay-0021']);
+  assert.equal((await store.listIds(undefined, parseFilter({ kind: 'note' }, store.shape))).present.length, 20);
+  assert.ok(textIndexOf(store).footprint.bytes <= 4096);
 });
