@@ -19,6 +19,7 @@
  *       issued              high-water log: one id per line (and what it holds), append-only
  *       index               the index snapshot: a cache of what the records say, checked before use
  *       index.build         held while one process builds the first snapshot for the others (snapshot-build.ts)
+       text-index          the word index of the text filter: a cache, checked against the records before use (text-index-file.ts)
  *       replay/<minute>/<sha256 of a signature>   the one-time signature guard, shared by every process
  *       mirror              present when rsync fills this corpus (appends refused)
  *       idempotency/<sha256 of channel and key>.<n>     a claim on a key while its record is stored (spec §8b)
@@ -48,6 +49,7 @@ export interface CorpusPaths {
   readonly issued: string;
   readonly snapshot: string;
   readonly snapshotBuild: string;
+  readonly textIndex: string;
   readonly replay: string;
   readonly mirrorMark: string;
   readonly idempotency: string;
@@ -71,6 +73,7 @@ export function corpusPaths(corpusDir: string): CorpusPaths {
     issued: path.join(state, 'issued'),
     snapshot: path.join(state, 'index'),
     snapshotBuild: path.join(state, 'index.build'),
+    textIndex: path.join(state, 'text-index'),
     replay: path.join(state, 'replay'),
     mirrorMark: path.join(state, 'mirror'),
     idempotency: path.join(state, 'idempotency'),

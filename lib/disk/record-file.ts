@@ -100,7 +100,11 @@ async function readRest(handle: fs.FileHandle, from: number, limit: number, file
 }
 
 export function readRecordFileSync(file: string, maxRecordBytes = DEFAULT_MAX_RECORD_BYTES): Buffer {
-  const limit = maxRecordBytes + DEPOSIT_HEADER_ALLOWANCE;
+  return readRegularFileSync(file, maxRecordBytes + DEPOSIT_HEADER_ALLOWANCE);
+}
+
+/** readRegularFile's synchronous twin: the same distrust, for a reader that cannot wait. */
+export function readRegularFileSync(file: string, limit: number, what = 'record'): Buffer {
   let fd: number;
   try {
     fd = openSync(file, FLAGS);
@@ -109,12 +113,12 @@ export function readRecordFileSync(file: string, maxRecordBytes = DEFAULT_MAX_RE
   }
   try {
     const stat = fstatSync(fd);
-    checkKind(file, stat, limit);
+    checkKind(file, stat, limit, what);
     const chunks: Buffer[] = [];
     let total = 0;
     // First the size and one byte more, to see the end; then, for the rare file that grew, the rest up to the limit.
     for (let room = Math.min(stat.size, limit) + 1; ; room = Math.min(65_536, limit + 1 - total)) {
-      if (room === 0) throw tooLong(file, limit);
+      if (room === 0) throw tooLong(file, limit, what);
       const chunk = Buffer.allocUnsafe(room);
       let filled = 0;
       while (filled < room) {
@@ -124,7 +128,7 @@ export function readRecordFileSync(file: string, maxRecordBytes = DEFAULT_MAX_RE
       }
       chunks.push(chunk.subarray(0, filled));
       total += filled;
-      if (total > limit) throw tooLong(file, limit);
+      if (total > limit) throw tooLong(file, limit, what);
       if (filled < room) return chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, total);
     }
   } finally {

@@ -18,7 +18,7 @@
 import type { Deposit } from './deposit.js';
 import { matches, parseRecipients, type RecordFilter } from './filter.js';
 import { idShape } from './ids.js';
-import { AUTHORED, HAS_PARENT, IndexColumns, UNVERIFIED, WHOLE, type IndexImage } from './index-columns.js';
+import { AUTHORED, DIGEST_BYTES, HAS_PARENT, IndexColumns, UNVERIFIED, WHOLE, type IndexImage } from './index-columns.js';
 import { KnownMissing } from './known-missing.js';
 import { NamingChains } from './naming-chains.js';
 import type { RecordClaims } from './record.js';
@@ -254,6 +254,20 @@ export class RecordIndex {
       if (++found === count) return c.ids[at]! - 1;
     }
     return 0;
+  }
+
+  /**
+   * Held record `n`'s digest as its checked row holds it (32 bytes, a view:
+   * copy what is kept), without reading its file; null when the row is
+   * unverified or damaged, or its digest text is not canonical.
+   */
+  digestOf(n: number): Uint8Array | null {
+    const c = this.c;
+    const at = c.position(n);
+    if (!c.heldAt(at, n)) return null;
+    const slot = c.slotAt[at]!;
+    if ((c.flags[slot]! & (WHOLE | UNVERIFIED)) !== WHOLE || c.oddText.get(slot)?.digest) return null;
+    return c.digest.subarray(slot * DIGEST_BYTES, (slot + 1) * DIGEST_BYTES);
   }
 
   /** Every held id, ascending (a copy: the index may change while the caller walks it). */

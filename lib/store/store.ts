@@ -127,7 +127,7 @@ export class RelayStore extends EventEmitter<StoreEvents> implements RecordFeed 
         await Promise.allSettled([...this.appending]);
         w.watcher.close();
         await w.indexer.settled();
-        for (const part of [w.snapshots, w.agents.roster, w.dirSync, w.issued, w.leftovers]) await part.close();
+        for (const part of [w.index, w.snapshots, w.agents.roster, w.dirSync, w.issued, w.leftovers]) await part.close();
         await bellsClosed; // nothing is written under .state/bells/ or bell-holders/ after close
       },
     });

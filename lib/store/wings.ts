@@ -58,7 +58,7 @@ export function makeWings(store: StoreFace, options: StoreOptions, shape: IdShap
   const reader = options.reader ?? diskRecords;
   // The record index, answering the text filter from record files read on the first text query (text-index.ts).
   const index = new SearchableIndex(shape, (n) => reader.readSync(paths.record(shape.format(n)), maxRecordBytes), maxRecordBytes,
-    (n) => recordFileStamp(paths.record(shape.format(n))), options.textIndex);
+    (n) => recordFileStamp(paths.record(shape.format(n))), options.textIndex, { file: paths.textIndex, tmpDir: paths.tmp, log });
   const keys = new IdempotencyKeys();
   const facts = new CorpusFacts(paths.corpus, readOnly, log);
   const issued = new IssuedLog(paths.issued, shape, log);

@@ -48,12 +48,14 @@
  */
 import { randomInt } from 'node:crypto';
 import { RelayError } from '../../errors.js';
+import type { Logger } from '../../log.js';
 import { searchableText, textWords, type RecordFilter } from '../../model/filter.js';
 import { splitRecordFile } from '../../model/deposit.js';
 import type { IdShape } from '../../model/ids.js';
 import { grown } from '../../model/index-columns.js';
 import { decodeRecordText, parseRecord } from '../../model/record.js';
 import { RecordIndex } from '../../model/record-index.js';
+import { DIGEST_PREFIX, readTextImage, writeTextImage, type TextImage } from './text-index-file.js';
 
 /** A held record's stored file (deposit header and record), read synchronously: throws when it cannot be read. */
 export type ReadFileSync = (n: number) => Buffer;
@@ -66,11 +68,21 @@ export interface TextIndexLimits {
   recordWords: number;
   /** The heap the index may take, estimated, in bytes. */
   bytes: number;
+  /** Records read here (not loaded) before the shared file is written: a first build, then also at least a hundredth of what it holds. */
+  shareAfter: number;
+}
+
+/** Where the word index is shared with the corpus's other processes (text-index-file.ts). */
+export interface SharedTextIndex {
+  file: string;
+  tmpDir: string;
+  log: Logger;
 }
 
 export const DEFAULT_TEXT_INDEX_LIMITS: TextIndexLimits = {
   recordWords: 4096,
   bytes: 512 * 1024 * 1024,
+  shareAfter: 500,
 };
 
 /**
@@ -93,6 +105,9 @@ const HASH_COST = 8;
  * 2.3 s) for the same files.
  */
 const WARM_SLICE = 256;
+
+/** The newest rows of a loaded file read from their records and compared word for word. */
+const SPOT_CHECK = 8;
 
 export class SearchableIndex extends RecordIndex {
   private readonly limits: TextIndexLimits;
@@ -122,6 +137,11 @@ export class SearchableIndex extends RecordIndex {
   private spent = 0;
   private readonly seedA = randomInt(2 ** 31);
   private readonly seedB = randomInt(2 ** 31);
+  /** The shared file: looked for once, before the first full read; records read here since it was loaded or written; a write under way. */
+  private sharedTried = false;
+  private readSinceShared = 0;
+  private sharing: Promise<void> | null = null;
+  private closed = false;
 
   constructor(
     private readonly shape: IdShape,
@@ -129,6 +149,7 @@ export class SearchableIndex extends RecordIndex {
     private readonly maxRecordBytes: number,
     private readonly stamp: StampSync = () => null,
     limits: Partial<TextIndexLimits> = {},
+    private readonly shared: SharedTextIndex | null = null,
   ) {
     super(shape.format);
     this.limits = { ...DEFAULT_TEXT_INDEX_LIMITS, ...limits };
@@ -155,12 +176,20 @@ export class SearchableIndex extends RecordIndex {
   private warming: Promise<void> | null = null;
 
   private async readUnread(): Promise<void> {
+    this.loadShared();
     const held = this.heldIds();
     for (let from = 0; from < held.length; from += WARM_SLICE) {
       const end = Math.min(held.length, from + WARM_SLICE);
       for (let i = from; i < end; i++) this.readOne(held[i]!);
       await new Promise((resolve) => setImmediate(resolve));
     }
+    this.share();
+  }
+
+  /** Lets a write of the shared file under way finish; writes none after. */
+  async close(): Promise<void> {
+    while (this.sharing) await this.sharing;
+    this.closed = true;
   }
 
   override remove(n: number): boolean {
@@ -229,67 +258,79 @@ export class SearchableIndex extends RecordIndex {
 
   /** Reads every held record not read yet (all of them, on the first text query). */
   private catchUp(): void {
+    this.loadShared();
     const held = this.heldIds();
     for (let i = 0; i < held.length; i++) this.readOne(held[i]!);
+    this.share();
   }
 
   private readOne(n: number): void {
     if (this.docOf.has(n) || this.hashed.has(n) || this.left.has(n)) return;
     const was = this.damaged.get(n);
-    const stamp = was === undefined ? null : this.stamp(n);
-    if (was !== undefined && stamp === was) return; // damaged, and the file has not changed since
-    let words: string[];
-    try {
-      const stampBefore = was === undefined ? this.stamp(n) : stamp; // taken before the read: a change after it shows next time
-      try {
-        const record = splitRecordFile(this.readFile(n)).record;
-        parseRecord(record, this.shape, this.maxRecordBytes); // what the record index holds as damaged holds no words either
-        words = textWords(searchableText(decodeRecordText(record)));
-      } catch {
-        this.damaged.set(n, stampBefore); // damaged or gone: it holds no words until its file changes
+    if (was !== undefined && this.stampOf(n) === was) return; // damaged, and its file has not changed since
+    let words = this.wordsOf(n);
+    if (words === null) {
+      // Damaged or gone. What its file is now is taken before a second read, so that a change after that read shows next time.
+      const stamp = this.stampOf(n);
+      words = this.wordsOf(n);
+      if (words === null) {
+        if (stamp !== undefined) this.damaged.set(n, stamp);
         return;
       }
-    } catch {
-      return; // the stamp itself failed: nothing is noted, the next query tries again
     }
     this.damaged.delete(n);
+    this.readSinceShared++;
     if (words.length <= this.limits.recordWords && this.addDoc(n, words)) return;
     this.addHashed(n, words);
   }
 
+  /** A record's words, or null when its file cannot be read whole (what the record index holds as damaged holds no words either). */
+  private wordsOf(n: number): string[] | null {
+    try {
+      const record = splitRecordFile(this.readFile(n)).record;
+      parseRecord(record, this.shape, this.maxRecordBytes);
+      return textWords(searchableText(decodeRecordText(record)));
+    } catch {
+      return null;
+    }
+  }
+
+  /** What `n`'s file is now (null: none); undefined when that cannot be told (then it is simply read again). */
+  private stampOf(n: number): string | null | undefined {
+    try {
+      return this.stamp(n);
+    } catch {
+      return undefined;
+    }
+  }
+
   /** Holds `n`'s words in the table; false (nothing held) when they do not fit or the table cannot take them. */
   private addDoc(n: number, words: readonly string[]): boolean {
-    let newWords = 0;
-    for (const word of words) if (!this.words.has(word)) newWords++;
-    const cost = DOC_COST + words.length * PAIR_COST + newWords * WORD_COST;
-    if (this.spent + cost > this.limits.bytes) return false;
+    const length = words.length;
+    let cost = DOC_COST + length * (PAIR_COST + WORD_COST); // as if every word were new: counted exactly only near the budget
+    if (this.spent + cost > this.limits.bytes) {
+      let known = 0;
+      for (const word of words) if (this.words.has(word)) known++;
+      cost -= known * WORD_COST;
+      if (this.spent + cost > this.limits.bytes) return false;
+    }
+    const wordsBefore = this.words.size;
     try {
-      const numbers = new Int32Array(words.length);
-      for (let i = 0; i < words.length; i++) numbers[i] = this.wordNumber(words[i]!);
-      numbers.sort();
-      this.reserve(this.docs + 1, this.used + numbers.length);
-      const doc = this.docs;
+      this.reserve(this.docs + 1, this.used + length);
       const start = this.used;
-      this.pool.set(numbers, start);
-      for (let i = 0; i < numbers.length; i++) {
-        const w = numbers[i]!;
-        const p = start + i;
-        this.next[p] = -1;
-        if (this.tail[w] === -1) this.head[w] = p;
-        else this.next[this.tail[w]!] = p;
-        this.tail[w] = p;
-        this.docsOfWord[w]!++;
-      }
+      for (let i = 0; i < length; i++) this.pool[start + i] = this.wordNumber(words[i]!);
+      this.pool.subarray(start, start + length).sort();
+      this.link(start, length);
+      const doc = this.docs++;
       this.docId[doc] = n;
       this.docStart[doc] = start;
-      this.docs++;
-      this.used += numbers.length;
+      this.used += length;
       this.docOf.set(n, doc);
-      this.spent += cost;
+      this.spent += DOC_COST + length * PAIR_COST + (this.words.size - wordsBefore) * WORD_COST;
       return true;
     } catch {
-      // A Map or an array past what V8 allows: words numbered so far stay (and are charged), nothing points at a half doc.
-      this.spent += newWords * WORD_COST;
+      // A Map or an array past what V8 allows: the words numbered so far stay (and are charged); nothing points at a half doc.
+      this.spent += (this.words.size - wordsBefore) * WORD_COST;
       return false;
     }
   }
@@ -322,17 +363,20 @@ export class SearchableIndex extends RecordIndex {
     let w = this.words.get(word);
     if (w === undefined) {
       w = this.words.size;
-      if (w >= this.head.length) {
-        const from = this.head.length;
-        this.head = grown(this.head, w + 1);
-        this.tail = grown(this.tail, w + 1);
-        this.docsOfWord = grown(this.docsOfWord, w + 1);
-        this.head.fill(-1, from);
-        this.tail.fill(-1, from);
-      }
+      if (w >= this.head.length) this.roomForWords(w + 1);
       this.words.set(word, w);
     }
     return w;
+  }
+
+  private roomForWords(count: number): void {
+    if (count <= this.head.length) return;
+    const from = this.head.length;
+    this.head = grown(this.head, count);
+    this.tail = grown(this.tail, count);
+    this.docsOfWord = grown(this.docsOfWord, count);
+    this.head.fill(-1, from);
+    this.tail.fill(-1, from);
   }
 
   private reserve(docs: number, used: number): void {
@@ -344,6 +388,22 @@ export class SearchableIndex extends RecordIndex {
       this.pool = grown(this.pool, used);
       this.next = grown(this.next, used);
     }
+  }
+
+  /** Puts pool positions start… on their words' chains. */
+  private link(start: number, length: number): void {
+    for (let p = start; p < start + length; p++) {
+      const w = this.pool[p]!;
+      this.next[p] = -1;
+      if (this.tail[w] === -1) this.head[w] = p;
+      else this.next[this.tail[w]!] = p;
+      this.tail[w] = p;
+      this.docsOfWord[w]!++;
+    }
+  }
+
+  private docEnd(doc: number): number {
+    return doc + 1 < this.docs ? this.docStart[doc + 1]! : this.used;
   }
 
   /** The doc whose run holds pool position `p`. */
@@ -360,7 +420,7 @@ export class SearchableIndex extends RecordIndex {
 
   private docHolds(doc: number, w: number): boolean {
     let lo = this.docStart[doc]!;
-    let hi = doc + 1 < this.docs ? this.docStart[doc + 1]! : this.used;
+    let hi = this.docEnd(doc);
     while (lo < hi) {
       const mid = (lo + hi) >>> 1;
       const at = this.pool[mid]!;
@@ -384,13 +444,124 @@ export class SearchableIndex extends RecordIndex {
 
   /** A record that did not fit, read again for one live check. */
   private holdsOnDisk(n: number, words: readonly string[]): boolean {
-    try {
-      const record = splitRecordFile(this.readFile(n)).record;
-      const held = new Set(textWords(searchableText(decodeRecordText(record))));
-      return words.every((word) => held.has(word));
-    } catch {
-      return false;
+    const held = new Set(this.wordsOf(n) ?? []);
+    return words.every((word) => held.has(word));
+  }
+
+  // ---- the file shared with the corpus's other processes ----------------------
+
+  /** Before this process's first full read: takes what the shared file holds that the records agree with. */
+  private loadShared(): void {
+    if (this.sharedTried || !this.shared) return;
+    this.sharedTried = true;
+    const image = readTextImage(this.shared.file, this.limits.bytes);
+    const refused = typeof image === 'string' ? image : this.adopt(image);
+    if (refused !== null) this.shared.log.debug(`not using the text index ${this.shared.file}: ${refused}; reading the records`);
+  }
+
+  /**
+   * Takes the rows of `image` for records held here, not read yet, whose
+   * digest is the one the record index holds; null, or why nothing was
+   * taken (the newest rows taken are read and compared first: one that
+   * disagrees with its record makes the whole file untrusted).
+   */
+  private adopt(image: TextImage): string | null {
+    const docs = image.ids.length;
+    const starts = new Int32Array(docs + 1);
+    for (let i = 0; i < docs; i++) starts[i + 1] = starts[i]! + image.lengths[i]!;
+    const take: number[] = [];
+    let pairs = 0;
+    for (let i = 0; i < docs; i++) {
+      const n = image.ids[i]!;
+      if (this.docOf.has(n) || this.hashed.has(n) || this.left.has(n)) continue;
+      const digest = this.digestOf(n);
+      if (digest === null || !sameBytes(digest, image.digests, i * DIGEST_PREFIX)) continue;
+      take.push(i);
+      pairs += image.lengths[i]!;
     }
+    if (take.length === 0) return 'it holds no record held here as this store holds it';
+    const cost = image.words.length * WORD_COST + pairs * PAIR_COST + take.length * DOC_COST;
+    if (this.spent + cost > this.limits.bytes) return 'it holds more than the text index may';
+    for (const i of take.slice(-SPOT_CHECK)) {
+      const words = this.wordsOf(image.ids[i]!);
+      const row = image.pool.subarray(starts[i]!, starts[i + 1]!);
+      const held = new Set(words ?? []);
+      if (words === null || words.length !== row.length || row.some((w) => !held.has(image.words[w]!))) {
+        return `${this.shape.format(image.ids[i]!)} does not hold the words it says`;
+      }
+    }
+    // Numbered as in the file when this holds no word yet (the usual case: each row stays as it is), else renumbered and each row sorted again.
+    const identity = this.words.size === 0;
+    if (!identity && new Set(image.words).size !== image.words.length) return 'it names a word twice';
+    const number = new Int32Array(image.words.length);
+    this.roomForWords(this.words.size + image.words.length);
+    for (let w = 0; w < image.words.length; w++) number[w] = this.wordNumber(image.words[w]!);
+    if (identity && this.words.size !== image.words.length) {
+      this.words.clear(); // a word twice: nothing is taken
+      return 'it names a word twice';
+    }
+    this.reserve(this.docs + take.length, this.used + pairs);
+    for (const i of take) {
+      const doc = this.docs;
+      const start = this.used;
+      const length = image.lengths[i]!;
+      const row = image.pool.subarray(starts[i]!, starts[i + 1]!);
+      if (identity) this.pool.set(row, start);
+      else {
+        for (let k = 0; k < length; k++) this.pool[start + k] = number[row[k]!]!;
+        this.pool.subarray(start, start + length).sort();
+      }
+      this.link(start, length);
+      this.docId[doc] = image.ids[i]!;
+      this.docStart[doc] = start;
+      this.docs++;
+      this.used += length;
+      this.docOf.set(image.ids[i]!, doc);
+    }
+    this.spent += cost;
+    return null;
+  }
+
+  /** Once enough records were read here: writes what this process holds for the others, after the answer. */
+  private share(): void {
+    if (!this.shared || this.sharing || this.closed) return;
+    if (this.readSinceShared < Math.max(this.limits.shareAfter, Math.floor(this.docOf.size / 100))) return;
+    this.readSinceShared = 0;
+    const { file, tmpDir, log } = this.shared;
+    this.sharing = new Promise<void>((resolve) => setImmediate(resolve))
+      .then(() => (this.closed ? undefined : writeTextImage(file, tmpDir, this.image())))
+      .catch((err: unknown) => log.debug(`could not write the text index ${file}: ${(err as Error).message}`))
+      .finally(() => (this.sharing = null));
+  }
+
+  /** The rows of the records held in the table whose digest the record index holds, in id order. */
+  private image(): TextImage {
+    const ids = Int32Array.from(this.docOf.keys()).sort();
+    const rows: number[] = [];
+    let pairs = 0;
+    for (const n of ids) {
+      if (this.digestOf(n) === null) continue;
+      const doc = this.docOf.get(n)!;
+      rows.push(n);
+      pairs += this.docEnd(doc) - this.docStart[doc]!;
+    }
+    const image: TextImage = {
+      words: [...this.words.keys()], // in number order: numbers are given in the order words are first seen
+      ids: Int32Array.from(rows),
+      lengths: new Int32Array(rows.length),
+      digests: new Uint8Array(rows.length * DIGEST_PREFIX),
+      pool: new Int32Array(pairs),
+    };
+    let k = 0;
+    rows.forEach((n, i) => {
+      const doc = this.docOf.get(n)!;
+      const run = this.pool.subarray(this.docStart[doc]!, this.docEnd(doc));
+      image.lengths[i] = run.length;
+      image.digests.set(this.digestOf(n)!.subarray(0, DIGEST_PREFIX), i * DIGEST_PREFIX);
+      image.pool.set(run, k);
+      k += run.length;
+    });
+    return image;
   }
 
   /** A word's 52-bit hash, keyed by this process's seeds (two 32-bit lanes, murmur3's mixing). */
@@ -416,6 +587,11 @@ function fmix(h: number): number {
   h ^= h >>> 13;
   h = Math.imul(h, 0xc2b2ae35);
   return h ^ (h >>> 16);
+}
+
+function sameBytes(a: Uint8Array, b: Uint8Array, at: number): boolean {
+  for (let i = 0; i < DIGEST_PREFIX; i++) if (a[i] !== b[at + i]) return false;
+  return true;
 }
 
 function sortedHas(list: Float64Array, h: number): boolean {
