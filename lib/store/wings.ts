@@ -14,7 +14,7 @@ import type { RecordIndex } from '../model/record-index.js';
 import { TempLeftovers } from '../disk/lost-mount.js';
 import type { CorpusPaths } from '../disk/paths.js';
 import { DirectorySync } from '../disk/publish.js';
-import { diskRecords, recordFileStamp } from '../disk/record-file.js';
+import { diskRecords, recordFileStamp, type RecordReader } from '../disk/record-file.js';
 import { aboutHeard, rebuildAbouts } from './agents/abouts.js';
 import { AgentDeliveries, type DeliveryFeed } from './agents/deliveries.js';
 import { Appender } from './append/appender.js';
@@ -57,8 +57,7 @@ export function makeWings(store: StoreFace, options: StoreOptions, shape: IdShap
   const maxRecordBytes = options.maxRecordBytes ?? DEFAULT_MAX_RECORD_BYTES;
   const reader = options.reader ?? diskRecords;
   // The record index, answering the text filter from record files read on the first text query (text-index.ts).
-  const index = new SearchableIndex(shape, (n) => reader.readSync(paths.record(shape.format(n)), maxRecordBytes), maxRecordBytes,
-    (n) => recordFileStamp(paths.record(shape.format(n))), options.textIndex, { file: paths.textIndex, tmpDir: paths.tmp, log });
+  const index = searchableIndex(shape, paths, reader, maxRecordBytes, options.textIndex, log);
   const keys = new IdempotencyKeys();
   const facts = new CorpusFacts(paths.corpus, readOnly, log);
   const issued = new IssuedLog(paths.issued, shape, log);
@@ -169,4 +168,10 @@ function feedOf(store: StoreFace, index: RecordIndex, visibility: Visibility, in
     matches: (n, filter) => index.matches(n, filter),
     listen: (filter) => interests.listen(filter),
   };
+}
+
+/** The record index, answering the text filter from record files and the corpus's shared word index (text-index.ts). */
+function searchableIndex(shape: IdShape, paths: CorpusPaths, reader: Pick<RecordReader, 'readSync'>, maxRecordBytes: number, limits: StoreOptions['textIndex'], log: Logger) {
+  const file = (n: number) => paths.record(shape.format(n));
+  return new SearchableIndex(shape, (n) => reader.readSync(file(n), maxRecordBytes), maxRecordBytes, (n) => recordFileStamp(file(n)), limits, { file: paths.textIndex, tmpDir: paths.tmp, log });
 }

@@ -23,19 +23,10 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { tempName } from '../../disk/paths.js';
 import { readRegularFileSync } from '../../disk/record-file.js';
+import { DIGEST_PREFIX, type TextImage } from '../../model/word-table.js';
 
 const MAGIC = Buffer.from('PERETXT1');
 const HEADER = 24;
-/** Bytes of a record's digest a row keeps: enough to tell one record's bytes from another's. */
-export const DIGEST_PREFIX = 8;
-
-export interface TextImage {
-  words: string[];
-  ids: Int32Array;
-  lengths: Int32Array;
-  digests: Uint8Array;
-  pool: Int32Array;
-}
 
 /** Typed arrays are written as they lie in memory: only where that is little-endian (every platform Node ships for today). */
 const LITTLE = endianness() === 'LE';

@@ -153,7 +153,7 @@ test('a record whose words the table cannot take (V8\'s Map full) is held by the
   const { store } = await fresh(t);
   await add(store, {}, 'first words');
   assert.deepEqual((await store.listIds(undefined, text(store, 'first'))).present.map(store.shape.format), ['relay-0001']);
-  const words = (textIndexOf(store) as unknown as { words: Map<string, number> }).words;
+  const words = (textIndexOf(store) as unknown as { table: { words: Map<string, number> } }).table.words;
   words.set = () => {
     throw new RangeError('Map maximum size exceeded');
   };
