@@ -220,33 +220,40 @@ export class WordTable {
   }
 
   /** The rows of the records held in the table whose digest the record index holds, in id order. */
-  image(digestOf: (n: number) => Uint8Array | null): TextImage {
-    const ids = Int32Array.from(this.docOf.keys()).sort();
-    const rows: number[] = [];
-    let pairs = 0;
-    for (const n of ids) {
-      if (digestOf(n) === null) continue;
-      const doc = this.docOf.get(n)!;
-      rows.push(n);
-      pairs += this.docEnd(doc) - this.docStart[doc]!;
+  image(digestInto: (n: number, into: Uint8Array, at: number) => boolean): TextImage {
+    // The docs held now, in id order: the order read, but for a lower id that landed late.
+    const current: number[] = [];
+    for (let doc = 0; doc < this.docs; doc++) if (this.docOf.get(this.docId[doc]!) === doc) current.push(doc);
+    for (let i = 1; i < current.length; i++) {
+      if (this.docId[current[i - 1]!]! > this.docId[current[i]!]!) {
+        current.sort((a, b) => this.docId[a]! - this.docId[b]!);
+        break;
+      }
     }
-    const image: TextImage = {
+    const ids = new Int32Array(current.length);
+    const lengths = new Int32Array(current.length);
+    const digests = new Uint8Array(current.length * DIGEST_PREFIX);
+    let rows = 0;
+    let pairs = 0;
+    for (const doc of current) {
+      if (!digestInto(this.docId[doc]!, digests, rows * DIGEST_PREFIX)) continue;
+      current[rows] = doc;
+      ids[rows] = this.docId[doc]!;
+      lengths[rows] = this.docEnd(doc) - this.docStart[doc]!;
+      pairs += lengths[rows++]!;
+    }
+    const pool = new Int32Array(pairs);
+    for (let r = 0, k = 0; r < rows; r++) {
+      const start = this.docStart[current[r]!]!;
+      for (let p = 0; p < lengths[r]!; p++) pool[k++] = this.pool[start + p]!;
+    }
+    return {
       words: [...this.words.keys()], // in number order: numbers are given in the order words are first seen
-      ids: Int32Array.from(rows),
-      lengths: new Int32Array(rows.length),
-      digests: new Uint8Array(rows.length * DIGEST_PREFIX),
-      pool: new Int32Array(pairs),
+      ids: ids.slice(0, rows),
+      lengths: lengths.slice(0, rows),
+      digests: digests.slice(0, rows * DIGEST_PREFIX),
+      pool,
     };
-    let k = 0;
-    rows.forEach((n, i) => {
-      const doc = this.docOf.get(n)!;
-      const run = this.pool.subarray(this.docStart[doc]!, this.docEnd(doc));
-      image.lengths[i] = run.length;
-      image.digests.set(digestOf(n)!.subarray(0, DIGEST_PREFIX), i * DIGEST_PREFIX);
-      image.pool.set(run, k);
-      k += run.length;
-    });
-    return image;
   }
 
   private wordNumber(word: string): number {

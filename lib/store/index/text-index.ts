@@ -303,7 +303,7 @@ export class SearchableIndex extends RecordIndex {
     this.readSinceShared = 0;
     const { file, tmpDir, log } = this.shared;
     this.sharing = new Promise<void>((resolve) => setImmediate(resolve))
-      .then(() => (this.closed ? undefined : writeTextImage(file, tmpDir, this.table.image((n) => this.digestOf(n)))))
+      .then(() => (this.closed ? undefined : writeTextImage(file, tmpDir, this.table.image((n, into, at) => this.digestInto(n, into, at, DIGEST_PREFIX)))))
       .catch((err: unknown) => log.debug(`could not write the text index ${file}: ${(err as Error).message}`))
       .finally(() => (this.sharing = null));
   }
