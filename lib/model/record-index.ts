@@ -257,30 +257,17 @@ export class RecordIndex {
   }
 
   /**
-   * Held record `n`'s digest as its checked row holds it (32 bytes, a view:
-   * copy what is kept), without reading its file; null when the row is
-   * unverified or damaged, or its digest text is not canonical.
+   * Copies the first `length` bytes of held record `n`'s digest, as its checked row holds it, into `into` at `at`, reading
+   * no file; false (nothing copied) when the row is unverified or damaged, or its digest text is not canonical.
    */
-  digestOf(n: number): Uint8Array | null {
-    const slot = this.checkedSlot(n);
-    return slot === -1 ? null : this.c.digest.subarray(slot * DIGEST_BYTES, (slot + 1) * DIGEST_BYTES);
-  }
-
-  /** The first `length` bytes of digestOf(n) copied into `into` at `at`, without a view made; false (nothing copied) where digestOf is null. */
   digestInto(n: number, into: Uint8Array, at: number, length: number): boolean {
-    const slot = this.checkedSlot(n);
-    if (slot === -1) return false;
-    for (let i = 0; i < length; i++) into[at + i] = this.c.digest[slot * DIGEST_BYTES + i]!;
-    return true;
-  }
-
-  /** The slot of held record `n`'s checked, whole row with a canonical digest, or -1. */
-  private checkedSlot(n: number): number {
     const c = this.c;
-    const at = c.position(n);
-    if (!c.heldAt(at, n)) return -1;
-    const slot = c.slotAt[at]!;
-    return (c.flags[slot]! & (WHOLE | UNVERIFIED)) !== WHOLE || c.oddText.get(slot)?.digest ? -1 : slot;
+    const position = c.position(n);
+    if (!c.heldAt(position, n)) return false;
+    const slot = c.slotAt[position]!;
+    if ((c.flags[slot]! & (WHOLE | UNVERIFIED)) !== WHOLE || c.oddText.get(slot)?.digest) return false;
+    for (let i = 0; i < length; i++) into[at + i] = c.digest[slot * DIGEST_BYTES + i]!;
+    return true;
   }
 
   /** Every held id, ascending (a copy: the index may change while the caller walks it). */

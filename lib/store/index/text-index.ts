@@ -277,11 +277,11 @@ export class SearchableIndex extends RecordIndex {
   private adopt(image: TextImage): string | null {
     const take: number[] = [];
     const starts: number[] = [];
+    const digest = new Uint8Array(DIGEST_PREFIX);
     for (let i = 0, start = 0; i < image.ids.length; start += image.lengths[i++]!) {
       const n = image.ids[i]!;
       if (this.table.has(n) || this.left.has(n)) continue;
-      const digest = this.digestOf(n);
-      if (digest === null || !sameBytes(digest, image.digests, i * DIGEST_PREFIX)) continue;
+      if (!this.digestInto(n, digest, 0, DIGEST_PREFIX) || !sameBytes(digest, image.digests, i * DIGEST_PREFIX)) continue;
       take.push(i);
       starts.push(start);
     }
