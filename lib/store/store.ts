@@ -18,6 +18,7 @@ import type { IdState } from '../model/record-index.js';
 import type { RecordFilter } from '../model/filter.js';
 import { corpusPaths, type CorpusPaths } from '../disk/paths.js';
 import type { AgentDeliveries } from './agents/deliveries.js';
+import type { OpenQuestions } from './agents/open-questions.js';
 import type { RosterEntry } from './agents/roster.js';
 import { readOnlyRefusal } from './append/read-only.js';
 import { subscribe, type HeldRecord, type OnRecord, type RecordFeed, type StoreEvents, type SubscribeOptions, type Subscription } from './follow/subscription.js';
@@ -36,6 +37,7 @@ export { appeared, clampWait, DEFAULT_WAIT_MS, MAX_WAIT_MS, WAIT_MAX_ITEMS, type
 export { readOnlyRefusal } from './append/read-only.js';
 export { Roster, type RosterEntry } from './agents/roster.js';
 export { undelivered } from './agents/deliveries.js';
+export { OPEN_FOR_MS, OPEN_SHOWN } from './agents/open-questions.js';
 export { formatMark, readMarkFile, writeMarkFile, type Mark } from './agents/mark-file.js';
 
 export class RelayStore extends EventEmitter<StoreEvents> implements RecordFeed {
@@ -47,6 +49,8 @@ export class RelayStore extends EventEmitter<StoreEvents> implements RecordFeed 
   readonly waiters: Waiters;
   /** A named agent's marks and deliveries (spec §8d). */
   readonly agents: AgentDeliveries;
+  /** A named agent's open questions, and whom an answer goes to (agents/open-questions.ts). */
+  readonly questions: OpenQuestions;
   private readonly w: Wings;
   /** Appends under way; close lets them finish before it closes the handles they write through. */
   private readonly appending = new Set<Promise<unknown>>();
@@ -63,7 +67,7 @@ export class RelayStore extends EventEmitter<StoreEvents> implements RecordFeed 
     this.paths = corpusPaths(options.corpus);
     this.primary = options.primary;
     this.w = makeWings(this, options, shape, this.paths);
-    ({ maxRecordBytes: this.maxRecordBytes, readOnly: this.readOnly, waiters: this.waiters, agents: this.agents } = this.w);
+    ({ maxRecordBytes: this.maxRecordBytes, readOnly: this.readOnly, waiters: this.waiters, agents: this.agents, questions: this.questions } = this.w);
   }
 
   /** Checks the corpus is there and reads its settings; cheap, and enough to describe the tools. */

@@ -27,6 +27,7 @@ import { CorpusFacts } from './corpus-facts.js';
 import type { RecordFeed, StoreEvents } from './follow/subscription.js';
 import { Visibility } from './follow/visibility.js';
 import { StoreWaits } from './follow/waits.js';
+import { OpenQuestions } from './agents/open-questions.js';
 import { Bells } from './hear/bells.js';
 import { Interests } from './hear/interest.js';
 import { Peers } from './hear/peers.js';
@@ -108,6 +109,7 @@ export function makeWings(store: StoreFace, options: StoreOptions, shape: IdShap
     rebuildAbouts: () => rebuildAbouts({ index, shape, reads, roster: agents.roster, log }),
     indexer, snapshots, peers, bells, watcher, ids, visibility, interests, feed, reads, waiters, appender, waits,
     listing: new Listing({ index, shape, paths, agents }),
+    questions: new OpenQuestions({ index, shape }),
   };
   return wings;
 }
