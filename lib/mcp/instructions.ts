@@ -1,6 +1,6 @@
 /**
- * The server's `instructions`: what a host shows the model once per session
- * (MCP initialize / server/discover), beside the tools.
+ * The server's `instructions`: what a host may show the model once per
+ * session (MCP initialize / server/discover), beside the tools.
  *
  * One contract on every door (spec §8d): the relay keeps the agent's place
  * and keys what it sends, so the whole loop fits here, once, and each tool
@@ -32,6 +32,10 @@ export interface Caller {
  * The loop. Each step is one rule a model can follow literally, in plain
  * sentences: the relay holds the place (no cursor) and keys what is sent
  * (nothing stored twice), and the recipes carry the agent's own name.
+ * A summary: some hosts never show it to the model (docs/hosts.md), so
+ * everything here that an agent must do is also in the tools' descriptions
+ * or in the answers, at the moment it applies (wait_for_relay's reply, open
+ * and next); nothing essential lives here alone.
  */
 export function instructions({ agent, http, push }: Caller): string {
   const me = agent ?? 'YOUR-NAME';
@@ -47,12 +51,14 @@ It returns the records addressed to you (to: you, or to: all since you first cam
 If there are none, it blocks until one lands or about ${DEFAULT_WAIT_MS / 1000} s pass.
 2. Handle every item, then call wait_for_relay again.
 An empty answer only means nothing came yet: call it again, for as long as you serve.
+An answer's next says what else it needs of you.
 3. A question whose to: names you: always answer it, and if you cannot, say so.
 4. A question to all: answer it when you can add something that its answers so far do not.
 Its answeredBy lists who has answered; wait_for_relay with after and replies_to both set to its id, and timeout_ms 0, returns their answers with their text in one call.
-5. To answer, call append_relay with bytes "@p-e/x0\\nkind: answer\\nfrom: ${me}\\nto: ASKER\\nparent: QUESTION-ID\\n\\nYOUR ANSWER".
-ASKER is the question's from:, or all if it has none.
-Your answer is keyed by you and the question, so answering the same question again stores nothing; others' answers are their own.
+5. To answer, call append_relay with bytes: the question's reply, then your answer.
+Its reply is "@p-e/x0\\nkind: answer\\nfrom: ${me}\\nto: ASKER\\nparent: QUESTION-ID\\n\\n", to whoever asked.
+Your answer is keyed by you and the question, so answering it again stores nothing.
+Until you answer a question to you, your waits list its id in open, for a day.
 6. To ask, call append_relay with bytes "@p-e/x0\\nkind: question\\nfrom: ${me}\\nto: PEER\\n\\nYOUR QUESTION".
 PEER is one agent's name, or all.
 The answer comes in step 1, with parent: the id append_relay gave you.

@@ -10,6 +10,12 @@
  * older clients assume. The zod schema itself is untouched: the SDK still
  * validates every call and result with it (`~standard.validate`); only the
  * JSON Schema it hands to tools/list (`~standard.jsonSchema`) is filtered.
+ *
+ * An output schema also leaves out `additionalProperties: false` (8 times,
+ * 29 bytes each): the server still answers exactly the fields it lists, and
+ * a client holding the listing need not refuse an answer that carries a
+ * field added after it listed. Input schemas carry none: zod writes it only
+ * for outputs.
  */
 import type { z } from 'zod';
 
@@ -22,10 +28,19 @@ export function withoutDialect<T extends z.ZodType>(schema: T): T {
   const strip = ({ $schema: _dialect, ...rest }: Converted): Converted => rest;
   const jsonSchema = {
     input: (options: Options) => strip(convert.input(options)),
-    output: (options: Options) => strip(convert.output(options)),
+    output: (options: Options) => opened(strip(convert.output(options))) as Converted,
   };
   // The same object (zod's own methods still work on it), its standard face with one function replaced.
   return new Proxy(schema, {
     get: (target, key, receiver) => (key === '~standard' ? { ...standard, jsonSchema } : Reflect.get(target, key, receiver)),
   });
+}
+
+/** The schema less every `additionalProperties: false`, at any depth. */
+function opened(schema: unknown): unknown {
+  if (Array.isArray(schema)) return schema.map(opened);
+  if (schema === null || typeof schema !== 'object') return schema;
+  const out: Converted = {};
+  for (const [key, value] of Object.entries(schema)) if (!(key === 'additionalProperties' && value === false)) out[key] = opened(value);
+  return out;
 }

@@ -17,6 +17,7 @@ import { answer, refusal } from './result.js';
 import { instructions, type Caller } from './instructions.js';
 import { withoutDialect } from './listed-schema.js';
 import { TOOLS, type ToolDefinition, type ToolFacts } from './tools/index.js';
+import type { ToolHints } from './tools/tool.js';
 
 export const SERVER_NAME = 'p-e-relay';
 
@@ -97,11 +98,27 @@ function registerTools(server: McpServer, facts: ToolFacts, serving: Serving | n
         inputSchema: withoutDialect(countingRefusals(z.object(input), () => serving?.door.current?.refused('invalid_arguments'))),
         ...(output ? { outputSchema: withoutDialect(z.object(output)) } : {}),
         // No annotations.title: the tool's own title says it, and MCP shows that one first.
-        annotations: { ...tool.hints },
+        annotations: listedHints(tool.hints),
       },
       (args: Record<string, unknown>, ctx: ServerContext) => call(tool, args, ctx, serving),
     );
   }
+}
+
+/**
+ * A tool's hints as tools/list shows them: each one MCP's default does not
+ * already say. MCP's defaults are readOnlyHint false, destructiveHint true,
+ * idempotentHint false and openWorldHint true, and destructiveHint and
+ * idempotentHint mean something only where readOnlyHint is false; a hint
+ * left out reads as its default, so the meaning is the same, in fewer bytes.
+ */
+export function listedHints(hints: ToolHints): Partial<ToolHints> {
+  const out: Partial<ToolHints> = {};
+  if (hints.readOnlyHint) out.readOnlyHint = true;
+  if (!hints.readOnlyHint && hints.destructiveHint === false) out.destructiveHint = false;
+  if (!hints.readOnlyHint && hints.idempotentHint) out.idempotentHint = true;
+  if (!hints.openWorldHint) out.openWorldHint = false;
+  return out;
 }
 
 /**

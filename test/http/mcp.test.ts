@@ -53,9 +53,10 @@ test('the hub\'s listing says what a signed wait without after does: it goes on 
   const scout = await httpClient(t, h.url, { agent: 'scout-7', key: await h.key('scout-7') });
   const critic = await httpClient(t, h.url, { agent: 'critic-2', key: await h.key('critic-2') });
   const wait = (await scout.listTools()).tools.find((x) => x.name === 'wait_for_relay')!;
-  assert.match(wait.description!, /With no after: the records addressed to you .* that you have not had, oldest first, each once/);
-  assert.equal(wait.annotations?.readOnlyHint, false, 'it moves the agent\'s place');
-  assert.equal(wait.annotations?.idempotentHint, false);
+  assert.match(wait.description!, /call it with no arguments.*\nIt gives what is to you or all, not from you, that you have not had, oldest first, once each/);
+  // Left out, each reads as MCP's default: false.
+  assert.equal(wait.annotations?.readOnlyHint ?? false, false, 'it moves the agent\'s place');
+  assert.equal(wait.annotations?.idempotentHint ?? false, false);
 
   const to = (body: string) => ({ bytes: record({ kind: 'note', from: 'critic-2', to: 'scout-7' }, body) });
   for (const body of ['one', 'two']) await critic.callTool({ name: 'append_relay', arguments: to(body) });

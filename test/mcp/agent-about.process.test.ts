@@ -36,7 +36,7 @@ test('serve --about states the agent\'s about at start, and another agent\'s wai
   const bob = (await stdioClient(t, corpus, ['--agent', 'bob'])).client;
   const first = await wait(bob);
   assert.deepEqual(first.agents, [{ name: 'ana', waiting: false, about: 'knows the record index; ask it about snapshots' }]);
-  assert.match(first.text, /\nagents here: ana "knows the record index; ask it about snapshots"$/);
+  assert.match(first.text, /\nagents here: ana "knows the record index; ask it about snapshots"$/m);
   // An about is addressed to no one: it wakes no one's inbox.
   assert.doesNotMatch(first.text, /relay-0001/);
 });

@@ -25,7 +25,7 @@ test('a named wait answers agents (itself left out) on its first call and when a
   const bob = (await stdioClient(t, corpus, ['--agent', 'bob'])).client;
   const first = await wait(bob);
   assert.deepEqual(first.structured.agents?.map((a) => a.name), ['ana']);
-  assert.match(first.text, /\nagents here: ana$/);
+  assert.match(first.text, /\nagents here: ana$/m);
   const second = await wait(bob);
   assert.equal(second.structured.agents, undefined);
   assert.doesNotMatch(second.text, /agents here/);

@@ -12,28 +12,24 @@ export const appendRelay = defineTool({
   hints: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
   // The one call that changes anything: signed over HTTP, and one append from its agent's rate.
   door: { signed: true, spends: 'append', progress: false },
-  // The refusal form is said here once for all six tools (the first tool read), naming only the codes that change the next step;
-  // each refusal's own sentence says the rest. hub_unreachable is a bridge's or replica's: nothing was stored, and the same
+  // The refusal form is said here once for all six tools (the first tool read), naming only the codes whose next step is a
+  // retry; each refusal's own sentence says the rest (what to fix, or that it is final). hub_unreachable is a bridge's or replica's: nothing was stored, and the same
   // append sent again is stored once (the relay keyed it). agent_required and unsigned are a nameless caller's.
   // store_closed is the one store refusal named: the others (no_corpus, corpus_not_writable, cached_listings for an operator,
   // key_in_flight to send again later) say what to do in their sentences, and the listing has no bytes to spare.
   contract: ({ shape }) => ({
     description: `Store one record, permanent and public: the only tool that writes.
-Its from: is your own name, or absent.
-The relay keys each record, so a retry never stores it twice.
-Refusals are isError text "<code>: <sentence>": do what the sentence says.
-Fix and resend: bad_record, too_large, too_many_refs, too_many_recipients, from_mismatch, unknown_recipient.
-rate_limited: retry after its seconds.
-disk_full, store_closed, hub_unreachable: retry once after your next wait, then report it.
-Final: read_only, ids_exhausted, damaged.`,
+To ask: bytes "@p-e/x0\\nkind: question\\nto: PEER\\n\\nYOUR QUESTION" (PEER: a name, or all); the answer comes to your wait_for_relay.
+from: is you, or absent.
+An answer lost? Send the same bytes again: the relay keys each record, so none is stored twice.
+Refusals are isError text "<code>: <sentence>": do what it says; rate_limited: retry after its seconds; disk_full, store_closed, hub_unreachable: retry once after your next wait, then report it.`,
     input: {
       id: z.string().optional().describe(`omit. Only to put back a lost record (exists: KNOWN_MISSING) whose bytes you hold: its id, e.g. ${shape.example}`),
       // The size limit differs by door and flag (--max-record-bytes, --record-cap), so it is not stated here: too_large's sentence names the one that applies.
       bytes: z.string().describe(`the record: line 1 @p-e/x0, then "name: value" headers (kind:, from:, ` +
         `to: names split at commas or spaces, parent: one id, ref: ids), an empty line, the text (UTF-8)`),
       idempotency_key: z.string().optional().describe(
-        'omit: the relay keys an answer by its parent: and any other record by its bytes. ' +
-        'Set one (1-200 printable ASCII) only to send the same bytes twice as two records'),
+        'omit (the relay keys your records). Set one (1-200 printable ASCII) only to store the same bytes twice'),
     },
     output: {
       id: z.string(),
@@ -44,7 +40,7 @@ Final: read_only, ids_exhausted, damaged.`,
       // Two calls in flight at once (an original and its retry) reach the store in an order the sender cannot see: the one it reaches first stores.
       replayed: z.literal(true).optional().describe('another call with this key stored it'),
       durability: z.string().optional().describe('stored, but a power cut could lose it'),
-      unknownRecipients: z.array(z.string()).optional().describe('to: names that never served or signed here (a typo?); the parent\'s own author is never listed'),
+      unknownRecipients: z.array(z.string()).optional().describe('to: names never seen here (a typo?)'),
     },
   }),
   async run(store, { id, bytes, idempotency_key }, { grant }) {

@@ -7,9 +7,9 @@ export const getRelay = defineTool({
   hints: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
   door: READ,
   contract: ({ shape }) => ({
-    description: `One record's exact stored file as text: its deposit header (provenance, deposited-by, deposited-at, digest), a "---" line, then the sender's bytes.
-For ids whose bytes you lack (parent:, ref:, list answers).
-Refused not_found (its state in _meta) or damaged: report it.`,
+    description: `One record's exact stored file as text: its deposit header, a "---" line, then the sender's bytes.
+For ids whose bytes you lack (parent:, ref:, open, list answers).
+Refused not_found or damaged: report it.`,
     input: { id: idParam(shape, 'the record') },
   }),
   async run(store, { id }) {

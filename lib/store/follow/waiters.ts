@@ -52,6 +52,8 @@ export type AppearedRecord = Pick<RecordMeta, 'id' | 'kind' | 'from' | 'to' | 'p
   answeredBy?: string[];
   /** Set by the MCP door: no key proves the record's sender (deposited over stdio or by the CLI). */
   unproven?: true;
+  /** Set by the MCP door on a question to the caller (by name or all): the first lines of its answer, for append_relay. */
+  reply?: string;
 };
 
 /** A blocked wait, as the store's wait (store-options.ts WaitOptions) hands it on: its mark parsed, its cursor and catch-up decided. */
