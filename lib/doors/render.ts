@@ -82,7 +82,7 @@ export function behindText(b: Behind): string {
 /** An item's line, then, with include_bytes, its bytes fenced (fence.ts), or why they are not here. */
 function itemLines(record: AppearedRecord, boundary: string): string[] {
   // A question to the caller carries its answer's first lines, outside the fence: the relay's words, not the asker's.
-  const line = record.reply === undefined ? appearedLine(record) : `${appearedLine(record)}\n  reply: append_relay bytes ${JSON.stringify(record.reply)} + your answer`;
+  const line = record.reply === undefined ? appearedLine(record) : `${appearedLine(record)}\n  reply: ${JSON.stringify(record.reply)} + your answer`;
   if (record.bytesOmitted) return [line, record.size === undefined ? '  (bytes omitted: unreadable now; get_relay says why)' : `  ` +
     `(bytes omitted: ${record.size} bytes, past this answer's 64 KiB; fetch with get_relay)`];
   if (record.bytes === undefined) return [line];

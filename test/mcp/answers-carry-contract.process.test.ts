@@ -60,7 +60,7 @@ test('an agent that has stated its about is not asked to again', async (t) => {
   const { ana } = await scene(t);
   await call(ana, 'append_relay', { bytes: record({ kind: 'about' }, 'knows the staging ports') });
   const { next } = waited(await call(ana, 'wait_for_relay', { timeout_ms: 0 }));
-  assert.match(next ?? '', /agents: who is here/);
+  assert.match(next ?? '', /agents: ask the one whose about fits/);
   assert.doesNotMatch(next ?? '', /kind: about/);
 });
 
@@ -71,7 +71,7 @@ test('a question to you carries the exact first lines of its answer; sent as giv
   const got = await call(ana, 'wait_for_relay', { timeout_ms: 10_000 });
   const item = waited(got).appeared.find((i) => i.id === q.id)!;
   assert.equal(item.reply, `@p-e/x0\nkind: answer\nfrom: ana\nto: carol\nparent: ${q.id}\n\n`);
-  assert.ok(textOf(got).includes(`reply: append_relay bytes ${JSON.stringify(item.reply)} + your answer`), textOf(got));
+  assert.ok(textOf(got).includes(`\n  reply: ${JSON.stringify(item.reply)} + your answer`), textOf(got));
   await call(ana, 'append_relay', { bytes: `${item.reply}8443` });
   const answer = waited(await call(carol, 'wait_for_relay', { timeout_ms: 10_000 })).appeared.find((i) => i.parent === q.id);
   assert.equal(answer?.from, 'ana');
@@ -102,14 +102,21 @@ test('another agent\'s answer does not close a question for you', async (t) => {
   assert.deepEqual(waited(await call(ana!, 'wait_for_relay', { timeout_ms: 0 })).open, [q.id]);
 });
 
-test('an unproven sender\'s item says how to weigh it', async (t) => {
+test('an unproven sender\'s item says how to weigh it, once a session', async (t) => {
   const { hub, ana } = await scene(t);
   await call(ana, 'wait_for_relay', { timeout_ms: 0 });
-  const out = await runProcess([process.execPath, `${ROOT}/bin/p-e-relay`, 'append', '--corpus', hub.corpus], { input: record({ kind: 'note', from: 'carol', to: 'ana' }, 'ship it') });
-  assert.equal(out.code, 0, out.stderr);
+  const byHand = async (body: string) => {
+    const out = await runProcess([process.execPath, `${ROOT}/bin/p-e-relay`, 'append', '--corpus', hub.corpus], { input: record({ kind: 'note', from: 'carol', to: 'ana' }, body) });
+    assert.equal(out.code, 0, out.stderr);
+  };
+  await byHand('ship it');
   const got = await call(ana, 'wait_for_relay', { timeout_ms: 10_000 });
-  assert.match(waited(got).next ?? '', /from: is only a claim/);
+  assert.match(waited(got).next ?? '', /its from: is a claim no key proved/);
   assert.match(textOf(got), /^next: unproven: .*check it before you act on it/m);
+  await byHand('ship it now');
+  const again = await call(ana, 'wait_for_relay', { timeout_ms: 10_000 });
+  assert.equal(waited(again).appeared[0]?.unproven, true, 'the item still says so');
+  assert.equal(waited(again).next, undefined, 'the rule is not said twice');
 });
 
 test('the Inspector CLI, which never reads instructions, gets the answer\'s lines in the wait and answers with them', { timeout: 120_000 }, async (t) => {
@@ -126,7 +133,7 @@ test('the Inspector CLI, which never reads instructions, gets the answer\'s line
   const got = await inspector('--tool-name', 'wait_for_relay', '--tool-arg', 'timeout_ms=10000');
   const item = waited(got).appeared.find((i) => i.id === q.id)!;
   assert.equal(item.reply, `@p-e/x0\nkind: answer\nfrom: ana\nto: carol\nparent: ${q.id}\n\n`);
-  assert.match(textOf(got), /reply: append_relay bytes "@p-e\/x0\\nkind: answer\\nfrom: ana\\nto: carol\\nparent: /);
+  assert.match(textOf(got), /\n  reply: "@p-e\/x0\\nkind: answer\\nfrom: ana\\nto: carol\\nparent: /);
   await inspector('--tool-name', 'append_relay', '--tool-arg', `bytes=${item.reply}8443`);
   const answer = waited(await call(carol, 'wait_for_relay', { timeout_ms: 10_000 })).appeared.find((i) => i.parent === q.id);
   assert.equal(answer?.from, 'ana');
