@@ -17,7 +17,8 @@
  *
  * Per door: tool calls, bytes of calls (JSON of each call's arguments and
  * of its result's content and structuredContent: what a model writes and
- * reads), bytes of listings that went over the wire (and how many), and the
+ * reads), those bytes per call and how many of them are the answers'
+ * `reply`, `open` and `next` (the contract said where it applies), bytes of listings that went over the wire (and how many), and the
  * instructions. The bridge's goal is at most 1.2× stdio's bytes, no more
  * calls, and one listing per session.
  */
@@ -38,13 +39,15 @@ const DOORS: Door[] = ['stdio', 'hub', 'bridge'];
 interface Tally {
   calls: number;
   callBytes: number;
+  /** Of callBytes: what the answers say of the contract at the moment it applies (reply, open, next, in both forms). */
+  contractBytes: number;
   listings: number;
   listingBytes: number;
   instructionBytes: number;
   sessions: number;
 }
 
-const tally = (): Tally => ({ calls: 0, callBytes: 0, listings: 0, listingBytes: 0, instructionBytes: 0, sessions: 0 });
+const tally = (): Tally => ({ calls: 0, callBytes: 0, contractBytes: 0, listings: 0, listingBytes: 0, instructionBytes: 0, sessions: 0 });
 
 /** One agent's session on a door: a host that lists before each call and counts what crosses the wire. */
 interface Session {
@@ -115,6 +118,7 @@ async function open(door: Door, agent: string, env: { corpus: string; keys: stri
       const result = (await client.callTool({ name, arguments: args }, { timeout: 120_000 })) as CallToolResult;
       t.calls++;
       t.callBytes += Buffer.byteLength(JSON.stringify(args)) + Buffer.byteLength(JSON.stringify({ content: result.content, structuredContent: result.structuredContent }));
+      t.contractBytes += contractBytes(result);
       if (result.isError) throw new Error(`${door}: ${name} refused: ${JSON.stringify(result.content)}`);
       return (result.structuredContent ?? {}) as Record<string, unknown>;
     },
@@ -123,6 +127,24 @@ async function open(door: Door, agent: string, env: { corpus: string; keys: stri
 }
 
 type Item = { id: string; kind: string | null; parent: string | null };
+
+/**
+ * The bytes of an answer that carry the contract where it applies: each
+ * `reply`, `open` and `next` field as JSON (`,"next":"…"`) and their lines
+ * in the text as JSON-escaped (`\n  reply: …`), as a host reads them.
+ */
+function contractBytes(result: CallToolResult): number {
+  const s = (result.structuredContent ?? {}) as { appeared?: { reply?: string }[]; open?: string[]; next?: string };
+  const field = (key: string, value: unknown) => (value === undefined ? 0 : Buffer.byteLength(`,"${key}":${JSON.stringify(value)}`));
+  let bytes = field('open', s.open) + field('next', s.next);
+  for (const item of s.appeared ?? []) bytes += field('reply', item.reply);
+  for (const block of result.content as { type: string; text?: string }[]) {
+    for (const line of (block.text ?? '').split('\n')) {
+      if (/^(next: |open \(|  reply: )/.test(line)) bytes += Buffer.byteLength(JSON.stringify('\n' + line)) - 2;
+    }
+  }
+  return bytes;
+}
 
 /** Waits (no arguments: the relay keeps the place) until an item passes `wanted`; returns it. */
 async function waitFor(session: Session, wanted: (item: Item) => boolean): Promise<Item> {
@@ -183,6 +205,8 @@ export const doorsSection: Section = {
         const t = await task(ctx, door);
         add(`calls|${door}`, t.calls);
         add(`bytes|${door}`, t.callBytes);
+        add(`bytes per call|${door}`, t.callBytes / t.calls);
+        add(`contract bytes per call|${door}`, t.contractBytes / t.calls);
         add(`listings per session|${door}`, t.listings / t.sessions);
         add(`listing bytes|${door}`, t.listingBytes);
         add(`instructions|${door}`, t.instructionBytes / t.sessions);
@@ -199,6 +223,11 @@ export const doorsSection: Section = {
       results.add({ section, name: `${label}: tools/list sent per session`, unit: 'lists', values: v.get(`listings per session|${door}`)!, goal: { on: 'value', op: '<=', target: 1, source: 'one listing per session' } });
       results.add({ section, name: `${label}: listing bytes over the wire`, unit: 'B', values: v.get(`listing bytes|${door}`)!, reference: stdio('listing bytes') });
       results.add({ section, name: `${label}: instructions`, unit: 'B', values: v.get(`instructions|${door}`)!, reference: stdio('instructions') });
+    }
+    for (const door of DOORS) {
+      const label = door === 'stdio' ? 'stdio serve --agent' : door === 'hub' ? 'hub /mcp, signed' : 'bridge + hub';
+      results.add({ section, name: `${label}: bytes per call`, unit: 'B', values: v.get(`bytes per call|${door}`)! });
+      results.add({ section, name: `${label}: of which the answers' reply, open and next`, unit: 'B', values: v.get(`contract bytes per call|${door}`)! });
     }
     results.add({ section, name: 'stdio serve --agent: tools/list sent per session', unit: 'lists', values: v.get('listings per session|stdio')!, goal: { on: 'value', op: '<=', target: 1, source: 'one listing per session' } });
     results.note(`doors: ask → answer → restart → ask → answer between ana and bob (3 sessions), ${BACKLOG} records between others already held; the v2 client in auto mode lists before every call and honours cache hints (bench/sections/doors.ts)`);
