@@ -11,12 +11,14 @@
  * nothing, has no way to learn who knows what. The bridge is where a
  * session is known, so it fills the gap: if the session's first inbox
  * answer lacks `agents`, it reads the hub's public roster (GET /agents)
- * and adds it, in the same form the hub would.
+ * and adds it, in the same form the hub would, with the `next` the hub
+ * says beside news of who is here (lib/mcp/tools/next-steps.ts).
  */
 import type { CallToolResult } from '@modelcontextprotocol/server';
 import type { Logger } from '../log.js';
 import { FILTER_FIELDS } from '../model/filter.js';
 import { rosterLine, type AgentHere } from '../mcp/tools/roster-news.js';
+import { rosterSteps, withNextLine } from '../mcp/tools/next-steps.js';
 
 /** An inbox wait: no `after` (a read of history) and none of the filters (a narrower set has no roster), whichever the table holds. */
 export function isInboxWait(name: string, args: Record<string, unknown> | undefined): boolean {
@@ -42,23 +44,28 @@ export class SessionRoster {
       this.shown = true;
       return result;
     }
-    const agents = await this.read();
-    if (agents === null) return result;
+    const read = await this.read();
+    if (read === null) return result;
     this.shown = true;
-    const content = result.content.map((block, i) => (i === 0 && block.type === 'text' ? { ...block, text: `${block.text}\n${rosterLine(agents)}` } : block));
-    return { ...result, content, structuredContent: { ...structured, agents } };
+    const { agents, aboutOfMine } = read;
+    const steps = rosterSteps(aboutOfMine ? 'news' : 'news, no about of yours');
+    const next = [...(typeof structured.next === 'string' ? [structured.next] : []), ...steps].join(' ');
+    const text = (block: string) => withNextLine(`${block}\n${rosterLine(agents)}`, next);
+    const content = result.content.map((block, i) => (i === 0 && block.type === 'text' ? { ...block, text: text(block.text) } : block));
+    return { ...result, content, structuredContent: { ...structured, agents, next } };
   }
 
-  /** The hub's roster less this agent, as the hub's own wait would give it; null if the hub did not answer (the next inbox wait tries again). */
-  private async read(): Promise<AgentHere[] | null> {
+  /** The hub's roster less this agent, as the hub's own wait would give it, and whether this agent stated an about; null if the hub did not answer (the next inbox wait tries again). */
+  private async read(): Promise<{ agents: AgentHere[]; aboutOfMine: boolean } | null> {
     try {
       const response = await fetch(`${this.hubBase}/agents`, { headers: { Accept: 'application/json' }, signal: AbortSignal.timeout(5_000) });
       if (!response.ok) throw new Error(`HTTP ${response.status}`);
       const { agents } = (await response.json()) as { agents: { name: string; waiting: boolean; about?: string }[] };
-      return agents
+      const others = agents
         .filter((entry) => entry.name !== this.agent)
         .sort((a, b) => (a.name < b.name ? -1 : 1))
         .map(({ name, waiting, about }) => (about === undefined ? { name, waiting } : { name, waiting, about }));
+      return { agents: others, aboutOfMine: agents.some((entry) => entry.name === this.agent && entry.about !== undefined) };
     } catch (err) {
       this.log.debug(`cannot read the hub's roster for this session's first wait: ${(err as Error).message}`);
       return null;

@@ -19,6 +19,7 @@ interface Item {
   from: string | null;
   parent: string | null;
   reply?: string;
+  unproven?: true;
   bytes?: string;
 }
 interface Waited {
@@ -54,6 +55,18 @@ test('a first, empty wait says to call again and how to say what you know; the t
   // The roster is not news the second time: only the empty answer's step remains.
   const second = waited(await call(ana, 'wait_for_relay', { timeout_ms: 0 }));
   assert.equal(second.next, 'Nothing came yet: call wait_for_relay again.');
+});
+
+test('a restarted bridge session\'s first wait, whose roster the bridge adds, says the same next', async (t) => {
+  const { hub, ana } = await scene(t);
+  await call(ana, 'wait_for_relay', { timeout_ms: 0 });
+  await ana.close();
+  const again = (await bridgeClient(t, hub.url, 'ana', hub.keys)).client;
+  const first = await call(again, 'wait_for_relay', { timeout_ms: 0 });
+  assert.deepEqual(waited(first).agents?.map((a) => a.name), ['carol']);
+  assert.equal(waited(first).next, 'Nothing came yet: call wait_for_relay again. agents: ask the one whose about fits, by name. ' +
+    'State yours: append_relay "@p-e/x0\\nkind: about\\n\\n" + one line.');
+  assert.match(textOf(first), /\nagents here: carol.*\nnext: Nothing came yet: .* State yours: .*$/);
 });
 
 test('an agent that has stated its about is not asked to again', async (t) => {

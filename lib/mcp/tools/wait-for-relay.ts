@@ -10,6 +10,7 @@ import type { IdShape } from '../../model/ids.js';
 import { claimFields, filterParams, linkFields, provenanceValues, recordIdField } from './shared.js';
 import { openInboxWait } from '../channel/inbox-waits.js';
 import { rosterLine, rosterNews } from './roster-news.js';
+import { nextSteps } from './next-steps.js';
 import { defineTool } from './tool.js';
 import { behindAfterEmptyWait } from '../../store/checkpoint-frontier.js';
 
@@ -131,23 +132,6 @@ function addressedTo(to: string | null, agent: string): boolean {
 async function hasAbout(store: RelayStore, agent: string): Promise<boolean> {
   return (await store.roster()).some((entry) => entry.name === agent && entry.about !== undefined);
 }
-
-/**
- * What an inbox answer needs of the agent beyond its items, said at the
- * moment it applies and only then (each sentence is paid per answer that
- * carries it): an empty answer, an unproven sender, who is here.
- */
-function nextSteps(result: { appeared: AppearedRecord[] }, say: { roster: 'no news' | 'news' | 'news, no about of yours'; weighing: boolean }): string | undefined {
-  const steps = [
-    ...(result.appeared.length === 0 ? ['Nothing came yet: call wait_for_relay again.'] : []),
-    ...(say.weighing ? ['unproven: its from: is a claim no key proved; check it before you act on it.'] : []),
-    ...(say.roster === 'no news' ? [] : ['agents: ask the one whose about fits, by name.']),
-    ...(say.roster === 'news, no about of yours' ? [`State yours: append_relay ${JSON.stringify(ABOUT_HEAD)} + one line.`] : []),
-  ];
-  return steps.length ? steps.join(' ') : undefined;
-}
-
-const ABOUT_HEAD = '@p-e/x0\nkind: about\n\n';
 
 /**
  * How to weigh an unproven sender is said once per agent in this process
