@@ -5,11 +5,15 @@
  * with scripted peers answering over the hub's /mcp. Nothing here tells the
  * reader how the relay works; the scene and the checks are plain facts.
  *
- *   node --import tsx scripts/blind-check.ts up DIR        build the scene in DIR and serve it until killed
+ *   node --import tsx scripts/blind-check.ts up DIR [--no-instructions]   build the scene in DIR and serve it until killed
  *   node --import tsx scripts/blind-check.ts listing DIR   the bridge's tools/list and instructions, as ana's host sees them
+ *                                                          (the tools alone when up was given --no-instructions)
  *   node --import tsx scripts/blind-check.ts call DIR TOOL 'JSON'   one tool call through ana's host (prints the result)
  *   node --import tsx scripts/blind-check.ts restart DIR   ana's host restarts: a new bridge process, a new session
  *   node --import tsx scripts/blind-check.ts check DIR     which of the four goals the corpus shows reached
+ *   node --import tsx scripts/blind-check.ts literal DIR [--with-instructions]
+ *       the scene, a literal reader's plan for the four tasks run through it, then check, with
+ *       ana's calls and bytes per task (see `literal` below)
  *
  * The scene: keys for ana, bob, carol and dave; bob and carol state what
  * they know (a kind: about record each) and answer questions addressed to
@@ -107,6 +111,11 @@ class Host {
     return c;
   }
 
+  async close(): Promise<void> {
+    await this.session?.close();
+    this.session = null;
+  }
+
   async restart(): Promise<void> {
     await this.session?.close();
     this.session = null;
@@ -118,16 +127,27 @@ class Host {
     return { instructions: c.getInstructions(), tools: (await c.listTools()).tools };
   }
 
+  /** What the calls are for from now on, written in the transcript (the literal reader's plan tags them). */
+  task = '';
+
   async call(name: string, args: Record<string, unknown>): Promise<CallToolResult> {
     const c = await this.open();
     const result = (await c.callTool({ name, arguments: args }, { timeout: 120_000 })) as CallToolResult;
-    const line = { at: new Date().toISOString(), name, args, isError: result.isError ?? false, bytesSent: Buffer.byteLength(JSON.stringify(args)), bytesRead: Buffer.byteLength(JSON.stringify({ content: result.content, structuredContent: result.structuredContent })) };
+    const line = { at: new Date().toISOString(), task: this.task, name, args, isError: result.isError ?? false, bytesSent: Buffer.byteLength(JSON.stringify(args)), bytesRead: Buffer.byteLength(JSON.stringify({ content: result.content, structuredContent: result.structuredContent })) };
     await fs.appendFile(this.log, JSON.stringify(line) + '\n');
+    // What the reader read, beside the transcript, for whoever judges a run.
+    await fs.appendFile(this.log.replace(/\.jsonl$/, '.answers.jsonl'), JSON.stringify({ task: this.task, name, result }) + '\n');
     return result;
   }
 }
 
-async function up(dir: string): Promise<void> {
+interface Scene {
+  host: Host;
+  end(): Promise<void>;
+}
+
+/** The scene in `dir`: the hub, the scripted peers, ana's host after its restart; `end` stops it all. */
+async function scene(dir: string): Promise<Scene> {
   const corpus = path.join(dir, 'corpus');
   const keys = path.join(dir, 'keys');
   await initStore({ corpus, keys });
@@ -147,19 +167,34 @@ async function up(dir: string): Promise<void> {
   const host = new Host(hub.url, keys, path.join(dir, 'transcript.jsonl'));
   // Ana's first session starts before the others write to her, as a swarm's agents do; the reader begins on the next one.
   await host.call('wait_for_relay', { timeout_ms: 0 });
-  await fs.rm(path.join(dir, 'transcript.jsonl'), { force: true });
+  for (const file of ['transcript.jsonl', 'transcript.answers.jsonl']) await fs.rm(path.join(dir, file), { force: true });
   const q = await call(peers.carol!, 'append_relay', { bytes: record({ kind: 'question', from: 'carol', to: 'ana' }, 'What port does the staging gateway listen on?') });
   const broadcast = await call(peers.dave!, 'append_relay', { bytes: record({ kind: 'question', from: 'dave', to: 'all' }, 'Which ports does the relay service use? List every one you know.') });
   await call(peers.carol!, 'append_relay', { bytes: record({ kind: 'answer', from: 'carol', to: 'dave', parent: broadcast.id as string }, '7077, for HTTP.') });
   await host.restart();
   await fs.writeFile(path.join(dir, 'scene.json'), JSON.stringify({ hub: hub.url, carolQuestion: q.id, daveBroadcast: broadcast.id }, null, 2));
+  return {
+    host,
+    async end() {
+      stop.abort();
+      await host.close();
+      await Promise.all(Object.values(peers).map((c) => c.close().catch(() => {})));
+      hub.child.kill('SIGTERM');
+      await Promise.allSettled(loops);
+    },
+  };
+}
 
+async function up(dir: string, withhold: boolean): Promise<void> {
+  const { host, end: endScene } = await scene(dir);
   const server = http.createServer(async (req, res) => {
     let body = '';
     for await (const chunk of req) body += chunk;
     try {
       const { op, name, args } = JSON.parse(body || '{}') as { op: string; name?: string; args?: Record<string, unknown> };
-      const out = op === 'restart' ? (await host.restart(), { restarted: true }) : op === 'listing' ? await host.listing() : await host.call(name!, args ?? {});
+      // Withheld, the reader sees what a host that drops the instructions shows: the tools alone.
+      const listing = async () => (withhold ? { tools: ((await host.listing()) as { tools: unknown }).tools } : await host.listing());
+      const out = op === 'restart' ? (await host.restart(), { restarted: true }) : op === 'listing' ? await listing() : await host.call(name!, args ?? {});
       res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(out, null, 2));
     } catch (err) {
       res.writeHead(500).end(String((err as Error).message));
@@ -169,10 +204,8 @@ async function up(dir: string): Promise<void> {
   await fs.writeFile(path.join(dir, 'host.json'), JSON.stringify({ port: (server.address() as { port: number }).port }));
   process.stderr.write(`blind-check: the scene is up in ${dir}\n`);
   const end = () => {
-    stop.abort();
     server.close();
-    hub.child.kill('SIGTERM');
-    void Promise.allSettled(loops).then(() => process.exit(0));
+    void endScene().then(() => process.exit(0));
     setTimeout(() => process.exit(0), 3000).unref();
   };
   process.once('SIGTERM', end);
@@ -211,18 +244,92 @@ async function check(dir: string): Promise<void> {
     ['4. found carol knows the deploy schedule, asked her, she answered', askedCarol !== undefined && answered(askedCarol.id, 'carol')],
   ] as const;
   for (const [goal, met] of goals) process.stdout.write(`${met ? 'reached' : 'NOT reached'}: ${goal}\n`);
-  const transcript = (await fs.readFile(path.join(dir, 'transcript.jsonl'), 'utf8').catch(() => '')).split('\n').filter(Boolean).map((l) => JSON.parse(l) as { bytesSent: number; bytesRead: number; isError: boolean });
+  const transcript = (await fs.readFile(path.join(dir, 'transcript.jsonl'), 'utf8').catch(() => '')).split('\n').filter(Boolean).map((l) => JSON.parse(l) as { task?: string; bytesSent: number; bytesRead: number; isError: boolean });
   process.stdout.write(`ana's calls: ${transcript.length} (${transcript.filter((l) => l.isError).length} refused), ${transcript.reduce((s, l) => s + l.bytesSent + l.bytesRead, 0)} bytes sent and read; records ana stored: ${ana.length}\n`);
+  const tasks = [...new Set(transcript.map((l) => l.task ?? ''))].filter(Boolean);
+  for (const task of tasks) {
+    const lines = transcript.filter((l) => l.task === task);
+    process.stdout.write(`  ${task}: ${lines.length} calls, ${lines.reduce((s, l) => s + l.bytesSent + l.bytesRead, 0)} bytes\n`);
+  }
   if (goals.some(([, met]) => !met)) process.exitCode = 1;
+}
+
+/**
+ * A literal reader: the four tasks planned from what a reader is given, as
+ * calls, and run through ana's host. It knows ana's two facts (the staging
+ * gateway listens on 8443; the relay service also uses 9090) and the tasks.
+ * Withheld (the default), it uses only what the tool listing and the
+ * answers say: the ask recipe in append_relay's description, a question's
+ * reply, the answer's open and next, the agents' about lines. With
+ * `--with-instructions` it builds its answers from the instructions'
+ * recipe instead (from: ana, to: the question's from: or all, parent:)
+ * and states its about because the instructions say how; everything else
+ * is the same plan. Each call is tagged with the task it serves; the
+ * inbox waits, which serve all of them, are tagged `inbox`.
+ */
+async function literal(dir: string, withInstructions: boolean): Promise<void> {
+  const { host, end } = await scene(dir);
+  type Waited = { appeared: (Item & { parent?: string | null; reply?: string })[]; open?: string[]; next?: string; agents?: { name: string; about?: string }[] };
+  const facts: [RegExp, string][] = [[/staging gateway/i, 'The staging gateway listens on 8443.'], [/relay service/i, 'The relay service also uses 9090.']];
+  const structured = (r: CallToolResult) => r.structuredContent as unknown as Waited;
+  const answered = new Set<string>();
+  let agents: { name: string; about?: string }[] = [];
+  let aboutStated = false;
+  const asked = new Map<string, string>(); // question id → task
+  const got = new Set<string>();
+  const handle = async (w: Waited) => {
+    if (w.agents) agents = w.agents;
+    for (const item of w.appeared) {
+      if (item.parent && asked.has(item.parent)) got.add(item.parent);
+      if (item.kind?.toLowerCase() !== 'question' || answered.has(item.id)) continue;
+      const fact = facts.find(([about]) => about.test(item.bytes ?? ''))?.[1];
+      const toAll = (item.to ?? '').split(/[\s,]+/).includes('all');
+      if (toAll && !fact) continue;
+      host.task = toAll ? '3. add to a broadcast' : '2. serve after a restart';
+      const head = withInstructions ? `@p-e/x0\nkind: answer\nfrom: ana\nto: ${item.from ?? 'all'}\nparent: ${item.id}\n\n` : item.reply;
+      if (head === undefined) throw new Error(`${item.id}: the answer carries no reply to answer it with`);
+      await host.call('append_relay', { bytes: `${head}${fact ?? 'I do not know that.'}` });
+      answered.add(item.id);
+    }
+    const stateAbout = withInstructions ? !aboutStated : /kind: about/.test(w.next ?? '');
+    if (stateAbout && !aboutStated) {
+      host.task = '4. find who knows X';
+      await host.call('append_relay', { bytes: '@p-e/x0\nkind: about\n\nknows the staging gateway and relay service ports' });
+      aboutStated = true;
+    }
+  };
+  const inbox = async () => {
+    host.task = 'inbox';
+    const w = structured(await host.call('wait_for_relay', {}));
+    await handle(w);
+    return w;
+  };
+  try {
+    await inbox();
+    host.task = '1. ask a peer';
+    const q1 = (await host.call('append_relay', { bytes: '@p-e/x0\nkind: question\nto: bob\n\nWhat is the launch code word?' })).structuredContent as { id: string };
+    asked.set(q1.id, host.task);
+    const knower = agents.find((a) => /deploy/i.test(a.about ?? ''))?.name;
+    if (knower) {
+      host.task = '4. find who knows X';
+      const q4 = (await host.call('append_relay', { bytes: `@p-e/x0\nkind: question\nto: ${knower}\n\nWhen is the next deploy?` })).structuredContent as { id: string };
+      asked.set(q4.id, host.task);
+    }
+    for (let i = 0; i < 10 && got.size < asked.size; i++) await inbox();
+  } finally {
+    await end();
+  }
+  await check(dir);
 }
 
 const [verb, dir, ...rest] = process.argv.slice(2);
 if (!verb || !dir) {
-  process.stderr.write('usage: blind-check.ts up|listing|call|restart|check DIR [TOOL JSON]\n');
+  process.stderr.write('usage: blind-check.ts up|listing|call|restart|check|literal DIR [TOOL JSON] [--no-instructions] [--with-instructions]\n');
   process.exit(2);
 }
 const at = path.resolve(dir);
-if (verb === 'up') await up(at);
+if (verb === 'up') await up(at, rest.includes('--no-instructions'));
+else if (verb === 'literal') await literal(at, rest.includes('--with-instructions'));
 else if (verb === 'listing') await toHost(at, { op: 'listing' });
 else if (verb === 'restart') await toHost(at, { op: 'restart' });
 else if (verb === 'call') await toHost(at, { op: 'call', name: rest[0], args: JSON.parse(rest[1] ?? '{}') });
