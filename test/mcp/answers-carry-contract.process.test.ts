@@ -106,6 +106,19 @@ test('a question to you stays open, by id, until you answer it; one to all is ne
   assert.equal(waited(await call(ana, 'wait_for_relay', { timeout_ms: 0 })).open, undefined);
 });
 
+test('a question whose asker has gone (its key revoked) stays open, and its reply still names the asker', async (t) => {
+  const { hub, ana, carol } = await scene(t);
+  const q = (await call(carol, 'append_relay', { bytes: '@p-e/x0\nkind: question\nto: ana\n\nWhich port?' })).structuredContent as { id: string };
+  const out = await runProcess([process.execPath, `${ROOT}/bin/p-e-relay`, 'keys', 'revoke', 'carol', '--keys', hub.keys]);
+  assert.equal(out.code, 0, out.stderr);
+  const delivered = waited(await call(ana, 'wait_for_relay', { timeout_ms: 10_000 })).appeared.find((i) => i.id === q.id);
+  assert.match(delivered?.reply ?? '', /\nto: carol\n/);
+  assert.deepEqual(waited(await call(ana, 'wait_for_relay', { timeout_ms: 0 })).open, [q.id]);
+  // The answer is stored all the same, for carol to have if she comes back.
+  await call(ana, 'append_relay', { bytes: `${delivered!.reply}8443` });
+  assert.equal(waited(await call(ana, 'wait_for_relay', { timeout_ms: 0 })).open, undefined);
+});
+
 test('another agent\'s answer does not close a question for you', async (t) => {
   const hub = await startHubProcess(t, { agents: ['ana', 'bob', 'carol'] });
   const [ana, bob, carol] = await Promise.all(['ana', 'bob', 'carol'].map(async (name) => (await bridgeClient(t, hub.url, name, hub.keys)).client));
