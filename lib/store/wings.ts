@@ -108,8 +108,7 @@ export function makeWings(store: StoreFace, options: StoreOptions, shape: IdShap
     life, paths, log, readOnly, maxRecordBytes, wantBells, buildWait: options.buildWait ?? {}, index, facts, issued, leftovers, dirSync, agents,
     rebuildAbouts: () => rebuildAbouts({ index, shape, reads, roster: agents.roster, log }),
     indexer, snapshots, peers, bells, watcher, ids, visibility, interests, feed, reads, waiters, appender, waits,
-    listing: new Listing({ index, shape, paths, agents }),
-    questions: new OpenQuestions({ index, shape }),
+    listing: new Listing({ index, shape, paths, agents }), questions: new OpenQuestions({ index, shape }),
   };
   return wings;
 }
