@@ -11,7 +11,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { CallToolResult, Client } from '@modelcontextprotocol/client';
 import { bridgeClient, startHubProcess } from '../support/bridge-helpers.js';
-import { record, ROOT, runProcess, tempDir, textOf } from '../support/helpers.js';
+import { record, ROOT, runProcess, stdioClient, tempDir, tempStore, textOf } from '../support/helpers.js';
 
 interface Item {
   id: string;
@@ -163,4 +163,18 @@ test('the Inspector CLI, which never reads instructions, gets the answer\'s line
   await inspector('--tool-name', 'append_relay', '--tool-arg', `bytes=${item.reply}8443`);
   const answer = waited(await call(carol, 'wait_for_relay', { timeout_ms: 10_000 })).appeared.find((i) => i.parent === q.id);
   assert.equal(answer?.from, 'ana');
+});
+
+test('over stdio serve --agent too: a question with no from: is answered to the agent its server stated, and stays open until answered', async (t) => {
+  const { corpus } = await tempStore(t);
+  const carol = (await stdioClient(t, corpus, ['--agent', 'carol'])).client;
+  const ana = (await stdioClient(t, corpus, ['--agent', 'ana'])).client;
+  const q = (await call(carol, 'append_relay', { bytes: '@p-e/x0\nkind: question\nto: ana\n\nWhich port?' })).structuredContent as { id: string };
+  const item = waited(await call(ana, 'wait_for_relay', { timeout_ms: 10_000 })).appeared.find((i) => i.id === q.id)!;
+  assert.equal(item.reply, `@p-e/x0\nkind: answer\nfrom: ana\nto: carol\nparent: ${q.id}\n\n`);
+  assert.deepEqual(waited(await call(ana, 'wait_for_relay', { timeout_ms: 0 })).open, [q.id]);
+  await call(ana, 'append_relay', { bytes: `${item.reply}8443` });
+  assert.equal(waited(await call(ana, 'wait_for_relay', { timeout_ms: 0 })).open, undefined);
+  const answer = waited(await call(carol, 'wait_for_relay', { timeout_ms: 10_000 })).appeared.find((i) => i.parent === q.id);
+  assert.match(answer?.bytes ?? '', /8443/);
 });
