@@ -60,6 +60,14 @@ export const ERROR_STATUS = {
   unsigned: 401,
   /** A stdio server started without a name was asked for what only a named agent has: its inbox (a wait without after). */
   agent_required: 403,
+  /** A work claim (spec §8e) that says something a claim cannot: a target, its count, its for: life, a release's parent; or one agent's claims past their cap. */
+  bad_claim: 400,
+  /** A work claim colliding with another agent's live claim: retryable, since that claim lapses or is released. */
+  claimed: 409,
+  /** A release or done of a claim by someone other than its holder. */
+  not_holder: 403,
+  /** A claim of a task a done record has closed for good. */
+  done: 409,
   malformed_authorization: 401,
   unknown_agent: 401,
   /** A key for `all`, the name every agent listens for: refused by `keys add` and as a signer. */
@@ -109,7 +117,7 @@ export type ErrorCode = keyof typeof ERROR_STATUS;
  * docs/errors.md's Retry column is this set written out.
  */
 export const RETRYABLE: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
-  'bad_request', 'internal', 'store_closed', 'store_unreachable', 'key_in_flight', 'rate_limited', 'too_many_waits',
+  'bad_request', 'claimed', 'internal', 'store_closed', 'store_unreachable', 'key_in_flight', 'rate_limited', 'too_many_waits',
   'too_many_streams', 'too_many_connections', 'too_many_signatures', 'replayed_signature', 'guard_reset', 'hub_unreachable', 'hub_timeout',
 ]);
 
