@@ -56,6 +56,8 @@ export interface CorpusPaths {
   readonly marks: string;
   readonly roster: string;
   readonly bells: string;
+  /** Beside it, the lock every work claim's decision takes (spec §8e); the file itself is never written. */
+  readonly workClaims: string;
   record(id: string): string;
 }
 
@@ -80,6 +82,7 @@ export function corpusPaths(corpusDir: string): CorpusPaths {
     marks: path.join(state, 'marks'),
     roster: path.join(state, 'roster'),
     bells: path.join(state, 'bells'),
+    workClaims: path.join(state, 'work-claims'),
     // Callers pass only ids that parsed against the store's shape, so a name
     // like `../x` can never reach this join.
     record: (id: string) => path.join(corpus, id),

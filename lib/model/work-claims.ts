@@ -179,11 +179,10 @@ export function workClaimOf(text: string): WorkClaimText {
   return { targets: parseClaimTargets(headers.get('claim')), lifeMs: parseClaimLife(headers.get('for')) };
 }
 
-/** Whether a record kind takes part in claims, and which part (kinds compare without case, as answers do). */
+/** Whether a record kind takes part in claims, and which part (kinds are matched exactly, as filters match them). */
 export function claimRole(kind: string | null): 'claim' | 'end' | null {
-  const k = kind?.toLowerCase();
-  if (k === CLAIM_KIND) return 'claim';
-  if (k === RELEASE_KIND || k === DONE_KIND) return 'end';
+  if (kind === CLAIM_KIND) return 'claim';
+  if (kind === RELEASE_KIND || kind === DONE_KIND) return 'end';
   return null;
 }
 

@@ -21,6 +21,7 @@ import type { AgentDeliveries } from './agents/deliveries.js';
 import type { OpenQuestions } from './agents/open-questions.js';
 import type { RosterEntry } from './agents/roster.js';
 import { readOnlyRefusal } from './append/read-only.js';
+import type { LiveWorkClaim } from './append/work-claims.js';
 import { subscribe, type HeldRecord, type OnRecord, type RecordFeed, type StoreEvents, type SubscribeOptions, type Subscription } from './follow/subscription.js';
 import type { Waiters, WaitResult } from './follow/waiters.js';
 import type { StoreState } from './lifecycle.js';
@@ -35,6 +36,7 @@ export type { StoreState } from './lifecycle.js';
 export type { Subscription } from './follow/subscription.js';
 export { appeared, clampWait, DEFAULT_WAIT_MS, MAX_WAIT_MS, WAIT_MAX_ITEMS, type AppearedRecord, type WaitResult } from './follow/waiters.js';
 export { readOnlyRefusal } from './append/read-only.js';
+export type { LiveWorkClaim } from './append/work-claims.js';
 export { Roster, type RosterEntry } from './agents/roster.js';
 export { undelivered } from './agents/deliveries.js';
 export { OPEN_FOR_MS, OPEN_SHOWN } from './agents/open-questions.js';
@@ -161,6 +163,12 @@ export class RelayStore extends EventEmitter<StoreEvents> implements RecordFeed 
     this.appending.add(appending);
     void appending.catch(() => {}).finally(() => this.appending.delete(appending));
     return appending;
+  }
+
+  /** Every live work claim (spec §8e): holder, targets, id, lapse; oldest first. */
+  async workClaims(): Promise<LiveWorkClaim[]> {
+    await this.opened();
+    return this.w.workClaims.live();
   }
 
   /** Everyone on the roster (spec §8d): names that served, signed or were given a key, when last seen, waiting now. */

@@ -23,6 +23,7 @@ import { IdempotencyClaims } from './append/idempotency-claims.js';
 import { IssuedLog } from './append/issued-log.js';
 import { KeyedAppends } from './append/keyed-append.js';
 import { NewRecords } from './append/new-record.js';
+import { WorkClaimBook } from './append/work-claims.js';
 import { CorpusFacts } from './corpus-facts.js';
 import type { RecordFeed, StoreEvents } from './follow/subscription.js';
 import { Visibility } from './follow/visibility.js';
@@ -101,13 +102,14 @@ export function makeWings(store: StoreFace, options: StoreOptions, shape: IdShap
   const feed = feedOf(store, index, visibility, interests);
   const waiters = new Waiters(feed);
   const records = new NewRecords({ shape, paths, ids, indexer, visibility, facts });
-  const appender = new Appender({ shape, maxRecordBytes, index, peers, ids, keyed, records, agents, roster: agents.roster, strictRecipients: options.strictRecipients ?? false });
+  const workClaims = new WorkClaimBook({ index, shape, peers, settled: () => indexer.settled(), reads, lockFile: paths.workClaims, log });
+  const appender = new Appender({ shape, maxRecordBytes, index, peers, ids, keyed, records, workClaims, agents, roster: agents.roster, strictRecipients: options.strictRecipients ?? false });
   const waits = new StoreWaits({ waiters, visibility, peers, index, indexer, reads, shape });
   const wantBells = (options.bells ?? true) && (options.watch ?? 'events') === 'events' && !readOnly;
   const wings = {
     life, paths, log, readOnly, maxRecordBytes, wantBells, buildWait: options.buildWait ?? {}, index, facts, issued, leftovers, dirSync, agents,
     rebuildAbouts: () => rebuildAbouts({ index, shape, reads, roster: agents.roster, log }),
-    indexer, snapshots, peers, bells, watcher, ids, visibility, interests, feed, reads, waiters, appender, waits,
+    indexer, snapshots, peers, bells, watcher, ids, visibility, interests, feed, reads, waiters, appender, waits, workClaims,
     listing: new Listing({ index, shape, paths, agents }), questions: new OpenQuestions({ index, shape }),
   };
   return wings;

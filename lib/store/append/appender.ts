@@ -19,6 +19,7 @@ import type { AppendOptions, AppendResult } from '../store-options.js';
 import type { IdAllocator } from './id-allocator.js';
 import type { KeyedAppends } from './keyed-append.js';
 import type { NewRecords } from './new-record.js';
+import { workClaimAppend, type WorkClaimAppend, type WorkClaimBook } from './work-claims.js';
 
 export interface AppenderParts {
   shape: IdShape;
@@ -29,6 +30,8 @@ export interface AppenderParts {
   ids: Pick<IdAllocator, 'parseProposal'>;
   keyed: KeyedAppends;
   records: NewRecords;
+  /** Claims, releases and dones decided under one lock (spec §8e). */
+  workClaims: Pick<WorkClaimBook, 'decide' | 'checkReplayed'>;
   agents: Pick<AgentDeliveries, 'unknownRecipients'>;
   /** Where a stored about is noted (the roster's about for its agent). */
   roster: Pick<Roster, 'stated'>;
@@ -45,6 +48,8 @@ export interface CheckedAppend {
   key: string | undefined;
   /** A kind: about record's agent and line, checked. */
   about: StatedAbout | undefined;
+  /** A claim, release or done: what it claims or ends, checked (work-claims.ts). */
+  workClaim: WorkClaimAppend | undefined;
 }
 
 export class Appender {
@@ -59,7 +64,8 @@ export class Appender {
     const named = namedAppend(claims, options, this.parts.shape);
     const key = named.options.idempotencyKey === undefined ? undefined : checkIdempotencyKey(named.options.idempotencyKey);
     const about = statedAbout(claims, bytes, named.options);
-    return { bytes, claims, options: named.options, statedAgent: named.statedAgent, key, about };
+    const workClaim = workClaimAppend(claims, bytes, named.options);
+    return { bytes, claims, options: named.options, statedAgent: named.statedAgent, key, about, workClaim };
   }
 
   /**
@@ -83,13 +89,17 @@ export class Appender {
     if (unknown.length > 0 && this.parts.strictRecipients) throw unknownRecipient(unknown);
     const digest = digestOf(bytes);
     const proposed = options.id === undefined ? null : this.parts.ids.parseProposal(options.id);
-    const store = records.store.bind(records, { bytes, claims, digest, proposed, options, statedAgent: checked.statedAgent });
+    const publish = records.store.bind(records, { bytes, claims, digest, proposed, options, statedAgent: checked.statedAgent });
+    // A claim is decided inside the key's hold, so a retried claim answers its first record instead of deciding again.
+    const { workClaim } = checked;
+    const store = workClaim === undefined ? publish : () => this.parts.workClaims.decide(workClaim, publish);
     let result: AppendResult;
     try {
       result = key === undefined ? await store() : await this.parts.keyed.run(idempotencyScope(options.depositedBy, key, checked.statedAgent, digest), key, digest, proposed, store);
     } catch (err) {
       throw records.refusal(err); // the key's claim meets a lost mount too
     }
+    if (workClaim?.role === 'claim' && result.replayed) await this.parts.workClaims.checkReplayed(result.id);
     if (checked.about) await this.parts.roster.stated(checked.about.agent, checked.about.about, this.parts.shape.parseRecordId(result.id)!);
     return unknown.length > 0 ? { ...result, unknownRecipients: unknown } : result;
   }
