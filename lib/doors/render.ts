@@ -4,13 +4,25 @@
  * operator see the same sentence for the same fact.
  */
 import type { IdState } from '../model/record-index.js';
-import type { AppearedRecord, AppendResult, ListResult, RepliesResult, WaitResult } from '../store/store.js';
+import type { AppearedRecord, AppendResult, ListResult, LiveWorkClaim, RepliesResult, WaitResult } from '../store/store.js';
 import type { Behind } from '../store/checkpoint-frontier.js';
 import { drawBoundary, fenceRule, fenced } from '../model/fence.js';
 import { claimText } from '../model/claim-text.js';
 
 export function existsText(id: string, state: IdState): string {
   return `${id} ${state}`;
+}
+
+/**
+ * Live work claims (spec §8e), one line each: `relay-0042 ana until
+ * 2026-12-06T08:30:00.000Z: task:t1 path:src/api`. At most `limit` lines
+ * after the head; the head says how many there are. The holder of a claim
+ * copied in is its unchecked from:, shown as claim-text.ts shows one.
+ */
+export function workClaimsText(claims: readonly LiveWorkClaim[], limit = Infinity): string {
+  const lines = claims.slice(0, limit).map((c) => `${c.id} ${claimText(c.holder, 'from')} until ${c.lapsesAt}: ${c.targets.join(' ')}`);
+  if (claims.length > limit) lines.push(`… ${claims.length - limit} more (p-e-relay claims, GET /claims)`);
+  return [`live claims (${claims.length}):`, ...lines].join('\n');
 }
 
 /** Exactly two lines: `present (N): …` and `known missing (M): …`. */

@@ -84,6 +84,11 @@ export async function getAgents({ res, ctx }: HubRequest): Promise<void> {
   sendJson(res, 200, { agents: await ctx.store.roster() });
 }
 
+/** GET /claims: every live work claim (spec §8e). */
+export async function getClaims({ res, ctx }: HubRequest): Promise<void> {
+  sendJson(res, 200, { claims: await ctx.store.workClaims() });
+}
+
 export function getHealthz({ res, ctx }: HubRequest): void {
   sendJson(res, 200, { status: 'ok', version: VERSION, ready: ctx.ready(), records: ctx.store.size, readOnly: ctx.store.readOnly });
 }

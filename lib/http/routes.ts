@@ -17,6 +17,7 @@
  *   HEAD /relays/ID             the state in P-E-Relay-State, no body
  *   GET  /relays/ID/replies     list_replies
  *   GET  /agents                the roster (JSON): who is there, last seen, waiting now
+ *   GET  /claims                live work claims (JSON): holder, targets, claim id, lapse
  *   GET  /checkpoints, GET /healthz, GET /metrics
  */
 import { RelayError } from '../errors.js';
@@ -26,7 +27,7 @@ import { parseJsonRpcBody } from './body.js';
 import type { Handler, HubRequest } from './context.js';
 import { READ_INTAKE, spending, type Entry } from './intake.js';
 import { handleMcp, mcpIntake, mcpMethodNotAllowed } from './mcp-endpoint.js';
-import { getAgents, getHealthz, getMetrics, getRecord, getRelays, getReplies, headRecord, methodNotAllowed, postRelays } from './rest.js';
+import { getAgents, getClaims, getHealthz, getMetrics, getRecord, getRelays, getReplies, headRecord, methodNotAllowed, postRelays } from './rest.js';
 import { handleEvents } from './sse.js';
 import { checkpointFrontier } from './checkpoints-route.js';
 import { handleWeb } from './web-view.js';
@@ -82,6 +83,7 @@ export const ROUTES = {
   record: { shown: '/relays/ID', path: /^\/relays\/([^/]+)$/, channel: 'http', methods: { GET: read(getRecord), HEAD: read(headRecord) }, otherMethods: REST_READS_ONLY },
   replies: { shown: '/relays/ID/replies', path: /^\/relays\/([^/]+)\/replies$/, channel: 'http', methods: { GET: read(getReplies), HEAD: read(getReplies) }, otherMethods: REST_READS_ONLY },
   agents: { shown: '/agents', path: /^\/agents$/, channel: 'http', methods: { GET: read(getAgents), HEAD: read(getAgents) }, otherMethods: REST_READS_ONLY },
+  claims: { shown: '/claims', path: /^\/claims$/, channel: 'http', methods: { GET: read(getClaims), HEAD: read(getClaims) }, otherMethods: REST_READS_ONLY },
   checkpoints: { shown: '/checkpoints', path: /^\/checkpoints$/, channel: 'http', methods: { GET: read(checkpointFrontier), HEAD: read(checkpointFrontier) }, otherMethods: REST_READS_ONLY },
   healthz: { shown: '/healthz', path: /^\/healthz$/, channel: 'http', methods: { GET: read(getHealthz), HEAD: read(getHealthz) }, otherMethods: REST_READS_ONLY },
   metrics: { shown: '/metrics', path: /^\/metrics$/, channel: 'http', methods: { GET: read(getMetrics), HEAD: read(getMetrics) }, otherMethods: REST_READS_ONLY },

@@ -112,7 +112,7 @@ export function patternFault(pattern: string): string | null {
   if (pattern === '') return 'it names nothing; send a repository-relative path or glob such as path:src/api/**';
   if (pattern.length > MAX_PATTERN_CHARS) return `it is ${pattern.length} characters and a pattern takes at most ${MAX_PATTERN_CHARS}; claim a shorter directory`;
   if (pattern.startsWith('/')) return 'it starts with /; send a path relative to the repository root (src/x.ts, not /src/x.ts)';
-  if (/[\p{C}\s\\]/u.test(pattern)) return 'it holds a space, a control character or a backslash; send / between segments and no escapes';
+  if (/[\p{C}\s\\<>]/u.test(pattern)) return 'it holds a space, a control character, a backslash, < or >; send / between segments and no escapes';
   const segments = pattern.split('/');
   if (segments.length > MAX_PATTERN_SEGMENTS) return `it has ${segments.length} segments and a pattern takes at most ${MAX_PATTERN_SEGMENTS}; claim a directory above`;
   const wildcards = pattern.replace(/\*\*/g, '*').replace(/[^*?[]/g, '').length;

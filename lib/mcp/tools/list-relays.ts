@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import { RelayError } from '../../errors.js';
-import { listText } from '../../doors/render.js';
+import { listText, workClaimsText } from '../../doors/render.js';
 import { FILTER_NAMES, parseFilter } from '../../model/filter.js';
+import { CLAIM_KIND } from '../../model/work-claims.js';
 import type { IdShape } from '../../model/ids.js';
 import type { ListIds, ListResult } from '../../store/store.js';
 import { filterParams } from './shared.js';
@@ -17,6 +18,8 @@ import { defineTool, READ } from './tool.js';
  * ids of the widest shape (9 digits) are ~7 MB as one line.
  */
 export const LIST_MAX_IDS = 200_000;
+/** Live claims a listing of kind claim shows, oldest first; the CLI and GET /claims show them all. */
+const CLAIMS_SHOWN = 200;
 
 const n = (x: number) => x.toLocaleString('en-US');
 
@@ -43,10 +46,13 @@ export const listRelays = defineTool({
   }),
   async run(store, args) {
     // Counted before a single id is formatted: a refused list costs no strings.
-    const ids = await store.listIds(args.after, parseFilter(args, store.shape));
+    const filter = parseFilter(args, store.shape);
+    const ids = await store.listIds(args.after, filter);
     refuseIfLonger(ids, store.shape);
     const result: ListResult = { after: ids.after, present: ids.present.map(store.shape.format), knownMissing: ids.knownMissing.map(store.shape.format) };
-    return { text: listText(result), structured: { ...result } };
+    // Who holds what (spec §8e): a listing of claims also says which are live, their holders and targets, in its text only.
+    const claims = filter?.kind?.has(CLAIM_KIND) ? `\n${workClaimsText(await store.workClaims(), CLAIMS_SHOWN)}` : '';
+    return { text: listText(result) + claims, structured: { ...result } };
   },
 });
 
