@@ -89,10 +89,7 @@ export function makeWings(store: StoreFace, options: StoreOptions, shape: IdShap
   const peers = new Peers({ index, issued, indexer, shape, log });
   const bells = readOnly ? null : new Bells(paths.bells, log, peers.lookPast);
   const watcher = watcherFor(options, paths.corpus, log, indexer, peers, issued, () => void reattach(wings));
-  const relist = async () => {
-    await watcher.reconcile();
-    await indexer.settled();
-  };
+  const relist = () => watcher.reconcile().then(() => indexer.settled());
   const into = { tmpDir: paths.tmp, remake: [paths.state, paths.tmp], dirSync, log, stranded: (file: string, err: unknown, creating?: boolean) => leftovers.note(file, err, creating) };
   visibility = new Visibility({ index, indexer, shape, events: store, snapshots });
   const ids = new IdAllocator({ index, indexer, shape, paths, into, issued, bells, peers, visibility, facts, relist });
