@@ -33,6 +33,7 @@ import { appendSection } from './sections/append.js';
 import { bySizeSection } from './sections/by-size.js';
 import { callsSection } from './sections/calls.js';
 import { checkpointsSection } from './sections/checkpoints.js';
+import { claimsSection } from './sections/claims.js';
 import { deliverySection } from './sections/delivery.js';
 import { doorsSection } from './sections/doors.js';
 import { httpSection } from './sections/http.js';
@@ -43,7 +44,7 @@ import { searchSection } from './sections/search.js';
 import { startSection } from './sections/start.js';
 import { wakeSection } from './sections/wake.js';
 
-const SECTIONS: Section[] = [appendSection, wakeSection, deliverySection, bySizeSection, agentsSection, doorsSection, callsSection, startSection, readsSection, searchSection, peerSection, httpSection, onceSection, checkpointsSection];
+const SECTIONS: Section[] = [appendSection, wakeSection, deliverySection, bySizeSection, agentsSection, doorsSection, callsSection, startSection, readsSection, searchSection, peerSection, httpSection, onceSection, checkpointsSection, claimsSection];
 
 const { values } = parseArgs({
   options: {

@@ -220,7 +220,8 @@ export function pathUnder(pattern: string, path: string): boolean {
   return path.length <= MAX_PATH_CHARS && path.startsWith(literalStart(pattern).replace(/\/$/, '')) && covers(pattern, path);
 }
 
-function literalStart(pattern: string): string {
+/** A pattern's start before its first * ? [: two patterns collide only where one's begins the other's. */
+export function literalStart(pattern: string): string {
   const m = /[*?[]/.exec(pattern);
   return m ? pattern.slice(0, m.index) : pattern;
 }

@@ -36,6 +36,8 @@ import {
   MAX_LIVE_CLAIMS_PER_AGENT,
   RELEASE_KIND,
   claimRole,
+  literalStart,
+  pathsCollide,
   targetsCollide,
   targetText,
   workClaimOf,
@@ -131,11 +133,16 @@ export class WorkClaimBook {
   private readonly ends = new Map<number, EndFacts[]>();
   /** Claims that may still be live: not ended; dropped once lapsed. */
   private readonly open = new Set<number>();
+  /** Claims that may be live, by task id, by holder, and those with paths (each path with its literal start): a claim is compared only with these. */
+  private readonly byTask = new Map<string, number[]>();
+  private readonly byHolder = new Map<string, Set<number>>();
+  private readonly byPath: { n: number; pattern: string; literal: string }[] = [];
   /** Task ids a done closed, and the done's id. */
   private readonly doneTasks = new Map<string, number>();
   /** Family records already taken in, and where the last look stopped. */
   private readonly seen = new Set<number>();
   private lookedUpTo = 0;
+  private prunedAt = 0;
   private sizeThen = 0;
 
   constructor(private readonly parts: WorkClaimParts) {}
@@ -181,6 +188,28 @@ export class WorkClaimBook {
     };
   }
 
+  /** Forgets, in the lookups, claims that are no longer live: at most once a second, as a claim lapses only with time. */
+  private prune(now: number): void {
+    if (now - this.prunedAt < 1000) return;
+    this.prunedAt = now;
+    const gone = (n: number) => {
+      const c = this.claims.get(n)!;
+      return c.lapsesMs <= now || c.endedBy !== null;
+    };
+    for (const [task, ns] of this.byTask) {
+      const kept = ns.filter((n) => !gone(n));
+      if (kept.length === 0) this.byTask.delete(task);
+      else if (kept.length !== ns.length) this.byTask.set(task, kept);
+    }
+    for (const [holder, ns] of this.byHolder) {
+      for (const n of ns) if (gone(n)) ns.delete(n);
+      if (ns.size === 0) this.byHolder.delete(holder);
+    }
+    const kept = this.byPath.filter((p) => !gone(p.n));
+    this.byPath.length = 0;
+    for (const p of kept) this.byPath.push(p);
+  }
+
   private liveFacts(now: number): ClaimFacts[] {
     const out: ClaimFacts[] = [];
     for (const n of [...this.open].sort((a, b) => a - b)) {
@@ -194,6 +223,7 @@ export class WorkClaimBook {
   /** Refuses targets a done closed or another agent holds; with `capped`, also an agent at its cap. */
   private checkClaim(agent: string, targets: ClaimTarget[], now: number, capped: boolean): void {
     const { shape } = this.parts;
+    this.prune(now);
     for (const t of targets) {
       if (t.type !== 'task') continue;
       const closer = this.doneTasks.get(t.id);
@@ -202,20 +232,23 @@ export class WorkClaimBook {
           `Read it with get_relay, and claim another task.`, { target: targetText(t), closedBy: shape.format(closer) });
       }
     }
-    const live = this.liveFacts(now);
     const collisions: { target: string; holder: string; claim: string; heldTarget: string; lapsesAt: string }[] = [];
-    let mine = 0;
-    for (const c of live) {
-      if (c.holder === agent) {
-        mine++;
-        continue;
-      }
-      for (const t of targets) {
-        const held = c.targets.find((h) => targetsCollide(t, h));
-        if (held) collisions.push({ target: targetText(t), holder: c.holder, claim: shape.format(c.n), heldTarget: targetText(held), lapsesAt: new Date(c.lapsesMs).toISOString() });
+    const isLive = (c: ClaimFacts) => c.lapsesMs > now && !c.endedBy;
+    for (const t of targets) {
+      const literal = t.type === 'path' ? literalStart(t.pattern) : '';
+      const near = t.type === 'task'
+        ? (this.byTask.get(t.id) ?? [])
+        : this.byPath.filter((p) => (p.literal.startsWith(literal) || literal.startsWith(p.literal)) && pathsCollide(p.pattern, t.pattern)).map((p) => p.n);
+      for (const n of new Set(near)) {
+        const c = this.claims.get(n)!;
+        if (c.holder === agent || !isLive(c)) continue;
+        const held = c.targets.find((h) => targetsCollide(t, h))!;
+        collisions.push({ target: targetText(t), holder: c.holder, claim: shape.format(c.n), heldTarget: targetText(held), lapsesAt: new Date(c.lapsesMs).toISOString() });
       }
     }
     if (collisions.length > 0) throw claimedRefusal(collisions);
+    let mine = 0;
+    for (const n of this.byHolder.get(agent) ?? []) if (isLive(this.claims.get(n)!)) mine++;
     if (capped && mine >= MAX_LIVE_CLAIMS_PER_AGENT) {
       throw new RelayError('bad_claim', `${agent} holds ${mine} live claims, the most one agent may hold; nothing was stored. Release or finish some ` +
         `(kind: release or done, parent: the claim), or claim a directory instead of many files.`, { limit: MAX_LIVE_CLAIMS_PER_AGENT });
@@ -258,8 +291,9 @@ export class WorkClaimBook {
   }
 
   private reset(): void {
-    for (const part of [this.claims, this.ends, this.doneTasks]) part.clear();
+    for (const part of [this.claims, this.ends, this.doneTasks, this.byTask, this.byHolder]) part.clear();
     this.open.clear();
+    this.byPath.length = 0;
     this.seen.clear();
     this.lookedUpTo = 0;
     this.sizeThen = 0;
@@ -280,6 +314,11 @@ export class WorkClaimBook {
       const claim: ClaimFacts = { n, holder, targets: text.targets, depositedAtMs: at, lapsesMs: at + text.lifeMs, endedBy: null };
       this.claims.set(n, claim);
       this.open.add(n);
+      this.byHolder.set(holder, (this.byHolder.get(holder) ?? new Set()).add(n));
+      for (const t of text.targets) {
+        if (t.type === 'task') this.byTask.set(t.id, [...(this.byTask.get(t.id) ?? []), n]);
+        else this.byPath.push({ n, pattern: t.pattern, literal: literalStart(t.pattern) });
+      }
       for (const end of this.ends.get(n) ?? []) this.apply(claim, end);
       this.ends.delete(n);
       return;
