@@ -143,12 +143,16 @@ export class WorkClaimBook {
   private readonly seen = new Set<number>();
   private lookedUpTo = 0;
   private prunedAt = 0;
+  private catching: Promise<void> = Promise.resolve();
   private sizeThen = 0;
 
   constructor(private readonly parts: WorkClaimParts) {}
 
   /** Decides a claim, release or done holding the lock, and stores it with `store` if it may be. */
   async decide(append: WorkClaimAppend, store: () => Promise<AppendResult>): Promise<AppendResult> {
+    // Most of what is new is read before the lock, so the lock is held for milliseconds (a lock held past STALE_MS is taken over).
+    this.parts.peers.lookPast();
+    await this.catchUp();
     return withFileLock(this.parts.lockFile, async () => {
       this.parts.peers.lookPast();
       await this.parts.settled();
@@ -274,8 +278,18 @@ export class WorkClaimBook {
     if (append.kind === DONE_KIND && (claim.lapsesMs <= now || claim.endedBy)) this.checkClaim(claim.holder, claim.targets.filter((t) => t.type === 'task'), now, false);
   }
 
-  /** Takes in the family records the index holds that were not taken in yet. */
-  private async catchUp(): Promise<void> {
+  /**
+   * Takes in the family records the index holds that were not taken in yet.
+   * One at a time: a look that found a record and is still reading it must
+   * not let another look pass it by as seen.
+   */
+  private catchUp(): Promise<void> {
+    const run = this.catching.then(() => this.catchUpNow());
+    this.catching = run.catch(() => {});
+    return run;
+  }
+
+  private async catchUpNow(): Promise<void> {
     const { index } = this.parts;
     const newer = index.presentAfter(this.lookedUpTo).length;
     if (index.size !== this.sizeThen + newer) this.reset(); // a fill-in below, or a file gone
