@@ -70,6 +70,11 @@ export async function checkpointFrontier() {
   return (await get('/checkpoints', { headers: JSON_ACCEPT })).json();
 }
 
+/** GET /claims → [{ id, holder, targets, depositedAt, lapsesAt }]: the live work claims (spec §8e). */
+export async function listClaims() {
+  return (await (await get('/claims', { headers: JSON_ACCEPT })).json()).claims;
+}
+
 /** GET /agents → [{ name, lastSeen, waiting, how }]: the roster (spec §8d). */
 export async function listAgents() {
   return (await (await get('/agents', { headers: JSON_ACCEPT })).json()).agents;

@@ -12,6 +12,7 @@ import { POLL_MS, startPolling, startSignedStream } from './live.js';
 import { isRecordId, learnIdWidth, readFile } from './record.js';
 import { keyRefusalText } from './refusal.js';
 import { showRecord } from './record-view.js';
+import { claimsSoon, startClaims } from './claims.js';
 import { rosterSoon, startRoster } from './roster.js';
 import { frontierSoon, startFrontier } from './frontier.js';
 import { sha256Hex } from './sha256.js';
@@ -80,6 +81,7 @@ function applyList(list, { full = false } = {}) {
   const fresh = list.present.filter((id) => !present.has(id));
   if (fresh.length && highest !== null) {
     rosterSoon();
+    claimsSoon();
     frontierSoon();
   }
   for (const id of list.present) noteHeld(id);
@@ -205,6 +207,7 @@ async function follow(agent, key) {
       if (!isRecordId(meta.id)) return;
       noteHeld(meta.id);
       rosterSoon();
+      claimsSoon();
       if (feed.filters.text) searchSoon(1000);
       if (floor === null || meta.id > floor) {
         if (feed.add(meta.id, { fresh: true })) readLater(meta.id, { urgent: true });
@@ -267,6 +270,7 @@ wireKeyForm({
 });
 byId('older').addEventListener('click', showOlder);
 startRoster();
+startClaims();
 startFrontier();
 window.addEventListener('hashchange', route);
 setStatus('connecting', 'Loading the list…');

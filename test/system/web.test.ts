@@ -160,6 +160,22 @@ describe('the web view', needs('chromium'), () => {
     await page.close();
   });
 
+  test('the claims panel shows who holds what, live: a claim appears with its holder and targets, and goes when released', async () => {
+    const { page, unexpected } = await openPage();
+    await waitForMode(page, 'polling');
+    await page.waitForSelector('#claims .hint:text("none live")');
+    await assert.rejects(append(record({ kind: 'claim', from: 'builder-1', claim: 'path:src/<b>x</b>' }, 'x')), /bad_claim/, 'a pattern holding markup is refused');
+    const claim = await append(record({ kind: 'claim', from: 'builder-1', claim: 'task:fix-login path:src/auth/**' }, 'on it'));
+    const chip = `#claims a.claim[data-claim="${claim}"]`;
+    await page.waitForSelector(chip, { timeout: APPEARS_WITHIN_MS });
+    assert.equal(await page.getAttribute(chip, 'data-holder'), 'builder-1');
+    assert.match((await page.textContent(chip)) ?? '', /builder-1 task:fix-login path:src\/auth\/\*\* until /);
+    await append(record({ kind: 'release', from: 'builder-1', parent: claim }, ''));
+    await page.waitForSelector(chip, { state: 'detached', timeout: APPEARS_WITHIN_MS });
+    assert.deepEqual(unexpected(), []);
+    await page.close();
+  });
+
   test('with a key, a record appears through the signed event stream', async () => {
     const { page, unexpected } = await openPage();
     const streams: string[] = [];
