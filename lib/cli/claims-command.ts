@@ -77,7 +77,9 @@ never stop it. Run it in the working repository; the paths git stages
 Install it once per working repository:
   printf '#!/bin/sh\\nexec p-e-relay guard --agent NAME --corpus DIR\\n' > .git/hooks/pre-commit
   chmod +x .git/hooks/pre-commit
-A person bypasses it as git allows: git commit --no-verify.`,
+A person bypasses it as git allows: git commit --no-verify. When it cannot
+read the claims (no corpus there, the hub unreachable) it refuses the commit
+too, saying why: a guard that cannot look lets nothing through unseen.`,
   options: { agent: { type: 'string' }, url: { type: 'string' } },
   async run(ctx) {
     const given = stringOption(ctx, 'agent') ?? ctx.env.P_E_RELAY_AGENT;
@@ -115,7 +117,7 @@ async function claimsFromHub(hub: string): Promise<LiveWorkClaim[]> {
   try {
     response = await fetch(url, { headers: { accept: 'application/json' }, signal: AbortSignal.timeout(10_000) });
   } catch (err) {
-    throw new RelayError('hub_unreachable', `guard could not reach ${url.href} (${(err as Error).message}); check --url, or pass --corpus DIR on the hub's host.`);
+    throw new RelayError('hub_unreachable', `could not reach ${url.href} (${(err as Error).message}); check --url, or pass --corpus DIR on the hub's host.`);
   }
   if (!response.ok) throw new RelayError('hub_error', `${url.href} answered ${response.status}: ${(await response.text()).slice(0, 200)}`);
   return ((await response.json()) as { claims: LiveWorkClaim[] }).claims;

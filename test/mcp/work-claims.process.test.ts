@@ -108,6 +108,12 @@ test('the git guard as a real pre-commit hook: refuses a commit into another age
   assert.equal(viaHub.code, 1);
   assert.match(viaHub.stderr, /src\/api\/users\.ts is under path:src\/\*\*\/\*\.ts held by ana/);
 
+  // A guard that cannot read the claims lets nothing through, and says why; one without --agent is a usage error.
+  const unreachable = await runCliIn(repo, ['guard', '--agent', 'bob', '--url', 'http://127.0.0.1:9']);
+  assert.equal(unreachable.code, 1);
+  assert.match(unreachable.stderr, /could not reach http:\/\/127\.0\.0\.1:9\/claims/);
+  assert.equal((await runCliIn(repo, ['guard', '--corpus', corpus])).code, 2);
+
   await git(repo, 'commit', '-q', '--no-verify', '-m', 'A person may skip the hook');
 });
 

@@ -23,6 +23,8 @@
  * never changes. Each decision looks only at records added since the last
  * (unless something was added below them or vanished: then all again).
  */
+import { mkdir } from 'node:fs/promises';
+import path from 'node:path';
 import { RelayError } from '../../errors.js';
 import type { Logger } from '../../log.js';
 import { depositingAgent } from '../../model/agent-name.js';
@@ -153,6 +155,7 @@ export class WorkClaimBook {
     // Most of what is new is read before the lock, so the lock is held for milliseconds (a lock held past STALE_MS is taken over).
     this.parts.peers.lookPast();
     await this.catchUp();
+    await mkdir(path.dirname(this.parts.lockFile), { recursive: true }); // a .state/ removed while the server runs is made again, as its other files are
     return withFileLock(this.parts.lockFile, async () => {
       this.parts.peers.lookPast();
       await this.parts.settled();
