@@ -32,3 +32,20 @@ test(`${SERVERS} stdio servers racing for one task, ${ROUNDS} rounds: exactly on
   assert.equal(files.length, ROUNDS);
   for (const f of files) assert.match(await readFile(path.join(corpus, f), 'utf8'), /^agent: racer-\d$/m);
 });
+
+test('two hosts (P_E_RELAY_HOST) × 2 stdio servers claiming the same 100 tasks at once: none granted twice, none lost', async (t) => {
+  const { corpus } = await tempStore(t);
+  const servers = await Promise.all(
+    ['host-a', 'host-b'].flatMap((host) => [0, 1].map((i) => stdioClient(t, corpus, ['--agent', `${host}-${i}`], { P_E_RELAY_HOST: host }))),
+  );
+  const granted = new Map<number, string[]>();
+  await Promise.all(servers.map(async ({ client }, s) => {
+    for (let task = 0; task < 100; task++) {
+      const r = (await client.callTool({ name: 'append_relay', arguments: { bytes: record({ kind: 'claim', claim: `task:shared-${task}` }, '') } })) as CallToolResult;
+      if (r.isError) assert.equal(errorCode(r), 'claimed', textOf(r));
+      else granted.set(task, [...(granted.get(task) ?? []), `server ${s}`]);
+    }
+  }));
+  assert.equal(granted.size, 100, 'every task granted');
+  assert.deepEqual([...granted].filter(([, who]) => who.length > 1), [], 'no task granted twice');
+});
