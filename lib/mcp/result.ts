@@ -13,8 +13,23 @@ export const ERROR_META_KEY = 'p-e-relay/error';
 
 export function answer(text: string, structured?: Record<string, unknown>): CallToolResult {
   const result: CallToolResult = { content: [{ type: 'text', text }] };
-  if (structured) result.structuredContent = structured;
+  if (structured) result.structuredContent = withoutNulls(structured);
   return result;
+}
+
+/**
+ * The structured answer with every null-valued property left out, at any
+ * depth. The store says "no such header" with null; the output schemas say
+ * it by leaving the property optional, since a `type` array such as
+ * ["string","null"] is refused by single-type dialects. The text answer is
+ * unchanged.
+ */
+export function withoutNulls<T>(value: T): T {
+  if (Array.isArray(value)) return value.map(withoutNulls) as T;
+  if (typeof value !== 'object' || value === null) return value;
+  const out: Record<string, unknown> = {};
+  for (const [key, v] of Object.entries(value)) if (v !== null) out[key] = withoutNulls(v);
+  return out as T;
 }
 
 export function refusal(err: unknown): CallToolResult {

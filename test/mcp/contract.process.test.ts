@@ -123,3 +123,21 @@ test('the default wait is what the words say, and ends before the 60 s many clie
   assert.ok(instructions.includes(`about ${DEFAULT_WAIT_MS / 1000} s pass`));
   assert.ok(instructions.includes('An empty answer only means nothing came yet: call it again'));
 });
+
+/** Every place in a schema where `type` is an array, as a path (a single-type dialect refuses each). */
+function typeArrays(schema: unknown, at: string): string[] {
+  if (Array.isArray(schema)) return schema.flatMap((item, i) => typeArrays(item, `${at}/${i}`));
+  if (typeof schema !== 'object' || schema === null) return [];
+  const here = Array.isArray((schema as { type?: unknown }).type) ? [at] : [];
+  return [...here, ...Object.entries(schema).flatMap(([key, value]) => typeArrays(value, `${at}/${key}`))];
+}
+
+test('no input or output schema on any door types a property with a type array (single-type dialects refuse ["string","null"])', async () => {
+  for (const era of ERAS) {
+    for (const door of DOORS) {
+      const { tools } = await listing(door, era);
+      const found = tools.flatMap((tool) => [...typeArrays(tool.inputSchema, `${tool.name}/input`), ...typeArrays(tool.outputSchema, `${tool.name}/output`)]);
+      assert.deepEqual(found, [], `${door} ${era}`);
+    }
+  }
+});

@@ -153,12 +153,13 @@ test('list_relays answers exactly two lines, and {after, present, knownMissing}'
   const client = await connect(t, corpus);
   const empty = await call(client, 'list_relays');
   assert.equal(textOf(empty), 'present (0):\nknown missing (0):');
-  assert.deepEqual(structured(empty), { after: null, present: [], knownMissing: [] });
+  // No after: left out of the answer, not null (no output schema types a property ["string","null"]).
+  assert.deepEqual(structured(empty), { present: [], knownMissing: [] });
   await put(client, { ref: 'relay-0003, relay-0005' }); // 1
   await put(client); // 2: citing an id reserves nothing (spec §8c)
   const all = await call(client, 'list_relays');
   assert.equal(textOf(all), 'present (2): relay-0001 relay-0002\nknown missing (2): relay-0003 relay-0005');
-  assert.deepEqual(structured(all), { after: null, present: ['relay-0001', 'relay-0002'], knownMissing: ['relay-0003', 'relay-0005'] });
+  assert.deepEqual(structured(all), { present: ['relay-0001', 'relay-0002'], knownMissing: ['relay-0003', 'relay-0005'] });
   const fromStart = await call(client, 'list_relays', { after: 'relay-0000' });
   assert.deepEqual(structured(fromStart), { after: 'relay-0000', present: ['relay-0001', 'relay-0002'], knownMissing: ['relay-0003', 'relay-0005'] });
   const after = await call(client, 'list_relays', { after: 'relay-0001' });
@@ -191,7 +192,7 @@ test('list_replies lists the records naming an id, one level, in id order, each 
   assert.equal(parent, 'relay-0001');
   // A wait item's fields: the deposit ones too (depositedAt is the store's clock).
   assert.deepEqual(replies.map(({ depositedAt, ...rest }) => rest), [
-    { id: 'relay-0002', kind: 'note', from: null, to: null, parent: null, refs: ['relay-0001'], depositedBy: 'mcp', provenance: 'as-received' },
+    { id: 'relay-0002', kind: 'note', refs: ['relay-0001'], depositedBy: 'mcp', provenance: 'as-received' },
     { id: 'relay-0003', kind: 'reply', from: 'b', to: 'a', parent: 'relay-0001', refs: [], depositedBy: 'mcp', provenance: 'as-received' },
   ]);
   // The text says the same: a citation (refs) is told from an answer (parent).
@@ -279,7 +280,7 @@ test('wait_for_relay with after returns at once with the held records after it',
   assert.equal(result.appeared.length, 1);
   const { depositedAt, bytes, digest, ...item } = result.appeared[0] as { depositedAt: string; bytes: string; digest: string } & Record<string, unknown>;
   // Over stdio no key proves who sent it: the item says so.
-  assert.deepEqual(item, { id: 'relay-0002', kind: 'b', from: 'x', to: 'y', parent: null, refs: [], depositedBy: 'mcp', provenance: 'as-received', unproven: true });
+  assert.deepEqual(item, { id: 'relay-0002', kind: 'b', from: 'x', to: 'y', refs: [], depositedBy: 'mcp', provenance: 'as-received', unproven: true });
   assert.match(bytes, /^@p-e\/x0\nkind: b\n/, 'its bytes come with it unless the call says no');
   assert.match(digest, /^sha256:[0-9a-f]{64}$/);
   assert.equal(new Date(depositedAt).toISOString(), depositedAt);

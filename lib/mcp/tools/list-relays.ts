@@ -42,7 +42,7 @@ export const listRelays = defineTool({
       after: z.string().optional().describe(`optional, exclusive: only ids above it, e.g. ${shape.example}`),
       ...filterParams(),
     },
-    output: { after: z.string().nullable(), present: z.array(z.string()), knownMissing: z.array(z.string()) },
+    output: { after: z.string().optional(), present: z.array(z.string()), knownMissing: z.array(z.string()) },
   }),
   async run(store, args) {
     // Counted before a single id is formatted: a refused list costs no strings.

@@ -15,16 +15,20 @@ export function idParam(shape: IdShape, role: string) {
 
 export const provenanceValues = z.enum(['as-received', 'authored']);
 
-/** What a record says about itself (its own headers), as the index holds them. Self-explanatory beside their names: no descriptions. */
+/**
+ * What a record says about itself (its own headers), as the index holds them. Self-explanatory beside their names: no descriptions.
+ * A header the record lacks is left out of the answer (result.ts drops nulls), not typed ["string","null"]: a type array is
+ * refused by single-type schema dialects (the OpenAPI subset some hosts translate tools into).
+ */
 export const claimFields = {
-  kind: z.string().nullable(),
-  from: z.string().nullable(),
-  to: z.string().nullable(),
+  kind: z.string().optional(),
+  from: z.string().optional(),
+  to: z.string().optional(),
 };
 
-/** The thread links a record's headers name. */
+/** The thread links a record's headers name (parent left out when it names none). */
 export const linkFields = {
-  parent: z.string().nullable(),
+  parent: z.string().optional(),
   refs: z.array(z.string()),
 };
 
