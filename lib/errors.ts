@@ -35,6 +35,8 @@ export const ERROR_STATUS = {
   about_unnamed: 403,
   /** An append to a name not on the roster, where the server was started --strict-recipients (spec §8d). */
   unknown_recipient: 400,
+  /** A call's `_meta["p-e-relay/session"]` is not a session id (8-64 of A-Z a-z 0-9 _ -): nothing was proved or run. */
+  bad_session: 400,
   /** An agent's mark file (.state/marks/, or inbox --mark FILE) is not a small regular file holding a mark. */
   bad_mark: 500,
   ids_exhausted: 409,

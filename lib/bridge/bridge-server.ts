@@ -23,6 +23,7 @@ import { VERSION } from '../version.js';
 import { instructions } from '../mcp/instructions.js';
 import { LIST_CACHE } from '../mcp/server.js';
 import { bridgeKey, keyFileWarning } from './bridge-key.js';
+import { BridgeSession } from './bridge-session.js';
 import { forwardCall } from './forward-call.js';
 import type { HubSide } from './hub-answers.js';
 import { HubClient } from './hub-client.js';
@@ -46,7 +47,8 @@ export function createBridge(options: BridgeOptions): { server(): Server; check(
   const hub = new HubClient(hubUrl, hubFetch(key, side, log), side, log);
   let current: Server | null = null;
   const tools = new ToolList(hub, () => void current?.sendToolListChanged().catch(() => {}), log);
-  const forward = forwardCall({ hub, tools, log, agent, roster: new SessionRoster(hubUrl.base, agent, log) });
+  // One session on the hub per bridge process (a stdio connection is one session): what the hub counts as proof is its own.
+  const forward = forwardCall({ hub, tools, log, agent, roster: new SessionRoster(hubUrl.base, agent, log), session: new BridgeSession() });
   const server = () => {
     // The agent's contract, word for word as a named stdio server gives it (lib/mcp/instructions.ts), and the
     // tool list held as long as a server's: the copy the bridge answers from is checked against the hub's (tool-list.ts).

@@ -16,8 +16,10 @@ import { asRelayError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { refusal } from '../mcp/result.js';
 import { toolNamed } from '../mcp/tools/index.js';
+import { UNHELD_MAX_WAIT_MS, UNHELD_SLACK_MS } from '../store/store.js';
 import { hubTakesKey, KEYED_TOOL, sendWithRetries, withIdempotencyKey } from './append-retry.js';
 import type { HubClient } from './hub-client.js';
+import type { BridgeSession } from './bridge-session.js';
 import { ProgressRelay } from './progress-relay.js';
 import { isInboxWait, type SessionRoster } from './session-roster.js';
 import type { ToolList } from './tool-list.js';
@@ -26,11 +28,38 @@ import type { ToolList } from './tool-list.js';
 const CALL_TIMEOUT_MS = 30_000;
 /** Beyond a held call's own window: the hub answers at the window's end, this covers the trip and a busy hub. */
 const HOLD_SLACK_MS = 30_000;
+/**
+ * For a held call whose client sent no progress token: the hub is asked for
+ * a window this much shorter than UNHELD_MAX_WAIT_MS, so that its answer,
+ * the trip and the signing fit in the time the bridge may hold its client.
+ */
+export const UNHELD_TRIP_MS = 3_000;
 
-/** How long to give the hub for this call: the window the table of tools says the hub may hold it, plus slack. */
+/**
+ * How long to give the hub for this call, and what to send it. With a
+ * progress token from the client: the window the table of tools says the hub
+ * may hold it, plus slack (progress keeps the client's clock from running
+ * out). Without one: the bridge itself answers within UNHELD_MAX_WAIT_MS,
+ * whatever the window asked, so the hub is asked for a window that ends
+ * before that, and a hub silent past it is refused hub_timeout.
+ */
+/** How long to give the hub for a call whose client keeps it alive (a replica's forwarded append). */
 export function callTimeoutMs(name: string, args: Record<string, unknown> | undefined): number {
-  const holdsMs = toolNamed(name)?.door.holdsMs;
-  return holdsMs ? holdsMs(args) + HOLD_SLACK_MS : CALL_TIMEOUT_MS;
+  return callPlan(name, args, true).timeoutMs;
+}
+
+export function callPlan(name: string, args: Record<string, unknown> | undefined, progress: boolean): CallPlan {
+  const door = toolNamed(name)?.door;
+  if (!door?.holdsMs) return { timeoutMs: CALL_TIMEOUT_MS, args, firm: false };
+  if (progress) return { timeoutMs: door.holdsMs(args, true) + HOLD_SLACK_MS, args, firm: false };
+  return { timeoutMs: UNHELD_MAX_WAIT_MS - UNHELD_SLACK_MS / 2, args: door.within ? door.within(args, UNHELD_MAX_WAIT_MS - UNHELD_TRIP_MS) : args, firm: true };
+}
+
+export interface CallPlan {
+  timeoutMs: number;
+  args: Record<string, unknown> | undefined;
+  /** The timeout counts from the call's arrival at the bridge (connecting to the hub included), not from each send. */
+  firm: boolean;
 }
 
 export interface Forwarder {
@@ -42,25 +71,27 @@ export interface Forwarder {
   agent?: string;
   /** Adds who is here to the session's first inbox answer, where the hub did not (session-roster.ts). */
   roster?: SessionRoster;
+  /** The session every call names to the hub (bridge-session.ts); absent, calls name none. */
+  session?: BridgeSession;
 }
 
-export function forwardCall({ hub, tools, log, progressEveryMs, agent, roster }: Forwarder) {
+export function forwardCall({ hub, tools, log, progressEveryMs, agent, roster, session }: Forwarder) {
   return async (request: CallToolRequest, ctx: ServerContext): Promise<CallToolResult> => {
     const signal = ctx.mcpReq.signal;
     const { name } = request.params;
     // Every append goes out with an idempotency key, so that a retry — ours
     // below, or the agent's — can never store it twice (append-retry.ts).
-    const args = withIdempotencyKey(name, request.params.arguments, agent);
+    const token = request.params._meta?.progressToken;
+    const { timeoutMs, args, firm } = callPlan(name, withIdempotencyKey(name, request.params.arguments, agent), token !== undefined);
     const keyed = name === KEYED_TOOL && hubTakesKey(tools.hubList);
-    const timeoutMs = callTimeoutMs(name, args);
-    const progress = new ProgressRelay(request.params._meta?.progressToken, (n: ServerNotification) => ctx.mcpReq.notify(n), progressEveryMs);
+    const progress = new ProgressRelay(token, (n: ServerNotification) => ctx.mcpReq.notify(n), progressEveryMs);
     const started = Date.now();
     try {
       const send = async () => {
         const result = await hub.run({ signal }, timeoutMs, (client) =>
-          client.callTool({ name, arguments: args }, {
+          client.callTool({ name, arguments: args, ...(session ? { _meta: session.meta() } : {}) }, {
             signal,
-            timeout: timeoutMs,
+            timeout: firm ? Math.max(1, started + timeoutMs - Date.now()) : timeoutMs,
             // Asking for progress is also what makes the hub answer a wait as
             // an event stream, which keeps bytes moving on a long wait.
             onprogress: (p) => progress.relay(p),
@@ -73,6 +104,8 @@ export function forwardCall({ hub, tools, log, progressEveryMs, agent, roster }:
       log.debug(`${name}: the hub answered in ${Date.now() - started} ms${result.isError ? ' (a refusal)' : ''}`);
       return roster && isInboxWait(name, args) ? await roster.complete(result) : result;
     } catch (err) {
+      // What the hub gave this wait, if anything, is not going to the client: no later call of ours may prove it.
+      if (session && name === 'wait_for_relay' && args?.after === undefined) session.lost();
       if (signal.aborted) {
         // The client cancelled: the hub's request is closed (which ends a
         // wait there), and the client reads no answer to this call.

@@ -14,6 +14,7 @@ import type { RelayStore } from '../store/store.js';
 import { VERSION } from '../version.js';
 import type { DoorRef } from '../doors/door.js';
 import { answer, refusal } from './result.js';
+import { SESSION_ID, SESSION_META } from '../model/session.js';
 import { instructions, type Caller } from './instructions.js';
 import { withoutDialect } from './listed-schema.js';
 import { TOOLS, type ToolDefinition, type ToolFacts } from './tools/index.js';
@@ -139,6 +140,19 @@ function countingRefusals<T extends z.ZodObject>(schema: T, refused: () => void)
   );
 }
 
+/**
+ * The session a call names in its `_meta` (a bridge names its own, in the
+ * signed body), or '' when it names none; one that is not a session id is
+ * refused before anything is proved.
+ */
+function sessionOf(ctx: ServerContext): string {
+  const named = (ctx.mcpReq._meta as Record<string, unknown> | undefined)?.[SESSION_META];
+  if (named === undefined) return '';
+  if (typeof named === 'string' && SESSION_ID.test(named)) return named;
+  throw new RelayError('bad_session', `_meta["${SESSION_META}"] must be a session id: 8 to 64 characters of A-Z, a-z, 0-9, _ and -, made once ` +
+    'per session (e.g. 16 random bytes in base64url). Nothing was run and nothing counted as received. Send one of that form, or leave it out.');
+}
+
 /** Runs one call through its door; a refusal is answered as a tool result, never thrown, and the door counts it. */
 async function call(tool: ToolDefinition, args: Record<string, unknown>, ctx: ServerContext, serving: Serving | null): Promise<CallToolResult> {
   const door = serving?.door.current;
@@ -146,8 +160,9 @@ async function call(tool: ToolDefinition, args: Record<string, unknown>, ctx: Se
     if (!serving) throw new RelayError('internal', `${tool.name} cannot run here: this server only lists the tools. Call it through a server that has a store.`);
     if (!door) throw new RelayError('internal', 'This call reached a server that is not serving a request. Send it again.');
     return await door.run(tool.door, async (grant) => {
-      // A named agent's call is its proof that it got what this server answered it before (spec §8d).
-      if (grant.agent !== null) await serving.store.agents.seen(grant.agent, grant.depositedBy === 'mcp' ? 'served' : 'signed');
+      // A named agent's call is its proof that it got what this server answered its session before (spec §8d).
+      const session = sessionOf(ctx);
+      if (grant.agent !== null) await serving.store.agents.seen(grant.agent, grant.depositedBy === 'mcp' ? 'served' : 'signed', session);
       const signal = grant.signal ? AbortSignal.any([ctx.mcpReq.signal, grant.signal]) : ctx.mcpReq.signal;
       const progressToken = ctx.mcpReq._meta?.progressToken;
       const progress =
@@ -155,7 +170,7 @@ async function call(tool: ToolDefinition, args: Record<string, unknown>, ctx: Se
           ? (progress: number, message: string) =>
               void ctx.mcpReq.notify({ method: 'notifications/progress', params: { progressToken, progress, message } }).catch(() => {})
           : undefined;
-      const result = await tool.run(serving.store, args, { grant, signal, progress });
+      const result = await tool.run(serving.store, args, { grant, signal, progress, session });
       // A door that ended the call for a reason of its own (a revoked key) says so.
       if (grant.signal?.aborted && grant.signal.reason instanceof RelayError) throw grant.signal.reason;
       return answer(result.text, result.structured);

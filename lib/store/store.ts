@@ -34,7 +34,7 @@ export type { StoreState } from './lifecycle.js';
 // What the doors name of the wings: outside lib/store/ nothing imports a wing
 // itself (docs/architecture.md; test/docs/architecture.test.ts holds it).
 export type { Subscription } from './follow/subscription.js';
-export { appeared, clampWait, DEFAULT_WAIT_MS, MAX_WAIT_MS, WAIT_MAX_ITEMS, type AppearedRecord, type WaitResult } from './follow/waiters.js';
+export { appeared, clampWait, DEFAULT_WAIT_MS, MAX_WAIT_MS, PROGRESS_EVERY_MS, UNHELD_MAX_WAIT_MS, UNHELD_SLACK_MS, WAIT_MAX_ITEMS, type AppearedRecord, type WaitResult } from './follow/waiters.js';
 export { readOnlyRefusal } from './append/read-only.js';
 export type { LiveWorkClaim } from './append/work-claims.js';
 export { Roster, type RosterEntry } from './agents/roster.js';

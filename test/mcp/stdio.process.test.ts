@@ -377,6 +377,11 @@ test('arguments that fail the input schema are refused by the protocol as an isE
   const client = await connect(t, corpus);
   const result = await call(client, 'wait_for_relay', { timeout_ms: -1 });
   assert.equal(result.isError, true);
+  for (const timeout_ms of ['90000', 1.5, null]) {
+    const other = await call(client, 'wait_for_relay', { timeout_ms });
+    assert.equal(other.isError, true, String(timeout_ms));
+    assert.match(textOf(other), /timeout_ms/, String(timeout_ms));
+  }
 });
 
 test('a timeout_ms above the 90000 cap is capped, not refused', async (t) => {

@@ -42,8 +42,13 @@ export interface DoorFacts extends Admission {
   readonly spends: 'append' | 'wait' | null;
   /** Sends progress notifications while it runs when the call carries a progress token (so /mcp answers it as an event stream). */
   readonly progress: boolean;
-  /** The longest the hub may hold a call with these arguments before answering; absent when it answers at once. */
-  holdsMs?(args: Record<string, unknown> | undefined): number;
+  /**
+   * The longest the hub may hold a call with these arguments before answering (`progress`: the call carries a
+   * progress token); absent when it answers at once.
+   */
+  holdsMs?(args: Record<string, unknown> | undefined, progress: boolean): number;
+  /** The arguments with the call's window cut to at most `ms` (a door that must answer sooner than the hub would hold it). */
+  within?(args: Record<string, unknown> | undefined, ms: number): Record<string, unknown>;
 }
 
 export interface ToolCall {
@@ -53,6 +58,8 @@ export interface ToolCall {
   signal: AbortSignal;
   /** Tells the caller how far along the call is; present only when the tool streams progress and the caller asked for it. */
   progress?: (progress: number, message: string) => void;
+  /** The session the call names ('' for none): what a named agent is given is pending for that session alone. */
+  session?: string;
 }
 
 /** A tool's answer: the text every door prints, and the structured content matching its output schema. */

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { RelayError } from '../../errors.js';
 import { waitText } from '../../doors/render.js';
-import { clampWait, DEFAULT_WAIT_MS, MAX_WAIT_MS, WAIT_MAX_ITEMS, type AppearedRecord, type RelayStore } from '../../store/store.js';
+import { clampWait, DEFAULT_WAIT_MS, MAX_WAIT_MS, UNHELD_MAX_WAIT_MS, WAIT_MAX_ITEMS, type AppearedRecord, type RelayStore } from '../../store/store.js';
 import { isQuestion } from '../../model/answer-count.js';
 import { parseFilter, parseRecipients } from '../../model/filter.js';
 import { BROADCAST, signedBy } from '../../model/agent-name.js';
@@ -24,7 +24,8 @@ export const waitForRelay = defineTool({
     signed: true,
     spends: 'wait',
     progress: true,
-    holdsMs: (args) => clampWait(typeof args?.timeout_ms === 'number' ? args.timeout_ms : undefined),
+    holdsMs: (args, progress) => clampWait(timeoutOf(args), progress),
+    within: (args, ms) => ({ ...args, timeout_ms: Math.min(clampWait(timeoutOf(args)), ms) }),
   },
   // The default wait (30 s, spec §8) stays under what clients give a call without progress, so the words say what
   // happens: it blocks until a record lands or the default ends, and an empty answer is the cue to call again.
@@ -35,6 +36,7 @@ With none, it blocks until one lands or timeout_ms ends (default ${DEFAULT_WAIT_
 Answer each question to you, if only to say you cannot, and one to all only to add what its answeredBy lack: append_relay its reply + your text.
 open: questions to you unanswered; next: what else it asks of you.
 With after (e.g. ${shape.format(0)}): a read of history from that id; your place stays.
+Held ${UNHELD_MAX_WAIT_MS / 1000} s at most without a progress token, ${MAX_WAIT_MS / 1000} s with one.
 Refusals: bad_id, bad_filter, too_many_waits (let your open wait end first).`,
     input: {
       after: z.string().optional().describe('optional, exclusive: read from this id instead of your place'),
@@ -72,11 +74,12 @@ Refusals: bad_id, bad_filter, too_many_waits (let your open wait end first).`,
       next: z.string().optional(),
     },
   }),
-  async run(store, args, { signal, progress, grant }) {
+  async run(store, args, { signal, progress, grant, session }) {
     const { after, timeout_ms, include_bytes } = args;
     const filter = parseFilter(args, store.shape);
     const options = {
-      timeoutMs: timeout_ms,
+      // A call without a progress token has nothing to keep the client's clock from running out: 50 s at most.
+      timeoutMs: clampWait(timeout_ms, progress !== undefined),
       // The loop reads every item it is given, so its bytes come with it unless the call says no.
       includeBytes: include_bytes ?? true,
       signal,
@@ -93,7 +96,7 @@ Refusals: bad_id, bad_filter, too_many_waits (let your open wait end first).`,
     // The named loop's own call: while it is open, the channel push holds back (it would say the same record twice).
     const closeInbox = filter === null ? openInboxWait(store, grant.agent) : () => {};
     try {
-      const result = marked(await store.agents.wait(grant.agent, filter, options));
+      const result = marked(await store.agents.wait(grant.agent, filter, options, session));
       const me = grant.agent;
       for (const item of result.appeared) if (isQuestion(item.kind) && addressedTo(item.to, me)) item.reply = replyHead(store, me, item.id);
       // Who else is here, when it is news (roster-news.ts); not for a call whose caller has gone, which no one reads
@@ -157,6 +160,10 @@ function firstTime(told: WeakMap<RelayStore, Set<string>>, store: RelayStore, ag
 function marked<T extends { appeared: AppearedRecord[] }>(result: T): T {
   for (const item of result.appeared) if (signedBy(item.depositedBy) === null) item.unproven = true;
   return result;
+}
+
+function timeoutOf(args: Record<string, unknown> | undefined): number | undefined {
+  return typeof args?.timeout_ms === 'number' ? args.timeout_ms : undefined;
 }
 
 function agentRequired(shape: IdShape): RelayError {

@@ -6,8 +6,15 @@
  * delivered.
  *
  * When a delivery counts. An answer written to the client is only pending:
- * it counts once the agent shows it got it, by its next call on this server
- * (`seen`). A server that ends before that proof (killed, told to stop, or
+ * it counts once the agent shows it got it, by its next call in the same
+ * session (`seen`): on this server, and, where one process serves many
+ * sessions of an agent (a hub, each bridge a session), from the session the
+ * answer went to. A bridge names its session in every call (model/session.ts); a
+ * call that names none is its agent's one unnamed session here (a client
+ * signing directly), which proves only what unnamed calls were given. So a
+ * bridge that ends between an answer and its next call leaves that answer
+ * pending for good, and the agent's next session has it again, as a new
+ * stdio server does. A server that ends before that proof (killed, told to stop, or
  * its client gone) has written nothing for it, so the next one answers the
  * same records once more: at least once, never fewer. A clean close is no
  * proof: a client may close its end without having read the last answer,
@@ -48,14 +55,23 @@ export interface DeliveryFeed {
 
 interface Pending {
   agent: string;
+  /** The session it was answered to ('' for calls that name none). */
+  session: string;
   filter: RecordFilter;
   through: number;
 }
 
+/**
+ * Sessions of one agent with answers awaiting proof, held here: past this, the
+ * oldest is forgotten (its answers come again, never fewer). A session that
+ * ended before its proof is never heard from again; this bounds what it leaves.
+ */
+export const MAX_PENDING_SESSIONS = 64;
+
 export class AgentDeliveries {
   readonly marks: AgentMarks;
   readonly roster: Roster;
-  /** Answers written and not yet proved, by agent and filter key. */
+  /** Answers written and not yet proved, by agent, session and filter key (in the order they were first given). */
   private readonly pending = new Map<string, Pending>();
   /**
    * Ids pushed in this process, by agent and filter key, noted the moment
@@ -97,11 +113,12 @@ export class AgentDeliveries {
   }
 
   /**
-   * The agent's next call arrived: every answer this process gave it before
-   * now has reached it. Its marks move there before the call runs (so a wait
+   * The agent's next call in `session` arrived ('' for a call that names
+   * none): every answer this process gave that session before now has
+   * reached it. Its marks move there before the call runs (so a wait
    * goes on after them).
    */
-  async seen(agent: string, how: KnownBy = 'served'): Promise<void> {
+  async seen(agent: string, how: KnownBy = 'served', session = ''): Promise<void> {
     await this.roster.seen(agent, how);
     // The agent's first call fixes where the broadcasts of its marks begin (marks.ts), whichever set it uses first, and when:
     // at once on an open store; else once the scan this call is about to start is done (a call that needs no index is not held up for it).
@@ -112,7 +129,7 @@ export class AgentDeliveries {
       );
       if (this.store.state === 'open') await begin;
     }
-    const mine = [...this.pending].filter(([, p]) => p.agent === agent);
+    const mine = [...this.pending].filter(([, p]) => p.agent === agent && p.session === session);
     for (const [key] of mine) this.pending.delete(key);
     // A mark that cannot be moved (a file there that is no mark) fails no call of this one: that set's records come again.
     for (const [, p] of mine) {
@@ -125,11 +142,12 @@ export class AgentDeliveries {
    * (the default set when `filter` is null), what it has not been given.
    * The answer's cursor is pending until the agent's next call.
    */
-  async wait(agent: string, filter: RecordFilter | null, options: Omit<WaitOptions, 'after' | 'filter' | 'match'>): Promise<WaitResult & { cursor: string }> {
+  async wait(agent: string, filter: RecordFilter | null, options: Omit<WaitOptions, 'after' | 'filter' | 'match'>, session = ''): Promise<WaitResult & { cursor: string }> {
     const set = filter ?? this.defaultFilter(agent);
     await this.store.ready;
     const mark = await this.marks.read(agent, set);
     const key = this.keyOf(agent, set);
+    const pendingKey = `${session}\n${key}`;
     const ended = this.roster.waitStarted(agent);
     let result: WaitResult & { cursor: string };
     try {
@@ -138,9 +156,21 @@ export class AgentDeliveries {
       ended();
     }
     const through = this.store.shape.parse(result.cursor) ?? mark.after;
-    const before = this.pending.get(key);
-    if (through > mark.after && (!before || through > before.through)) this.pending.set(key, { agent, filter: set, through });
+    const before = this.pending.get(pendingKey);
+    if (through > mark.after && (!before || through > before.through)) {
+      this.pending.set(pendingKey, { agent, session, filter: set, through });
+      if (!before) this.forgetOldSessions(agent);
+    }
     return result;
+  }
+
+  /** Keeps at most MAX_PENDING_SESSIONS sessions of the agent pending, forgetting the first given. */
+  private forgetOldSessions(agent: string): void {
+    const sessions = new Set<string>();
+    for (const p of this.pending.values()) if (p.agent === agent) sessions.add(p.session);
+    if (sessions.size <= MAX_PENDING_SESSIONS) return;
+    const oldest = [...sessions].slice(0, sessions.size - MAX_PENDING_SESSIONS);
+    for (const [k, p] of this.pending) if (p.agent === agent && oldest.includes(p.session)) this.pending.delete(k);
   }
 
   /** The records the agent's mark for this set (null: the default set) has not delivered, ascending, at most `limit`. */
@@ -167,7 +197,8 @@ export class AgentDeliveries {
     const set = filter ?? this.defaultFilter(agent);
     const key = this.keyOf(agent, set);
     const test = this.test(agent, key, await this.marks.read(agent, set));
-    const given = this.pending.get(key)?.through ?? 0;
+    let given = 0;
+    for (const [k, p] of this.pending) if (k.endsWith(`\n${key}`) && p.agent === agent && p.through > given) given = p.through;
     return (meta, n) => n > given && test(meta, n);
   }
 

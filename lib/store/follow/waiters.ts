@@ -16,6 +16,14 @@ import { subscribe, type HeldRecord, type OnRecord, type RecordBytes, type Recor
  */
 export const DEFAULT_WAIT_MS = 30_000;
 export const MAX_WAIT_MS = 90_000;
+/**
+ * The longest a wait is held for a call that carries no progress token,
+ * whatever its timeout_ms says (spec §8): nothing resets the client's
+ * clock on such a call, and many clients end one at 60 s, some sooner.
+ */
+export const UNHELD_MAX_WAIT_MS = 50_000;
+/** Taken off UNHELD_MAX_WAIT_MS for the wait itself: a timer fires a little late, and the answer must still be out by then. */
+export const UNHELD_SLACK_MS = 1_000;
 export const PROGRESS_EVERY_MS = 10_000;
 
 /**
@@ -110,9 +118,11 @@ export function appeared(meta: RecordMeta): AppearedRecord {
   return { id, kind, from, to, parent, refs, depositedBy, provenance, depositedAt };
 }
 
-export function clampWait(timeoutMs: number | undefined): number {
-  if (timeoutMs === undefined || !Number.isFinite(timeoutMs)) return DEFAULT_WAIT_MS;
-  return Math.min(Math.max(0, Math.floor(timeoutMs)), MAX_WAIT_MS);
+/** A wait's window: the default when none is given, never below 0, at most MAX_WAIT_MS, or just under UNHELD_MAX_WAIT_MS without progress. */
+export function clampWait(timeoutMs: number | undefined, progress = true): number {
+  const most = progress ? MAX_WAIT_MS : UNHELD_MAX_WAIT_MS - UNHELD_SLACK_MS;
+  if (timeoutMs === undefined || !Number.isFinite(timeoutMs)) return Math.min(DEFAULT_WAIT_MS, most);
+  return Math.min(Math.max(0, Math.floor(timeoutMs)), most);
 }
 
 /**
