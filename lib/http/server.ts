@@ -102,7 +102,13 @@ async function openParts(options: HubOptions, log: Logger): Promise<Parts> {
   const gate = new HttpGate(limits, { keys, guard }, metrics, store.readOnly && !replica ? readOnlyRefusal(store.primary) : null, recordCap, replica?.append);
   keys.on('revoked', (agent) => gate.revoke(agent));
   // Every agent given a key is on the roster (spec §8d), so an append to one that has not called yet is not "unknown".
-  for (const agent of await keys.agents()) await store.agents.roster.seen(agent, 'key');
+  const holders = await keys.agents();
+  for (const agent of holders) await store.agents.roster.seen(agent, 'key');
+  // A broadcast reaches every agent the relay knew when it landed (spec §8d): a key made while the hub runs is known from then.
+  keys.on('added', (agent: string) => {
+    void store.agents.roster.seen(agent, 'key');
+    if (store.state === 'open') void store.agents.known(agent, store.head);
+  });
   let ready = false;
   const context: HubContext = {
     store,
@@ -122,7 +128,12 @@ async function openParts(options: HubOptions, log: Logger): Promise<Parts> {
     start() {
       guard.start();
       store.open().then(
-        () => (ready = true),
+        () => {
+          // The head as the store opened, read before any append waiting for the open goes on: every key here was known by then.
+          const at = store.head;
+          for (const agent of holders) void store.agents.known(agent, at);
+          ready = true;
+        },
         (err) => log.error(`cannot open the corpus: ${(err as Error).message}`),
       );
     },

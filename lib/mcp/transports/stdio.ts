@@ -64,8 +64,14 @@ export async function serveStdio(options: StdioOptions): Promise<void> {
     await answerRefusal(transport, err);
     throw err; // the CLI writes the sentence to stderr too, and exits 1
   }
-  // On the roster from its start, so a peer addressing this agent before its first call is not told it is unknown.
-  if (options.agent !== undefined) await store.agents.roster.seen(options.agent, 'served');
+  // On the roster from its start, so a peer addressing this agent before its first call is not told it is unknown; and
+  // known from its start, so a broadcast that lands before its first call reaches it (spec §8d). That opens the store
+  // (a scan) beside the session, as its first call would.
+  if (options.agent !== undefined) {
+    const named = options.agent;
+    await store.agents.roster.seen(named, 'served');
+    void store.ready.then(() => store.agents.known(named, store.head), () => {}); // a store that cannot open says so to the first call
+  }
   const ending = new AbortController();
   // No hub: nothing is signed or spent. A wait ends with the session, since nothing will wake it once the client has left.
   // A named server's name is stated by its operator, not verified: deposited-by stays `mcp`, and the record says `agent: NAME`.

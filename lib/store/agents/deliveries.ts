@@ -81,6 +81,8 @@ export class AgentDeliveries {
   private readonly pushed = new Map<string, Set<number>>();
   /** Agents whose first start is noted (marks.begin). */
   private readonly begun = new Set<string>();
+  /** Starts being noted from when the relay came to know the name (known): a first call waits for them, not to note a later one. */
+  private readonly knowing = new Map<string, Promise<void>>();
   /** Records a push is writing and has not yet delivered, by agent (claim). */
   private readonly claimed = new Map<string, Set<number>>();
 
@@ -113,6 +115,24 @@ export class AgentDeliveries {
   }
 
   /**
+   * The relay knows this name from now (a key on the hub, a named stdio
+   * server started): a broadcast that lands from here on reaches it, even if
+   * its first call comes later. `at` is the store's head when the name came
+   * to be known (taken as the store opened, before any append could land);
+   * an agent whose start is noted already keeps it. A failure is logged: its
+   * first call notes it then.
+   */
+  known(agent: string, at: number): Promise<void> {
+    if (this.begun.has(agent)) return Promise.resolve();
+    const noting = this.knowing.get(agent) ?? this.marks.begin(agent, at).then(
+      () => void this.begun.add(agent),
+      (err: unknown) => this.log.warn(`cannot note where ${agent} started: ${(err as Error).message}; its first call notes it`),
+    ).finally(() => this.knowing.delete(agent));
+    this.knowing.set(agent, noting);
+    return noting;
+  }
+
+  /**
    * The agent's next call in `session` arrived ('' for a call that names
    * none): every answer this process gave that session before now has
    * reached it. Its marks move there before the call runs (so a wait
@@ -122,6 +142,7 @@ export class AgentDeliveries {
     await this.roster.seen(agent, how);
     // The agent's first call fixes where the broadcasts of its marks begin (marks.ts), whichever set it uses first, and when:
     // at once on an open store; else once the scan this call is about to start is done (a call that needs no index is not held up for it).
+    await this.knowing.get(agent);
     if (!this.begun.has(agent)) {
       const begin = this.store.ready.then(() => this.marks.begin(agent)).then(
         () => void this.begun.add(agent),

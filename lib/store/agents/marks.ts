@@ -4,9 +4,10 @@
  * machine's corpus (wait_for_relay without after, `inbox`, pushes).
  *
  * Where a new mark starts. Every mark of an agent starts at the agent's
- * first start: the store's head when the relay first kept anything for it
- * (its first call on a named server, its first wait, push or `inbox` run),
- * written once to `.state/marks/<agent>/.start` and never moved. A new mark
+ * first start: the store's head when the relay first knew the name (a hub
+ * that opens holding its key, or sees its key made; a named stdio server
+ * that starts; else its first call, wait, push or `inbox` run), written
+ * once to `.state/marks/<agent>/.start` and never moved. A new mark
  * delivers what names the agent from the start of the store, and anything
  * else (a broadcast to `all`) from that start: `after` 0,
  * `namedOnlyThrough` the start. So a question put to bob before bob ever ran
@@ -103,11 +104,14 @@ export class AgentMarks {
     return (await this.vouched(this.shown(file), await readMarkFile(file, this.shape, this.shown(file)))) ?? (await this.fresh(agent, false));
   }
 
-  /** Records the agent's first start, if it has none yet (its first call on a named server). */
-  async begin(agent: string): Promise<void> {
+  /**
+   * Records the agent's first start, if it has none yet: `at` (the head when
+   * the relay came to know the name), or the store's head now.
+   */
+  async begin(agent: string, at?: number): Promise<void> {
     if (this.starts.has(agent)) return;
     await this.prepare(agent);
-    await this.start(agent, true);
+    await this.start(agent, true, at);
   }
 
   /** A mark read for a delivery (named `shown` in a refusal), refused bad_mark when it is ahead of the store. */
@@ -218,11 +222,12 @@ export class AgentMarks {
   /**
    * The agent's first start: read from `.start`, or, the first time, the
    * earliest start its marks already hold (a corpus from before `.start`),
-   * else its legacy mark, else the store's head, written with O_EXCL so that
+   * else its legacy mark, else `at` (when the relay came to know the name),
+   * else the store's head, written with O_EXCL so that
    * two processes starting at once agree on one. `write` false: a peek,
    * which writes nothing.
    */
-  private async start(agent: string, write: boolean): Promise<number> {
+  private async start(agent: string, write: boolean, at?: number): Promise<number> {
     const known = this.starts.get(agent);
     if (known !== undefined) return known;
     const file = path.join(this.dir, agent, START);
@@ -232,9 +237,9 @@ export class AgentMarks {
       this.starts.set(agent, onDisk.after);
       return onDisk.after;
     }
-    const value = (await this.earliestStart(agent)) ?? (await this.legacy(agent))?.after ?? this.head();
+    const value = (await this.earliestStart(agent)) ?? (await this.legacy(agent))?.after ?? at ?? this.head();
     if (!write) return value;
-    if (!(await createMarkFile(file, `${this.shape.format(value)}\n`))) return this.start(agent, write); // another process wrote it first
+    if (!(await createMarkFile(file, `${this.shape.format(value)}\n`))) return this.start(agent, write, at); // another process wrote it first
     this.starts.set(agent, value);
     return value;
   }
