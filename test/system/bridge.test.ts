@@ -154,7 +154,7 @@ describe('bridge', { concurrency: true }, () => {
       const result = await bridge.client.callTool({ name: 'list_replies', arguments: { id: 'relay-0001' } });
       const { parent, replies } = structured<{ parent: string; replies: { depositedAt: string }[] }>(result);
       assert.equal(parent, 'relay-0001');
-      assert.deepEqual(replies.map(({ depositedAt, ...rest }) => rest), [{ id: 'relay-0002', kind: 'reply', from: AGENT, to: null, parent: 'relay-0001', refs: ['relay-0009'], depositedBy: 'cli/seed', provenance: 'as-received' }]);
+      assert.deepEqual(replies.map(({ depositedAt, ...rest }) => rest), [{ id: 'relay-0002', kind: 'reply', from: AGENT, parent: 'relay-0001', refs: ['relay-0009'], depositedBy: 'cli/seed', provenance: 'as-received' }]);
     });
 
     test('wait_for_relay is signed and answers what is held after the mark', async () => {
