@@ -3,7 +3,8 @@
  * wait_for_relay with no progress token and timeout_ms 90000 is answered
  * within 50 s by a stdio server, the hub's /mcp and the bridge; through the
  * bridge, a call with a progress token runs past 50 s, kept alive by the
- * progress the bridge relays. Its own file: it takes ~55 s, the four waits
+ * progress the bridge relays; and a bridge whose hub has stopped answering
+ * (SIGSTOP) refuses a tokenless wait hub_timeout within 50 s. Its own file: it takes ~55 s, the four waits
  * side by side. Run `npm run build` first.
  */
 import assert from 'node:assert/strict';
@@ -11,7 +12,7 @@ import { test } from 'node:test';
 import type { CallToolResult, Client } from '@modelcontextprotocol/client';
 import { readKey } from '../../lib/auth/keys.js';
 import { UNHELD_MAX_WAIT_MS } from '../../lib/store/follow/waiters.js';
-import { record, stdioClient, tempStore, textOf } from '../support/helpers.js';
+import { errorCode, record, stdioClient, tempStore, textOf } from '../support/helpers.js';
 import { bridgeClient, startHubProcess } from '../support/bridge-helpers.js';
 import { httpClient } from '../support/http-helpers.js';
 import { eventually } from '../support/poll.js';
@@ -44,6 +45,11 @@ test('a 90 s wait with no progress token is answered within 50 s on stdio, /mcp 
   const http = await httpClient(t as never, hub.url, { agent: 'bob', key: (await readKey(hub.keys, 'bob'))! });
   const bridge = (await bridgeClient(t, hub.url, 'cy', hub.keys)).client;
   const kept = (await bridgeClient(t, hub.url, 'ana', hub.keys)).client;
+  const frozenHub = await startHubProcess(t, { agents: ['dee'] });
+  const toFrozen = (await bridgeClient(t, frozenHub.url, 'dee', frozenHub.keys)).client;
+  await toFrozen.callTool({ name: 'exists', arguments: { id: 'relay-0001' } }); // connected to the hub before it stops
+  frozenHub.child.kill('SIGSTOP');
+  t.after(() => void frozenHub.child.kill('SIGCONT')); // before its stop runs: a stopped process takes no SIGTERM
 
   const progress: number[] = [];
   const started = Date.now();
@@ -52,10 +58,13 @@ test('a 90 s wait with no progress token is answered within 50 s on stdio, /mcp 
     resetTimeoutOnProgress: true,
     onprogress: (p) => progress.push(p.progress),
   }) as Promise<CallToolResult>;
-  const [onStdio, onHttp, onBridge] = await Promise.all([unheld(stdio), unheld(http), unheld(bridge)]);
+  const [onStdio, onHttp, onBridge, onFrozen] = await Promise.all([unheld(stdio), unheld(http), unheld(bridge), unheld(toFrozen)]);
   assertAnsweredWithin50s('stdio serve', onStdio);
   assertAnsweredWithin50s('/mcp', onHttp);
   assertAnsweredWithin50s('bridge', onBridge);
+  frozenHub.child.kill('SIGCONT');
+  assert.equal(errorCode(onFrozen.result), 'hub_timeout', textOf(onFrozen.result));
+  assert.ok(onFrozen.elapsedMs <= UNHELD_MAX_WAIT_MS, `a silent hub: the bridge answered after ${onFrozen.elapsedMs} ms`);
 
   // Past the unheld cap, the wait with a token is still open; a record for ana ends it.
   await eventually(() => Date.now() - started > UNHELD_MAX_WAIT_MS + 2_000, 'the 50 s to pass', { timeoutMs: 60_000 });
