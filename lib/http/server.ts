@@ -11,6 +11,7 @@ import type { Forwarding } from '../doors/door.js';
 import type { RelayStore } from '../store/store.js';
 import { KeyRing } from '../auth/key-ring.js';
 import { listRecordNames } from '../disk/record-names.js';
+import { AGENT_NAME_SHAPE, BROADCAST } from '../model/agent-name.js';
 import { readOnlyRefusal } from '../store/store.js';
 import { ReplayGuard } from '../auth/replay-guard.js';
 import { bodyCapFor, DEFAULT_RECORD_CAP } from './body.js';
@@ -129,9 +130,13 @@ async function openParts(options: HubOptions, log: Logger): Promise<Parts> {
       guard.start();
       store.open().then(
         () => {
-          // The head as the store opened, read before any append waiting for the open goes on: every key here was known by then.
+          // The head as the store opened, read before any append waiting for the open goes on: every key here, and every
+          // name on the roster, was known by then.
           const at = store.head;
           for (const agent of holders) void store.agents.known(agent, at);
+          void store.agents.roster.namesAndAbouts().then(({ names }) => {
+            for (const name of names) if (AGENT_NAME_SHAPE.test(name) && name !== BROADCAST) void store.agents.known(name, at);
+          }, () => {});
           ready = true;
         },
         (err) => log.error(`cannot open the corpus: ${(err as Error).message}`),

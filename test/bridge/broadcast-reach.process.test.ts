@@ -12,6 +12,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { test } from 'node:test';
 import type { CallToolResult, Client } from '@modelcontextprotocol/client';
 import { addKey, readKey } from '../../lib/auth/keys.js';
+import { silentLogger } from '../../lib/log.js';
+import { Roster } from '../../lib/store/store.js';
 import { record, stdioClient, tempStore, textOf } from '../support/helpers.js';
 import { bridgeClient, hubStore, startHubProcess } from '../support/bridge-helpers.js';
 import { httpClient } from '../support/http-helpers.js';
@@ -77,4 +79,17 @@ test('a named stdio server is known from its start: a broadcast before its first
   const after = await append(op, { kind: 'question', from: 'op', to: 'all' }, 'after ana started');
   await sleep(300);
   assert.deepEqual(await waitIds(ana), [after], `not ${before}`);
+});
+
+test('a name on the roster when the hub opens is known from then, though it has no key there and first calls over stdio', async (t) => {
+  const later = ordered(t);
+  const store = await hubStore(later, { agents: ['op'] });
+  // As `keys add eve` with a keys directory of its own beside this corpus leaves it: on the roster, no key on the hub.
+  await new Roster(path.join(store.corpus, '.state', 'roster'), silentLogger).seen('eve', 'key');
+  const hub = await startHubProcess(later, { store });
+  const op = await httpClient(t as never, hub.url, { agent: 'op', key: (await readKey(store.keys, 'op'))! });
+  await noted(store.corpus, 'eve');
+  const question = await append(op, { kind: 'question', from: 'op', to: 'all' }, 'eve too?');
+  const eve = (await stdioClient(later, store.corpus, ['--agent', 'eve'])).client;
+  assert.deepEqual(await waitIds(eve), [question]);
 });
