@@ -21,6 +21,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { tempBeside } from '../disk/paths.js';
+import { readStateText } from '../disk/state-file.js';
 
 export const SINCE_FILE = '.since';
 
@@ -55,10 +56,9 @@ async function read(dir: string): Promise<GuardMemory | null> {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
     throw err;
   }
-  const text = await fs.readFile(path.join(dir, SINCE_FILE), 'utf8').catch((err: NodeJS.ErrnoException) => {
-    if (err.code === 'ENOENT') return '0';
-    throw err;
-  });
+  // A .since that is no small regular file (a FIFO, a symlink) is read as none: memory from the start, as a missing one says.
+  const got = await readStateText(path.join(dir, SINCE_FILE));
+  const text = typeof got === 'string' ? got : '0';
   return { since: Number(text.trim()) || 0, ino };
 }
 

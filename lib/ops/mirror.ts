@@ -11,7 +11,8 @@ import { RelayError } from '../errors.js';
 import { idShape } from '../model/ids.js';
 import type { Logger } from '../log.js';
 import { silentLogger } from '../log.js';
-import { corpusPaths } from '../disk/paths.js';
+import { corpusPaths, tempBeside } from '../disk/paths.js';
+import { readStateText } from '../disk/state-file.js';
 import { RSYNC_VANISHED, isRemote, parseItemized, rsyncArgs, rsyncFailure, runRsync } from './rsync.js';
 import { readSettings } from '../disk/settings.js';
 
@@ -103,7 +104,9 @@ async function checkLocalSource(source: string, corpus: string): Promise<void> {
  * store would mix two histories under one set of ids.
  */
 async function claimAsMirror(paths: ReturnType<typeof corpusPaths>, source: string, log: Logger): Promise<void> {
-  const previous = await fs.readFile(paths.mirrorMark, 'utf8').then((t) => t.trim(), () => null);
+  // A mark that is no small regular file (a FIFO, a symlink) is a mark naming no primary, replaced below.
+  const mark = await readStateText(paths.mirrorMark);
+  const previous = mark === null ? null : typeof mark === 'string' ? mark.trim() : '';
   if (previous === null) {
     const own = await listRecordNames(paths.corpus);
     if (own.length > 0) {
@@ -115,7 +118,13 @@ async function claimAsMirror(paths: ReturnType<typeof corpusPaths>, source: stri
     log.warn(`${paths.corpus} was a mirror of ${previous}; it now follows ${source}. Records it already holds are kept as they are.`);
   }
   await fs.mkdir(paths.state, { recursive: true });
-  await fs.writeFile(paths.mirrorMark, `${source}\n`);
+  // Written beside and renamed over: never through a symlink or into a FIFO planted at its name.
+  const temp = tempBeside(paths.mirrorMark);
+  await fs.writeFile(temp, `${source}\n`, { flag: 'wx' });
+  await fs.rename(temp, paths.mirrorMark).catch(async (err: unknown) => {
+    await fs.unlink(temp).catch(() => {});
+    throw err;
+  });
   // A new mirror, like a new store (init), has used no signature yet, so its
   // guard's memory begins with it; otherwise a hub on it would refuse every
   // signed stream and wait as guard_reset for its first minute

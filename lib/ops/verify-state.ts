@@ -20,13 +20,13 @@
  * neither, and nothing is said.
  */
 import { createHash } from 'node:crypto';
-import fs from 'node:fs/promises';
+import { readStateFile } from '../disk/state-file.js';
 import type { Deposit } from '../model/deposit.js';
 import { sortedIndexOf, type IdShape } from '../model/ids.js';
 import { parseRecord, type RecordClaims } from '../model/record.js';
 import { DIGEST_BYTES } from '../model/index-columns.js';
 import type { IndexImage } from '../model/record-index.js';
-import { IssuedLog, readSnapshot } from '../store/inspect.js';
+import { IssuedLog, MAX_ISSUED_READ, readSnapshot } from '../store/inspect.js';
 import { idempotencyScope } from '../model/idempotency-keys.js';
 import { formatIssuedLine, issuedLineId, parseIssuedLine, type IssuedHint } from '../model/issued-line.js';
 import type { CorpusPaths } from '../disk/paths.js';
@@ -157,12 +157,8 @@ export class StateAudit {
   }
 
   private async issued(held: readonly number[]): Promise<StateFindings['issued']> {
-    let text: string;
-    try {
-      text = await fs.readFile(this.paths.issued, 'latin1');
-    } catch {
-      return null;
-    }
+    const text = await issuedText(this.paths.issued);
+    if (text === null) return null;
     const ignoredLines: string[] = [];
     const warnings = { debug() {}, info() {}, error() {}, warn: () => {} };
     const log = new IssuedLog(this.paths.issued, this.shape, warnings);
@@ -203,7 +199,7 @@ export class StateAudit {
 /** Each issued line's claims about its record, by id, as a fingerprint; none where there is no log. */
 async function describedIn(file: string, shape: IdShape): Promise<Map<number, number>> {
   const described = new Map<number, number>();
-  const text = await fs.readFile(file, 'latin1').catch(() => '');
+  const text = (await issuedText(file)) ?? '';
   for (const written of text.split('\n')) {
     const line = parseIssuedLine(written, shape);
     if (line?.hint) described.set(line.n, fingerprint(shape, line.n, line.hint));
@@ -214,4 +210,12 @@ async function describedIn(file: string, shape: IdShape): Promise<Map<number, nu
 /** 48 bits of the line a hint makes (formatIssuedLine reads only a hint's own fields): equal hints make equal lines. */
 function fingerprint(shape: IdShape, n: number, hint: IssuedHint): number {
   return createHash('sha256').update(formatIssuedLine(shape, n, hint)).digest().readUIntBE(0, 6);
+}
+
+/** The issued log's text (its last MAX_ISSUED_READ bytes, whole lines), read as a store reads it; null when there is no such regular file. */
+async function issuedText(file: string): Promise<string | null> {
+  const got = await readStateFile(file, { max: MAX_ISSUED_READ, tail: true });
+  if (got.kind !== 'bytes') return null;
+  const text = got.bytes.toString('latin1');
+  return got.offset > 0 ? text.slice(text.indexOf('\n') + 1) : text;
 }

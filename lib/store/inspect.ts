@@ -5,4 +5,4 @@
  * door it has into the wings (docs/architecture.md).
  */
 export { readSnapshot } from './index/index-snapshot.js';
-export { IssuedLog } from './append/issued-log.js';
+export { IssuedLog, MAX_ISSUED_READ } from './append/issued-log.js';

@@ -13,6 +13,7 @@ import type { CorpusPaths } from '../disk/paths.js';
 import type { DirectorySync } from '../disk/publish.js';
 import { corpusPaths } from '../disk/paths.js';
 import { readSettings } from '../disk/settings.js';
+import { readStateText } from '../disk/state-file.js';
 import type { IssuedLog } from './append/issued-log.js';
 import type { CorpusFacts } from './corpus-facts.js';
 import type { Visibility } from './follow/visibility.js';
@@ -39,7 +40,9 @@ export async function prepare(options: StoreOptions): Promise<{ options: StoreOp
   const settings = await readSettings(paths.corpus);
   // A corpus that `mirror` fills has one writer, rsync; a local append would
   // shadow the primary's record of the same id forever.
-  const mirrorOf = await fs.readFile(paths.mirrorMark, 'utf8').then((text) => text.trim() || 'the primary', () => null);
+  // A mark that is no small regular file (a FIFO, a symlink) still marks a mirror: it is read as one that names no primary.
+  const mark = await readStateText(paths.mirrorMark);
+  const mirrorOf = mark === null ? null : (typeof mark === 'string' ? mark.trim() : '') || 'the primary';
   if (mirrorOf !== null) options = { ...options, readOnly: true, primary: options.primary ?? mirrorOf };
   return { options, shape: idShape(settings.idWidth) };
 }

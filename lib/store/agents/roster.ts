@@ -29,6 +29,7 @@ import path from 'node:path';
 import type { Logger } from '../../log.js';
 import { hostIdentity, hostTag, pidAlive, whereabouts } from '../../disk/host.js';
 import { tempBeside } from '../../disk/paths.js';
+import { readStateFile } from '../../disk/state-file.js';
 import { shownAbout } from '../../model/about.js';
 import { withFileLock } from './file-lock.js';
 
@@ -345,18 +346,12 @@ export class Roster {
   }
 }
 
-/** A small regular file's text; never follows a symlink, never blocks on a FIFO, never reads a huge file. */
+/** A small regular file's text (lib/disk/state-file.ts); rejected with ENOENT when missing, and when it is anything else. */
 async function readSmall(file: string): Promise<string> {
-  const handle = await fs.open(file, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW);
-  try {
-    const stat = await handle.stat();
-    if (!stat.isFile() || stat.size > MAX_FILE_BYTES) throw new Error('not a roster file');
-    const buf = Buffer.alloc(stat.size);
-    const { bytesRead } = await handle.read(buf, 0, buf.length, 0);
-    return buf.toString('utf8', 0, bytesRead);
-  } finally {
-    await handle.close();
-  }
+  const got = await readStateFile(file, { max: MAX_FILE_BYTES });
+  if (got.kind === 'missing') throw Object.assign(new Error(`${file} is missing`), { code: 'ENOENT' });
+  if (got.kind === 'odd') throw new Error(`${file} ${got.what}: not a roster file`);
+  return got.bytes.toString('utf8');
 }
 
 /** Temp name beside it (unguessable, exclusive), then rename. */

@@ -37,6 +37,7 @@ import type { Logger } from '../../log.js';
 import { hostIdentity, pidAlive, whereabouts } from '../../disk/host.js';
 import { tempName } from '../../disk/paths.js';
 import { linkExclusive } from '../../disk/publish.js';
+import { readStateFile } from '../../disk/state-file.js';
 
 /** How long a claim's time may stand still before its owner is presumed dead. */
 export const DEFAULT_STALE_MS = 10_000;
@@ -143,14 +144,12 @@ export class IdempotencyClaims {
   }
 
   private async judge(file: string, watched: Map<number, { mtimeMs: number; since: number }>, gen: number): Promise<'live' | 'dead' | 'gone'> {
-    let stat;
-    let text: string;
-    try {
-      [stat, text] = await Promise.all([fs.stat(file), fs.readFile(file, 'utf8')]);
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return 'gone';
-      throw err;
-    }
+    const got = await readStateFile(file);
+    if (got.kind === 'missing') return 'gone';
+    // A FIFO, a symlink or a huge file is no claim any writer made: nobody owns the key through it.
+    if (got.kind === 'odd') return 'dead';
+    const { stat } = got;
+    const text = got.bytes.toString('utf8');
     const owner = parseOwner(text);
     if (owner) {
       const where = whereabouts(owner.host, owner.boot);
@@ -278,12 +277,11 @@ async function exists(file: string): Promise<boolean> {
  * store it again.
  */
 async function readDone(file: string): Promise<string | null> {
-  try {
-    return (await fs.readFile(file, 'utf8')).trim();
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
-    throw err;
-  }
+  const got = await readStateFile(file);
+  if (got.kind === 'missing') return null;
+  // Not a small regular file (a FIFO, a symlink, /dev/zero): it names no id, so it is a false mark, replaced whole by the claim's end.
+  if (got.kind === 'odd') return '';
+  return got.bytes.toString('utf8').trim();
 }
 
 /** A temp file named the way verify --clean recognises, not fsynced (see the header comment). */

@@ -20,10 +20,10 @@
  * would otherwise end assignment for everyone (ids_exhausted); such a line
  * is ignored with a warning, and the high-water is what the rest says.
  */
-import { closeSync, constants as fsc, lstatSync, openSync, readSync, statSync, writeSync } from 'node:fs';
+import { closeSync, constants as fsc, fstatSync, lstatSync, openSync, readSync, unlinkSync, writeSync } from 'node:fs';
 import path from 'node:path';
 import { errnoName } from '../../errors.js';
-import fs from 'node:fs/promises';
+import { readStateFile } from '../../disk/state-file.js';
 import type { IdShape } from '../../model/ids.js';
 import { formatIssuedLine, issuedLineId, parseIssuedLine, type IssuedHint, type IssuedLine } from '../../model/issued-line.js';
 import type { Logger } from '../../log.js';
@@ -33,6 +33,16 @@ import type { Logger } from '../../log.js';
  * disk: appends in flight at once in every process can be noted out of order.
  */
 const MAX_LEAD = 64;
+
+/**
+ * How much of the log a start reads: its end, where the highest ids are. A
+ * line is a few hundred bytes at most, so this is hundreds of thousands of
+ * appends; a log past it (or /dev/zero behind a symlink) costs no more.
+ */
+export const MAX_ISSUED_READ = 64 * 1024 * 1024;
+
+/** The log is a regular file we append to; anything else at its name (a FIFO, a symlink) is replaced by a new log. */
+const NOT_A_LOG = new Set(['ELOOP', 'EMLINK', 'EFTYPE', 'ENXIO', 'ENOTREG']);
 
 export class IssuedLog {
   /** The highest id in the log, as far as this process knows. */
@@ -59,22 +69,22 @@ export class IssuedLog {
 
   /** Reads the log; a missing or unreadable one counts as empty. */
   async read(): Promise<number> {
-    let text = '';
-    try {
-      const inode = (await fs.stat(this.file)).ino;
-      text = await fs.readFile(this.file, 'latin1');
-      this.readInode = inode;
-      this.readTo = text.lastIndexOf('\n') + 1;
-      this.seen = true;
-    } catch {
-      return this.highestNoted;
-    }
+    const got = await readStateFile(this.file, { max: MAX_ISSUED_READ, tail: true });
+    if (got.kind !== 'bytes') return this.highestNoted;
+    let text = got.bytes.toString('latin1');
+    // Read from its end: the first line may be cut, and is not a line.
+    if (got.offset > 0) text = text.slice(text.indexOf('\n') + 1);
+    const skipped = got.bytes.length - text.length;
+    this.readInode = got.stat.ino;
+    this.readTo = got.offset + skipped + text.lastIndexOf('\n') + 1;
+    text = text.slice(0, text.lastIndexOf('\n') + 1);
+    this.seen = true;
     // The ids alone: the whole log is read at every start, and its hints are for the lines read as they land.
     const idOnly = (written: string): IssuedLine | null => {
       const n = issuedLineId(written, this.shape);
       return n === null ? null : { n, hint: null };
     };
-    for (const { n } of this.linesIn(text.slice(0, this.readTo), idOnly)) if (n > this.highestNoted) this.highestNoted = n;
+    for (const { n } of this.linesIn(text, idOnly)) if (n > this.highestNoted) this.highestNoted = n;
     return this.highestNoted;
   }
 
@@ -123,7 +133,10 @@ export class IssuedLog {
     let size: number;
     let inode: number;
     try {
-      ({ size, ino: inode } = statSync(this.file));
+      // lstat: a symlink or a FIFO at the log's name is no log (readStateFile), and is not opened here either.
+      const stat = lstatSync(this.file);
+      if (!stat.isFile()) return [];
+      ({ size, ino: inode } = stat);
     } catch {
       return [];
     }
@@ -135,7 +148,7 @@ export class IssuedLog {
     if (size === this.readTo) return [];
     let text: string;
     try {
-      this.readFd ??= openSync(this.file, 'r');
+      this.readFd ??= openSync(this.file, fsc.O_RDONLY | fsc.O_NONBLOCK | fsc.O_NOFOLLOW);
       const buffer = Buffer.allocUnsafe(size - this.readTo);
       const got = readSync(this.readFd, buffer, 0, buffer.length, this.readTo);
       text = buffer.toString('latin1', 0, got);
@@ -185,12 +198,16 @@ export class IssuedLog {
           this.seen = true;
           break;
         } catch (err) {
-          const code = errnoName(err); // names ESTALE, which Node leaves as "Unknown system error -116"
-          if (code === 'ENOENT') {
+          const code = errnoName(err) ?? ''; // names ESTALE, which Node leaves as "Unknown system error -116"
+          if (NOT_A_LOG.has(code) && attempt === 0) {
+            this.log.warn(`${this.file} was not a regular file; replaced it with a new log from ${this.shape.format(Math.max(n, this.highestNoted))}`);
+            unlinkSync(this.file);
+          }
+          if (code === 'ENOENT' || (NOT_A_LOG.has(code) && attempt === 0)) {
             const carried = this.highestNoted > n ? `${this.shape.format(this.highestNoted)}\n` : '';
             appendTo(this.file, carried + line, true);
             const from = this.shape.format(Math.max(n, this.highestNoted));
-            if (attempt === 0) {
+            if (attempt === 0 && code === 'ENOENT') {
               if (this.seen) this.log.info(`${this.file} was missing; started it again from ${from}`);
               else this.log.debug(`started the id log ${this.file} at ${from}`);
             }
@@ -219,8 +236,10 @@ export class IssuedLog {
 
 /** One O_APPEND write (atomic for a line this small); `create` makes the file when it is missing. */
 function appendTo(file: string, text: string, create: boolean): void {
-  const fd = openSync(file, fsc.O_WRONLY | fsc.O_APPEND | (create ? fsc.O_CREAT : 0), 0o644);
+  // Never through a symlink, never blocked on a FIFO (ENXIO when nobody reads it).
+  const fd = openSync(file, fsc.O_WRONLY | fsc.O_APPEND | fsc.O_NONBLOCK | fsc.O_NOFOLLOW | (create ? fsc.O_CREAT : 0), 0o644);
   try {
+    if (!fstatSync(fd).isFile()) throw Object.assign(new Error(`${file} is not a regular file`), { code: 'ENOTREG' });
     writeSync(fd, text);
   } finally {
     closeSync(fd);

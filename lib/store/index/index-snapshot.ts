@@ -34,10 +34,12 @@
  *       then the string table, the odd texts and the idempotency keys
  */
 import { crc32 } from 'node:zlib';
+import { constants as fsConstants } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { IndexImage } from '../../model/record-index.js';
 import { tempName } from '../../disk/paths.js';
+import { readStateFile } from '../../disk/state-file.js';
 
 const MAGIC = Buffer.from('PERELIDX');
 /** Bump when IndexImage, this layout or the key scopes it carries (idempotency-keys.ts) change: a snapshot of another format is rebuilt, never read. */
@@ -45,6 +47,8 @@ export const SNAPSHOT_FORMAT = 3;
 const HEADER = 64;
 const STAMP_BYTES = 48;
 const DIGEST_BYTES = 32;
+/** A snapshot is about 100 bytes a record and its strings: this is millions of records; a larger file is not one we wrote. */
+export const MAX_SNAPSHOT_BYTES = 256 * 1024 * 1024;
 
 /**
  * The corpus directory's identity and times when its listing matched the
@@ -161,20 +165,18 @@ export function decodeSnapshot(file: Buffer, width: number): SnapshotRead {
 
 /** Reads the snapshot file; a missing one is simply refused. */
 export async function readSnapshot(file: string, width: number): Promise<SnapshotRead> {
-  let bytes: Buffer;
-  try {
-    bytes = await fs.readFile(file);
-  } catch (err) {
-    return { refused: (err as NodeJS.ErrnoException).code === 'ENOENT' ? 'there is none' : `it cannot be read (${(err as Error).message})` };
-  }
-  return decodeSnapshot(bytes, width);
+  const got = await readStateFile(file, { max: MAX_SNAPSHOT_BYTES });
+  if (got.kind === 'missing') return { refused: 'there is none' };
+  if (got.kind === 'odd') return { refused: `it ${got.what}` };
+  return decodeSnapshot(got.bytes, width);
 }
 
 /** The record count and high-water mark in the snapshot file now, from its header alone (null when there is no usable one). */
 export async function snapshotHeader(file: string, width: number): Promise<{ records: number; highWater: number } | null> {
   let handle: fs.FileHandle | undefined;
   try {
-    handle = await fs.open(file, 'r');
+    handle = await fs.open(file, fsConstants.O_RDONLY | fsConstants.O_NONBLOCK | fsConstants.O_NOFOLLOW);
+    if (!(await handle.stat()).isFile()) return null;
     const header = Buffer.alloc(HEADER);
     const { bytesRead } = await handle.read(header, 0, HEADER, 0);
     if (bytesRead < HEADER || !header.subarray(0, 8).equals(MAGIC) || header.readUInt32LE(8) !== SNAPSHOT_FORMAT || header.readUInt32LE(12) !== width) return null;

@@ -24,6 +24,7 @@
 import fs from 'node:fs/promises';
 import type { Logger } from '../../log.js';
 import { hostIdentity, pidAlive, whereabouts } from '../../disk/host.js';
+import { readStateFile } from '../../disk/state-file.js';
 
 export const HEARTBEAT_MS = 1000;
 export const STALE_MS = 5000;
@@ -106,14 +107,12 @@ async function tryTake(lock: string): Promise<(() => Promise<void>) | null> {
 
 /** The lock's mtime, and whether its builder ran on this host and boot and has exited; null when there is no lock. */
 async function lockHolder(lock: string): Promise<{ mtimeMs: number; deadHere: boolean } | null> {
-  let stat;
-  let text;
-  try {
-    stat = await fs.stat(lock);
-    text = await fs.readFile(lock, 'utf8');
-  } catch {
-    return null;
-  }
+  const got = await readStateFile(lock);
+  if (got.kind === 'missing') return null;
+  // A FIFO, a symlink or a huge file is no lock a builder made: its holder is dead, and the lock is taken over.
+  if (got.kind === 'odd') return { mtimeMs: 0, deadHere: true };
+  const { stat } = got;
+  const text = got.bytes.toString('utf8');
   const [host, boot, pid] = text.trim().split(' ');
   // A lock still being written says nothing yet: only its mtime counts.
   if (host === undefined || boot === undefined || pid === undefined) return { mtimeMs: stat.mtimeMs, deadHere: false };

@@ -38,7 +38,7 @@ test('a claim another store in this process has just linked is waited for, not t
   const claimOnDisk = new Promise<void>((resolve) => (aLinked = resolve));
   let bReadClaim = false;
   const unlink = fs.unlink.bind(fs);
-  const readFile = fs.readFile.bind(fs) as (file: string, encoding: 'utf8') => Promise<string>;
+  const open = fs.open.bind(fs) as (file: string, flags: number) => Promise<fs.FileHandle>;
   const link = fs.link.bind(fs);
   let bLooked = false;
   let bNextLink!: (target: string) => void;
@@ -60,14 +60,15 @@ test('a claim another store in this process has just linked is waited for, not t
     }
     return unlink(file);
   });
-  t.mock.method(fs, 'readFile', async (file: string, encoding: 'utf8') => {
+  // Claims and done marks are read through one open each (lib/disk/state-file.ts).
+  t.mock.method(fs, 'open', async (file: string, flags: number) => {
     if (bReadClaim && DONE.test(file)) {
       bLooked = true;
       releaseA();
     }
-    const text = await readFile(file, encoding);
+    const handle = await open(file, flags);
     if (CLAIM.test(file)) bReadClaim = true;
-    return text;
+    return handle;
   });
 
   const gotA = a.acquire('mcp\nk-1');
@@ -97,7 +98,7 @@ test('a claim another store in this process is marking done is waited for, not t
   let bLooked = false;
   let bNextLink!: (target: string) => void;
   const bTriesNext = new Promise<string>((resolve) => (bNextLink = resolve));
-  const readFile = fs.readFile.bind(fs) as (file: string, encoding: 'utf8') => Promise<string>;
+  const open = fs.open.bind(fs) as (file: string, flags: number) => Promise<fs.FileHandle>;
   const link = fs.link.bind(fs);
   t.mock.method(fs, 'link', async (from: string, to: string) => {
     if (DONE.test(to)) {
@@ -109,10 +110,10 @@ test('a claim another store in this process is marking done is waited for, not t
     }
     return link(from, to);
   });
-  t.mock.method(fs, 'readFile', async (file: string, encoding: 'utf8') => {
-    const text = await readFile(file, encoding);
+  t.mock.method(fs, 'open', async (file: string, flags: number) => {
+    const handle = await open(file, flags);
     if (finishing && CLAIM.test(file)) bLooked = true;
-    return text;
+    return handle;
   });
 
   const gotB = b.acquire('mcp\nk-1');
