@@ -56,9 +56,12 @@ be believed. Signatures are checked with one key only, the checkpoint key
 (keys/hub.key, in --keys DIR), and the summary names it; a checkpoint
 signed by another name is never checked, and once one was signed by the
 checkpoint key, a later one unsigned or signed by another name is broken.
+Where that key is at hand, or named with --checkpoint-key, only checkpoints
+whose signature was checked with it prove the copy complete: past them it
+is "consistent, not proven", and verify exits 1.
 Then what .state/index and .state/issued say that the records
 do not. Exits 1 if any record is damaged, missing or altered, on a fork or
-a broken checkpoint, or if .state/index says what the records do not (a row
+a broken checkpoint, past the proven checkpoints, or if .state/index says what the records do not (a row
 with no file, a key or a high-water mark no record bears out).
 On stderr, a progress line about once a second (\`verified
 250000/1000000 records (25%)\`) and one at the end. Temp files left by a
@@ -79,6 +82,7 @@ crash are reported as a warning (they never hold a published record).
       clean: ctx.values.clean === true,
       keysDir: ctx.keys,
       checkpointKey: checkpointKeyOption(ctx),
+      checkpointKeyNamed: ctx.values['checkpoint-key'] !== undefined,
       onProgress: progressLines(ctx.stderr),
     });
     if (ctx.values.json === true) {

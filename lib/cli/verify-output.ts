@@ -9,7 +9,7 @@ import { NAMED_AT_MOST } from '../ops/verify-state.js';
 /** Findings that make verify exit 1: what is missing, altered, forked, or cannot be believed. */
 export function verifyFailed(report: VerifyReport): boolean {
   const c = report.checkpoints;
-  return report.damaged.length > 0 || c.missing.length > 0 || c.altered.length > 0 || c.forks.length > 0 || c.broken.length > 0 || (report.state.index?.disagree.length ?? 0) > 0;
+  return report.damaged.length > 0 || c.unproven !== null || c.missing.length > 0 || c.altered.length > 0 || c.forks.length > 0 || c.broken.length > 0 || (report.state.index?.disagree.length ?? 0) > 0;
 }
 
 export function checkpointLines(report: VerifyReport): string[] {
@@ -37,8 +37,22 @@ function frontierLine(report: VerifyReport): string {
     count(c.broken.length, 'broken checkpoint', 'broken checkpoints'),
     count(report.damaged.length, 'damaged'),
   ].filter(Boolean);
+  const unproven = c.unproven === null ? '' : unprovenWords(report);
+  if (problems.length === 0 && unproven) return `${proof ? `complete and identical ${proof}; ` : ''}${unproven}${after}`;
   if (problems.length === 0 && proof) return `complete and identical ${proof}${after}`;
   return `not proven complete: ${problems.join(', ')}${proof ? `; consistent ${proof}` : '; nothing before the first problem is proven'}`;
+}
+
+/** Past the frontier, checkpoints that agree with the records and carry no signature checked with the checkpoint key. */
+function unprovenWords(report: VerifyReport): string {
+  const c = report.checkpoints;
+  const u = c.unproven!;
+  const s = c.signatures;
+  const which = u.count === 1 ? `checkpoint ${u.checkpoint} is` : `the ${u.count} checkpoints up to ${u.checkpoint} are`;
+  const where = c.frontier === null ? ` (${c.checkpoints} checkpoint${c.checkpoints === 1 ? '' : 's'}, ${signatureWords(report)})` : '';
+  return `consistent, not proven up to ${u.to}${where}: ${which} not signed with ${s.key}'s key as checked here, so anyone who ` +
+    `can write this copy could have rewritten the records and written ${u.count === 1 ? 'it' : 'them'}; compare the newest checkpoint's chain: ` +
+    `with the primary's, or verify where keys/${s.key}.key is (--keys DIR)`;
 }
 
 function signatureWords(report: VerifyReport): string {

@@ -25,6 +25,13 @@ export interface CheckpointFindings {
   frontier: string | null;
   /** The checkpoint that proves the frontier. */
   frontierCheckpoint: string | null;
+  /**
+   * Sound checkpoints past the frontier whose signature was not checked with
+   * the checkpoint key, where that key is at hand or was named: they agree
+   * with the records, and anyone could have written them. `to`: the last
+   * record the newest of them covers. Null when there are none.
+   */
+  unproven: { to: string; checkpoint: string; count: number } | null;
   missing: { id: string; checkpoint: string; listed: string }[];
   altered: { id: string; checkpoint: string; listed: string; held: string }[];
   forks: { at: string; checkpoint: string; why: string }[];
@@ -69,6 +76,7 @@ export class CheckpointAudit {
     newest: null,
     frontier: null,
     frontierCheckpoint: null,
+    unproven: null,
     missing: [],
     altered: [],
     forks: [],
@@ -86,6 +94,12 @@ export class CheckpointAudit {
     private readonly keysDir: string | null,
     /** The one key name whose signatures are checked (keys/<name>.key). */
     private readonly checkpointKey: string = DEFAULT_HUB_KEY,
+    /**
+     * The caller named the key (`--checkpoint-key`): only checkpoints whose
+     * signature was checked prove anything, even where its file is not at
+     * hand. Where the file is at hand the same holds, named or not.
+     */
+    private readonly keyNamed = false,
   ) {
     this.findings.signatures.key = checkpointKey;
     this.digests = new Uint8Array(ids.length * DIGEST_BYTES);
@@ -144,16 +158,23 @@ export class CheckpointAudit {
       f.broken.push({ id, why: `its chain ${c.chain} is not what the records it lists hash to: one of them differs beyond its first digits, or the checkpoint was written by hand` });
       sound = false;
     }
-    if (!(await this.signatureHolds(id, c))) sound = false;
+    const signature = await this.signatureHolds(id, c);
+    if (!signature) sound = false;
     this.chains.set(n, c.chain);
     this.expected = { id: n, chain: c.chain };
     f.checkpoints++;
     f.newest = id;
     if (c.last > this.newestLast) this.newestLast = c.last;
     if (!sound) this.problemSeen = true;
-    if (!this.problemSeen) {
+    if (this.problemSeen) return;
+    // A copy rewritten from its first checkpoint on is consistent with itself: only the checkpoint key's signature
+    // says the hub wrote it. Each chain holds the one before, so a checked checkpoint proves those before it too.
+    if (signature === 'checked' || !(this.keyNamed || (await this.checkpointKeyBytes()) !== null)) {
       f.frontier = this.shape.format(c.last);
       f.frontierCheckpoint = id;
+      f.unproven = null;
+    } else {
+      f.unproven = { to: this.shape.format(c.last), checkpoint: id, count: (f.unproven?.count ?? 0) + 1 };
     }
   }
 
@@ -189,7 +210,8 @@ export class CheckpointAudit {
     return false;
   }
 
-  private async signatureHolds(id: string, c: Checkpoint): Promise<boolean> {
+  /** False: broken. 'checked': its signature is the checkpoint key's. True: nothing owed, and nothing proven by it. */
+  private async signatureHolds(id: string, c: Checkpoint): Promise<boolean | 'checked'> {
     const s = this.findings.signatures;
     const name = this.checkpointKey;
     const signer = c.signature?.key ?? null;
@@ -209,9 +231,10 @@ export class CheckpointAudit {
       return true;
     }
     const expected = Buffer.from(signCheckpoint(key, this.shape.format(c.first), this.shape.format(c.last), c.chain), 'hex');
-    if (timingSafeEqual(expected, Buffer.from(c.signature!.sig, 'hex'))) {
+    const sig = Buffer.from(c.signature!.sig, 'hex');
+    if (sig.length === expected.length && timingSafeEqual(expected, sig)) {
       s.checked++;
-      return true;
+      return 'checked';
     }
     this.findings.broken.push({ id, why: `its signature is not ${name}'s key's: it was not written by a holder of keys/${name}.key, or was edited since` });
     return false;

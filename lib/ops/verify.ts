@@ -52,6 +52,8 @@ export interface VerifyOptions {
   keysDir?: string;
   /** The one key checkpoint signatures are checked with (default hub): keys/<name>.key. */
   checkpointKey?: string;
+  /** The key was named (`verify --checkpoint-key`): only checkpoints it signed prove the copy complete, key file at hand or not. */
+  checkpointKeyNamed?: boolean;
   /** Called after each batch of records read, and once at the end (done === total). */
   onProgress?: (done: number, total: number) => void;
 }
@@ -66,7 +68,7 @@ export async function verifyCorpus(corpusDir: string, options: VerifyOptions = {
     throw new RelayError('no_corpus', `There is no corpus directory at ${paths.corpus}. Pass --corpus with the path of one.`);
   }
   const ids = numbers.sort((a, b) => a - b).map(shape.format);
-  const checkpoints = new CheckpointAudit(numbers, shape, options.keysDir ?? null, options.checkpointKey);
+  const checkpoints = new CheckpointAudit(numbers, shape, options.keysDir ?? null, options.checkpointKey, options.checkpointKeyNamed === true);
   const state = await StateAudit.open(paths, shape);
   const report: Omit<VerifyReport, 'checkpoints' | 'state'> = { checked: 0, damaged: [], stray: [], live: [], foreign: [], removed: [] };
   for (const [at, id] of ids.entries()) {

@@ -11,7 +11,7 @@ import path from 'node:path';
 import { test, type TestContext } from 'node:test';
 import { addKey } from '../../lib/auth/keys.js';
 import { buildRecordFile, digestOf, splitRecordFile } from '../../lib/model/deposit.js';
-import { buildCheckpoint, chainOf, parseCheckpoint, type Checkpoint } from '../../lib/model/checkpoint.js';
+import { buildCheckpoint, chainOf, GENESIS_CHAIN, parseCheckpoint, type Checkpoint } from '../../lib/model/checkpoint.js';
 import { idShape } from '../../lib/model/ids.js';
 import type { RecordMeta } from '../../lib/model/record-index.js';
 import { CheckpointSchedule, CheckpointWriter } from '../../lib/store/checkpoint-writer.js';
@@ -276,8 +276,63 @@ test('verify --checkpoint-key NAME checks signatures with keys/NAME.key, and the
   assert.equal(named.code, 0, named.stdout);
   assert.match(named.stdout, /^complete and identical up to relay-0001 \(checkpoint relay-0002; 1 checkpoint, 1 signature checked with relay-hub's key\)$/m);
   const byDefault = await verify(corpus, ['--keys', keys]);
-  assert.equal(byDefault.code, 0, 'nothing before it was signed by hub: nothing is owed');
-  assert.match(byDefault.stdout, /\(checkpoint relay-0002; 1 checkpoint, 1 signed by relay-hub, not the checkpoint key hub: not checked\)$/m);
+  assert.equal(byDefault.code, 1, 'keys/hub.key is at hand and signed nothing: nothing is proven');
+  assert.match(byDefault.stdout, /^consistent, not proven up to relay-0001 \(1 checkpoint, 1 signed by relay-hub, not the checkpoint key hub: not checked\): checkpoint relay-0002 is not signed with hub's key/m);
+});
+
+/**
+ * A primary whose one checkpoint (relay-0002) is signed with keys/hub.key; then, on the same copy, every record
+ * rewritten from the first on, relay-0002 too, as a first checkpoint signed with `signer` (an agent's key) or none.
+ */
+async function rewrittenFromFirst(t: TestContext, signer: string | null) {
+  const p = await primary(t);
+  await addKey(p.keys, 'hub');
+  await addKey(p.keys, 'scout-7');
+  await append(p.store, 'a');
+  await p.store.close();
+  assert.equal((await runCli(['checkpoint', '--corpus', p.corpus, '--keys', p.keys], { env: QUIET })).stdout, 'relay-0002\n');
+  const rewrite = async (id: string, bytes: Buffer) => {
+    const { deposit } = splitRecordFile(await fs.readFile(path.join(p.corpus, id)));
+    await fs.writeFile(path.join(p.corpus, id), buildRecordFile({ ...deposit, digest: digestOf(bytes) }, bytes));
+    return digestOf(bytes);
+  };
+  const digest = await rewrite('relay-0001', Buffer.from(record({ kind: 'note', from: 'scout-7' }, 'a, rewritten')));
+  const key = signer === null ? null : { name: signer, key: Buffer.from((await fs.readFile(keyFile(p.keys, signer), 'utf8')).trim()) };
+  await rewrite('relay-0002', buildCheckpoint({ previous: { id: 0, chain: GENESIS_CHAIN }, entries: [{ n: 1, digest }], signer: key }, shape));
+  await fs.rm(path.join(p.corpus, '.state'), { recursive: true }); // a copy's own state, as rsync leaves it
+  return p;
+}
+
+for (const signer of ['scout-7', null]) {
+  const how = signer === null ? 'left unsigned' : `re-signed with ${signer}'s key`;
+  test(`a copy rewritten from its first checkpoint on, ${how}: consistent, not proven, exit 1, with the hub's key at hand or named`, async (t) => {
+    const { dir, corpus, keys } = await rewrittenFromFirst(t, signer);
+    const held = await verify(corpus, ['--keys', keys]);
+    assert.equal(held.code, 1, held.stdout);
+    assert.doesNotMatch(held.stdout, /complete and identical/);
+    assert.match(held.stdout, /^consistent, not proven up to relay-0001 \(1 checkpoint, .*\): checkpoint relay-0002 is not signed with hub's key/m);
+    // A host that holds agents' keys and not the hub's, with the key named: nothing can prove it.
+    const agentsOnly = path.join(dir, 'agents-keys');
+    await addKey(agentsOnly, 'scout-7');
+    const named = await verify(corpus, ['--keys', agentsOnly, '--checkpoint-key', 'hub']);
+    assert.equal(named.code, 1, named.stdout);
+    assert.match(named.stdout, /^consistent, not proven up to relay-0001/m);
+    const json = JSON.parse((await verify(corpus, ['--keys', keys, '--json'])).stdout) as { checkpoints: { frontier: string | null; unproven: unknown } };
+    assert.deepEqual([json.checkpoints.frontier, json.checkpoints.unproven], [null, { to: 'relay-0001', checkpoint: 'relay-0002', count: 1 }]);
+  });
+}
+
+test('a checkpoint signed with the hub\'s key proves the unsigned ones before it: their chains are in its own', async (t) => {
+  const { corpus, keys, store } = await primary(t);
+  await append(store, 'a');
+  await new CheckpointWriter(store, unsigned, silentLogger).writeDue();
+  await append(store, 'b');
+  await store.close();
+  await addKey(keys, 'hub');
+  assert.equal((await runCli(['checkpoint', '--corpus', corpus, '--keys', keys], { env: QUIET })).stdout, 'relay-0004\n');
+  const run = await verify(corpus, ['--keys', keys]);
+  assert.equal(run.code, 0, run.stdout);
+  assert.match(run.stdout, /^complete and identical up to relay-0003 \(checkpoint relay-0004; 2 checkpoints, 1 signature checked with hub's key, 1 unsigned\)$/m);
 });
 
 /** A primary of five records and a checkpoint (relay-0006), mirrored with the real rsync. */
