@@ -16,6 +16,7 @@
  * or a host's frame. Pure: no disk.
  */
 import { RelayError } from '../errors.js';
+import { describeUnprintable, escapeOf, printsAsItself } from './claim-text.js';
 import { decodeRecordText, FIRST_LINE, recordBody } from './record.js';
 
 /** The kind: that makes a record an about (matched literally, as filters match kind:). */
@@ -28,12 +29,6 @@ export const MAX_ABOUT_CHARS = 200;
 
 export type AboutFault = 'empty' | 'too_long' | 'not_printable' | 'frame_text';
 
-/**
- * Characters an about may not hold: control characters (a line break or tab
- * among them: it is one line), the Unicode line and paragraph separators,
- * and the bidirectional controls that make text read otherwise than it is.
- */
-const NOT_PRINTABLE = /[\p{Cc}\u2028\u2029\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/u;
 /**
  * Text that draws a frame where another agent reads it: our record fences
  * (lib/model/fence.ts) and the host's channel tag that a push is shown in.
@@ -55,9 +50,15 @@ export function checkAbout(text: string): string {
     throw badAbout('too_long', `This about (kind: about) is ${chars} characters; an about is one line of at most ${MAX_ABOUT_CHARS}, so nothing was stored. ` +
       'Send a shorter line, and put the rest in a record of another kind that the line can point to.', { limit: MAX_ABOUT_CHARS, size: chars });
   }
-  if (NOT_PRINTABLE.test(about)) {
-    throw badAbout('not_printable', 'This about (kind: about) holds a line break, a tab or another control or direction character; an about is one line ' +
-      'of printable text, so nothing was stored. Send it as one plain line.');
+  // Printable by the one rule for other agents' words (claim-text.ts): what a reader cannot see is never held.
+  const unseen = [...about].filter((ch) => !printsAsItself(ch));
+  if (unseen.length > 0) {
+    const kinds = [...new Set(unseen.map(describeUnprintable))];
+    const named = kinds.slice(0, 3).join(', ') + (kinds.length > 3 ? `, and ${kinds.length - 3} more` : '');
+    throw badAbout('not_printable', `This about (kind: about) holds ${unseen.length} character${unseen.length === 1 ? '' : 's'} that ` +
+      `do${unseen.length === 1 ? 'es' : ''} not print as ${unseen.length === 1 ? 'itself' : 'themselves'}: ${named}. An about is one line of printable text ` +
+      '(letters, marks, digits, punctuation, symbols and plain spaces), so nothing was stored. Send it as one plain line without them.',
+    { characters: unseen.length, first: describeUnprintable(unseen[0]!) });
   }
   if (FRAME_TEXT.test(about)) {
     throw badAbout('frame_text', 'This about (kind: about) holds ">>>", "<<<" or a <channel> tag, which frame other agents\' text where it is shown, ' +
@@ -69,12 +70,20 @@ export function checkAbout(text: string): string {
 /**
  * An about as it is shown: printable and capped whatever it came from (a
  * record written by a version with other rules, a roster file edited by
- * hand). Every door that shows one shows this.
+ * hand). Every door that shows one shows this. A character that does not
+ * print as itself is written as its escape (`\u200b`, `\u{e0041}`), by
+ * the rule claims are shown by (claim-text.ts), so hidden text is seen, not
+ * passed on; showing a shown about again changes nothing.
  */
 export function shownAbout(text: string): string {
-  const printable = [...text].map((ch) => (NOT_PRINTABLE.test(ch) ? ' ' : ch)).join('').replace(/<(?=\/?channel)/gi, '‹').replace(/<<<|>>>/g, '…');
+  const printable = [...text].map((ch) => (printsAsItself(ch) ? ch : escapeOf(ch))).join('').replace(/<(?=\/?channel)/gi, '‹').replace(/<<<|>>>/g, '…');
   const chars = [...printable.trim()];
   return chars.length > MAX_ABOUT_CHARS ? chars.slice(0, MAX_ABOUT_CHARS - 1).join('') + '…' : chars.join('');
+}
+
+/** An about in quotes on a line of text: shownAbout, its quotes escaped (its backslashes are its escapes'). */
+export function quotedAbout(text: string): string {
+  return `"${shownAbout(text).replace(/"/g, '\\"')}"`;
 }
 
 /** The record that states `about` for `agent`. */

@@ -28,8 +28,43 @@ const PLAIN: Record<ClaimField, RegExp> = {
   to: new RegExp(`^${NAME}(?: ${NAME})*$`),
 };
 
-/** Characters that print as themselves: letters, marks, numbers, punctuation, symbols and the plain space. */
+/**
+ * Characters that print as themselves: letters, marks, numbers, punctuation,
+ * symbols and the plain space. Every other character (controls, format
+ * characters such as zero-width spaces and joiners, bidi controls and
+ * Unicode tags, line and paragraph separators, other spaces, private-use
+ * and unassigned code points) is one a reader may not see, or may not see
+ * as it is: the one rule for another agent's words shown outside a fence,
+ * claims here and abouts (lib/model/about.ts) alike.
+ */
 const PRINTABLE = /^[\p{L}\p{M}\p{N}\p{P}\p{S} ]$/u;
+
+/** Whether a character shows as itself (see PRINTABLE). */
+export function printsAsItself(char: string): boolean {
+  return PRINTABLE.test(char);
+}
+
+/** A character written as the escape a reader can see: \u200b, \u{e0041}. */
+export function escapeOf(char: string): string {
+  const code = char.codePointAt(0)!;
+  return code > 0xffff ? `\\u{${code.toString(16)}}` : `\\u${code.toString(16).padStart(4, '0')}`;
+}
+
+/**
+ * What a character that does not print as itself is, for a refusal's
+ * sentence: "U+200B (a zero-width or direction character)".
+ */
+export function describeUnprintable(char: string): string {
+  const code = char.codePointAt(0)!;
+  const what = code >= 0xe0000 && code <= 0xe007f ? 'a Unicode tag character, invisible'
+    : /\p{Cc}/u.test(char) ? 'a control character: a line break, a tab or another'
+    : /\p{Cf}/u.test(char) ? 'a zero-width, joiner or direction character, invisible'
+    : /[\p{Zl}\p{Zp}]/u.test(char) ? 'a line or paragraph separator'
+    : /\p{Zs}/u.test(char) ? 'a space other than the plain one'
+    : /\p{Co}/u.test(char) ? 'a private-use character'
+    : 'a code point with no character assigned';
+  return `U+${code.toString(16).toUpperCase().padStart(4, '0')} (${what})`;
+}
 /** Escaped in every claim shown quoted: a host's frame around our text is markup (Claude Code's <channel>), and a claim must not close it. */
 const MARKUP = /^[<>]$/;
 /** Also escaped where the text is an attribute value (a channel's meta): what could end or break the attribute. */
@@ -63,6 +98,5 @@ function escaped(char: string, bare: boolean): string {
   if (char === '\\') return '\\\\';
   if (!bare && char === '"') return '\\"';
   if (PRINTABLE.test(char) && !MARKUP.test(char) && !(bare && ATTRIBUTE_UNSAFE.test(char))) return char;
-  const code = char.codePointAt(0)!;
-  return code > 0xffff ? `\\u{${code.toString(16)}}` : `\\u${code.toString(16).padStart(4, '0')}`;
+  return escapeOf(char);
 }

@@ -34,10 +34,18 @@ async function drawRoster() {
 /** The most characters of an about shown: the hub caps them already; a page never trusts that alone. */
 const ABOUT_CHARS = 200;
 
+/** A character as the page shows it: itself when it prints as itself, else \u200b or \u{e0041}. */
+function shown(char) {
+  if (/^[\p{L}\p{M}\p{N}\p{P}\p{S} ]$/u.test(char)) return char;
+  const code = char.codePointAt(0);
+  return code > 0xffff ? `\\u{${code.toString(16)}}` : `\\u${code.toString(16).padStart(4, '0')}`;
+}
+
 function chip(agent) {
   const how = (agent.how ?? []).join(', ');
-  // Another agent's words: a text node (never markup), printable, capped.
-  const about = typeof agent.about === 'string' ? [...agent.about.replace(/[\p{Cc}\u2028\u2029]/gu, ' ')].slice(0, ABOUT_CHARS).join('') : '';
+  // Another agent's words: a text node (never markup), capped, and every character that does not print as itself
+  // (controls, zero-width and direction characters, Unicode tags) written as its escape, as the hub shows it.
+  const about = typeof agent.about === 'string' ? [...[...agent.about].map(shown).join('')].slice(0, ABOUT_CHARS).join('') : '';
   return el('span', {
     class: `agent${agent.waiting ? ' waiting' : ''}`,
     'data-agent': agent.name,

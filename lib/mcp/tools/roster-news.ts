@@ -11,7 +11,7 @@
  * about is quoted as JSON: it is another agent's words, shown outside any
  * record fence, so it is printable, capped and never bare.
  */
-import { shownAbout } from '../../model/about.js';
+import { quotedAbout } from '../../model/about.js';
 import type { RelayStore } from '../../store/store.js';
 
 export interface AgentHere {
@@ -54,6 +54,6 @@ export async function rosterNews(store: RelayStore, agent: string): Promise<Agen
 
 /** The line a wait's text adds for it:  agents here: ana (waiting) "reviews the store's append path", bob */
 export function rosterLine(agents: AgentHere[]): string {
-  const one = (a: AgentHere) => `${a.name}${a.waiting ? ' (waiting)' : ''}${a.about === undefined ? '' : ` ${JSON.stringify(shownAbout(a.about))}`}`;
+  const one = (a: AgentHere) => `${a.name}${a.waiting ? ' (waiting)' : ''}${a.about === undefined ? '' : ` ${quotedAbout(a.about)}`}`;
   return `agents here: ${agents.length ? agents.map(one).join(', ') : 'none but you'}`;
 }
