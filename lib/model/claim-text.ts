@@ -7,9 +7,9 @@
  * there: not a second line (a lone CR, U+2028, U+0085 end a line for some
  * readers), not a fake `deposited-by`, not a host's frame, not 60 KB.
  *
- * One rule, here, for every renderer: a value that is a plain name (or, for
- * `to:`, plain names separated by single spaces) is shown as it is; any
- * other is shown as a quoted string whose every character outside
+ * One rule, here, for every renderer: a value that is a name (or, for
+ * `to:`, names separated by single spaces) is shown as it is; any
+ * other is shown marked `(not a name)`, as a quoted string whose every character outside
  * printable text (controls, format characters, line and paragraph
  * separators, unassigned code points), and `<` and `>`, is a `\u` escape. Either way at most
  * CLAIM_CAP characters are shown, and a cut value says how long it was.
@@ -21,7 +21,13 @@ export const CLAIM_CAP = 100;
 
 export type ClaimField = 'kind' | 'from' | 'to';
 
-const NAME = '[A-Za-z0-9][A-Za-z0-9._@:/+-]*';
+/**
+ * A name: `all`, or the shape every roster name and key name has (lower case
+ * is an agent's name, spec §8d; a key may be named in either case). Nothing
+ * else is shown bare: `SYSTEM:` or `relay/operator:` would read as the
+ * relay's own words.
+ */
+const NAME = '[A-Za-z0-9][A-Za-z0-9._-]{0,63}';
 const PLAIN: Record<ClaimField, RegExp> = {
   kind: new RegExp(`^${NAME}$`),
   from: new RegExp(`^${NAME}$`),
@@ -90,8 +96,10 @@ export function claimText(value: string, field: ClaimField, { bare = false }: Cl
     if (shown.length + piece.length > room) cut = true;
     else shown += piece;
   }
-  if (!cut) return `${quote}${shown}${quote}`;
-  return `${quote}${shown}…${quote} (${count.toLocaleString('en-US')} characters)`;
+  // On a line, a value that is not a name says so, so no reader takes it for one the relay vouches for.
+  const notName = bare ? '' : ', not a name';
+  if (!cut) return `${quote}${shown}${quote}${bare ? '' : ' (not a name)'}`;
+  return `${quote}${shown}…${quote} (${count.toLocaleString('en-US')} characters${notName})`;
 }
 
 function escaped(char: string, bare: boolean): string {

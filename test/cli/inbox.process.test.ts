@@ -228,7 +228,7 @@ test('a record\'s claims count in a hook run\'s 16 KiB and are cut there: record
   assert.equal(run.code, 0, run.stderr);
   assert.ok(Buffer.byteLength(run.stdout) < 16 * 1024, `${Buffer.byteLength(run.stdout)} bytes`);
   const reason = (JSON.parse(run.stdout) as { reason: string }).reason;
-  assert.match(reason, /^relay-0001 \(kind "k+…" \(60,000 characters\), from planner, to scout-7\) deposited-by mcp, sender unproven: not shown/m);
+  assert.match(reason, /^relay-0001 \(kind "k+…" \(60,000 characters, not a name\), from planner, to scout-7\) deposited-by mcp, sender unproven: not shown/m);
 });
 
 test('the hook skips the agent\'s own records (its broadcast to all): a Stop with only those goes through', async (t) => {
