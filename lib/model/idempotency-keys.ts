@@ -16,6 +16,9 @@
  */
 import { RelayError } from '../errors.js';
 import { claimText } from './claim-text.js';
+import { answerKey } from './answer-key.js';
+import type { IdShape } from './ids.js';
+import type { RecordClaims } from './record.js';
 
 export const MAX_IDEMPOTENCY_KEY_LENGTH = 200;
 
@@ -76,10 +79,26 @@ export function idempotencyConflict(key: string, stored: StoredUnderKey, why: st
  * request could otherwise spend a key the signer sends later with other
  * bytes (409). Bound, a key answers only the bytes it was sent with; over
  * /mcp and stdio the key is in the signed body, and conflicts are refused.
+ * Bound is only what could have come in that header: not the record's own
+ * answer key (`ownAnswer`, ownAnswerKey), which the hub derives.
  */
-export function idempotencyScope(depositedBy: string, key: string, agent: string | undefined, digest: string): string {
+export function idempotencyScope(depositedBy: string, key: string, agent: string | undefined, digest: string, ownAnswer?: string): string {
   const scope = agent === undefined ? `${depositedBy}\n${key}` : `${depositedBy} agent=${agent}\n${key}`;
-  return boundToBytes(depositedBy) ? `${scope}\n${digest}` : scope;
+  return boundToBytes(depositedBy) && key !== ownAnswer ? `${scope}\n${digest}` : scope;
+}
+
+/**
+ * The answer key the record's own claims give it on a channel whose keys are
+ * bound (answer-key.ts), which idempotencyScope leaves unbound: the hub
+ * derives it from the signed body, so no proxy wrote it, and one answer is
+ * one record over REST as over /mcp, in the same words or others. A header
+ * key equal to it is the key the hub would have derived: a proxy that wrote
+ * it onto a request stored that answer under its own answer key, nothing
+ * else. Undefined on other channels, and for a record that is no answer.
+ */
+export function ownAnswerKey(depositedBy: string, agent: string | undefined, claims: Pick<RecordClaims, 'kind' | 'parent'> | null, shape: IdShape): string | undefined {
+  if (claims === null || !boundToBytes(depositedBy)) return undefined;
+  return answerKey(agent ?? depositedBy.slice(depositedBy.indexOf('/') + 1), claims, shape);
 }
 
 /** Whether a channel's keys are bound to the record's bytes: REST's, whose key header is not signed. */

@@ -27,7 +27,7 @@ import { parseRecord, type RecordClaims } from '../model/record.js';
 import { DIGEST_BYTES } from '../model/index-columns.js';
 import type { IndexImage } from '../model/record-index.js';
 import { IssuedLog, MAX_ISSUED_READ, readSnapshot } from '../store/inspect.js';
-import { idempotencyScope } from '../model/idempotency-keys.js';
+import { idempotencyScope, ownAnswerKey } from '../model/idempotency-keys.js';
 import { formatIssuedLine, issuedLineId, parseIssuedLine, type IssuedHint } from '../model/issued-line.js';
 import type { CorpusPaths } from '../disk/paths.js';
 
@@ -108,7 +108,7 @@ export class StateAudit {
     }
     const image = this.image;
     if (image === null) return;
-    const own = deposit.idempotencyKey === undefined ? null : idempotencyScope(deposit.depositedBy, deposit.idempotencyKey, deposit.agent, deposit.digest);
+    const own = deposit.idempotencyKey === undefined ? null : idempotencyScope(deposit.depositedBy, deposit.idempotencyKey, deposit.agent, deposit.digest, ownAnswerKey(deposit.depositedBy, deposit.agent, claims, this.shape));
     for (const scope of this.keys.get(n) ?? []) {
       if (scope !== own) this.disagrees(n, `the snapshot says it was stored under the idempotency key ${JSON.stringify(scope.slice(scope.indexOf('\n') + 1))} ` +
         `of ${JSON.stringify(scope.slice(0, scope.indexOf('\n')))}, and its file ${own === null ? 'carries no key' : 'carries another'}`);

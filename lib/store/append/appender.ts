@@ -7,7 +7,7 @@
  */
 import { unknownRecipient } from '../../model/agent-name.js';
 import { digestOf } from '../../model/deposit.js';
-import { checkIdempotencyKey, idempotencyScope } from '../../model/idempotency-keys.js';
+import { checkIdempotencyKey, idempotencyScope, ownAnswerKey } from '../../model/idempotency-keys.js';
 import type { IdShape } from '../../model/ids.js';
 import { parseRecord, type RecordClaims } from '../../model/record.js';
 import type { RecordIndex } from '../../model/record-index.js';
@@ -95,7 +95,7 @@ export class Appender {
     const store = workClaim === undefined ? publish : () => this.parts.workClaims.decide(workClaim, publish);
     let result: AppendResult;
     try {
-      result = key === undefined ? await store() : await this.parts.keyed.run(idempotencyScope(options.depositedBy, key, checked.statedAgent, digest), key, digest, proposed, store);
+      result = key === undefined ? await store() : await this.parts.keyed.run(idempotencyScope(options.depositedBy, key, checked.statedAgent, digest, ownAnswerKey(options.depositedBy, checked.statedAgent, claims, this.parts.shape)), key, digest, proposed, store);
     } catch (err) {
       throw records.refusal(err); // the key's claim meets a lost mount too
     }

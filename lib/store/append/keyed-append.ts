@@ -14,7 +14,7 @@
 import { RelayError } from '../../errors.js';
 import type { Logger } from '../../log.js';
 import { splitRecordFile, type Deposit } from '../../model/deposit.js';
-import { idempotencyConflict, idempotencyScope, type IdempotencyKeys } from '../../model/idempotency-keys.js';
+import { boundToBytes, idempotencyConflict, idempotencyScope, ownAnswerKey, type IdempotencyKeys } from '../../model/idempotency-keys.js';
 import { parseRecord } from '../../model/record.js';
 import type { IdShape } from '../../model/ids.js';
 import type { IdempotencyClaims } from './idempotency-claims.js';
@@ -147,12 +147,15 @@ export class KeyedAppends {
   /** What record `n`'s file says of this scope's key: carried, another (or none), the file gone, or not readable. */
   private async keyIn(n: number, scope: string): Promise<'carried' | 'other' | 'gone' | 'unreadable'> {
     let deposit: Deposit;
+    let record: Buffer;
     try {
-      ({ deposit } = splitRecordFile(await readRecordFile(this.deps.paths.record(this.deps.shape.format(n)))));
+      ({ deposit, record } = splitRecordFile(await readRecordFile(this.deps.paths.record(this.deps.shape.format(n)))));
     } catch (err) {
       return (err as NodeJS.ErrnoException).code === 'ENOENT' ? 'gone' : 'unreadable';
     }
-    const carried = deposit.idempotencyKey !== undefined && idempotencyScope(deposit.depositedBy, deposit.idempotencyKey, deposit.agent, deposit.digest) === scope;
+    if (deposit.idempotencyKey === undefined) return 'other';
+    const ownAnswer = ownAnswerKey(deposit.depositedBy, deposit.agent, boundToBytes(deposit.depositedBy) ? this.claimsOrNull(record) : null, this.deps.shape);
+    const carried = idempotencyScope(deposit.depositedBy, deposit.idempotencyKey, deposit.agent, deposit.digest, ownAnswer) === scope;
     return carried ? 'carried' : 'other';
   }
 
@@ -213,6 +216,14 @@ export class KeyedAppends {
       throw idempotencyConflict(key, { id, digest: deposit.digest, depositedBy: deposit.depositedBy, ...this.claimsOf(record) }, what);
     }
     return { id, digest: deposit.digest, depositedBy: deposit.depositedBy, provenance: deposit.provenance, depositedAt: deposit.depositedAt, replayed: true };
+  }
+
+  private claimsOrNull(record: Buffer): ReturnType<typeof parseRecord> | null {
+    try {
+      return parseRecord(record, this.deps.shape, Infinity);
+    } catch {
+      return null;
+    }
   }
 
   /** The stored record's kind and parent, which tell the conflict's sentence what the key guarded. */

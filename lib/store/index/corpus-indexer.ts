@@ -20,7 +20,7 @@ import { statSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import { isRelayError } from '../../errors.js';
 import { splitRecordFile, type Deposit, type SplitFile } from '../../model/deposit.js';
-import { boundToBytes, idempotencyScope, type IdempotencyKeys } from '../../model/idempotency-keys.js';
+import { boundToBytes, idempotencyScope, ownAnswerKey, type IdempotencyKeys } from '../../model/idempotency-keys.js';
 import { sortedDifference, type IdShape } from '../../model/ids.js';
 import type { IssuedHint } from '../../model/issued-line.js';
 import type { Logger } from '../../log.js';
@@ -265,7 +265,7 @@ export class CorpusIndexer {
    */
   add(n: number, deposit: Deposit, claims: RecordClaims): RecordMeta | null {
     if (!this.index.add(n, deposit, claims)) return null;
-    if (deposit.idempotencyKey !== undefined) this.options.keys?.note(idempotencyScope(deposit.depositedBy, deposit.idempotencyKey, deposit.agent, deposit.digest), n);
+    if (deposit.idempotencyKey !== undefined) this.options.keys?.note(idempotencyScope(deposit.depositedBy, deposit.idempotencyKey, deposit.agent, deposit.digest, ownAnswerKey(deposit.depositedBy, deposit.agent, claims, this.shape)), n);
     return metaOf(n, deposit, claims, this.shape.format);
   }
 
@@ -336,7 +336,7 @@ export class CorpusIndexer {
 
   /** Holds a peer's record as its first look or its log line has it; its idempotency key is noted now (the key map must miss no record). */
   private holdUnverified(n: number, { claims, depositedBy, idempotencyKey, agent, digest }: IssuedHint & { digest: string }): null {
-    if (this.index.addUnverified(n, claims) && idempotencyKey !== undefined) this.options.keys?.note(idempotencyScope(depositedBy, idempotencyKey, agent, digest), n);
+    if (this.index.addUnverified(n, claims) && idempotencyKey !== undefined) this.options.keys?.note(idempotencyScope(depositedBy, idempotencyKey, agent, digest, ownAnswerKey(depositedBy, agent, claims, this.shape)), n);
     return null;
   }
 

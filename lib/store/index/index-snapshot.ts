@@ -43,7 +43,7 @@ import { readStateFile } from '../../disk/state-file.js';
 
 const MAGIC = Buffer.from('PERELIDX');
 /** Bump when IndexImage, this layout or the key scopes it carries (idempotency-keys.ts) change: a snapshot of another format is rebuilt, never read. */
-export const SNAPSHOT_FORMAT = 3;
+export const SNAPSHOT_FORMAT = 4;
 const HEADER = 64;
 const STAMP_BYTES = 48;
 const DIGEST_BYTES = 32;

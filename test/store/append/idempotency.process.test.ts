@@ -109,6 +109,34 @@ test('REST: Idempotency-Key stores once; a repeat answers 200 with the first rec
   assert.deepEqual(await recordFiles(h.corpus), [first.id, second.id]);
 });
 
+test('REST: an answer re-sent in other words is one record, refused idempotency_conflict as over /mcp; a header key stays bound', async (t) => {
+  const h = await startTestHub(t);
+  const key = await h.key('scout-7');
+  let tries = 0;
+  const post = (body: string, headers: Record<string, string> = {}) =>
+    fetch(`${h.url}/relays`, { method: 'POST', headers: { Authorization: sign('scout-7', key, 'POST', body, Date.now() + 1000 * tries++), Accept: 'application/json', ...headers }, body });
+  const question = (await (await post(record({ kind: 'question', from: 'scout-7', to: 'all' }, 'which route?'))).json()) as Appended;
+  // A proxy wrote scout-7's answer key onto a note: bound to the note's bytes, it keeps nothing from the real answer.
+  const note = await post(record({ kind: 'note', from: 'scout-7' }, 'a note'), { 'Idempotency-Key': `scout-7/answer/${question.id}` });
+  assert.equal(note.status, 201);
+  const answer = record({ kind: 'answer', from: 'scout-7', parent: question.id }, 'the north pass');
+  const stored = await post(answer);
+  assert.equal(stored.status, 201);
+  const first = (await stored.json()) as Appended;
+  const again = await post(answer);
+  assert.equal(again.status, 200);
+  assert.deepEqual(await again.json(), { ...first, replayed: true });
+  const reworded = await post(record({ kind: 'answer', from: 'scout-7', parent: `${question.id} (the pass)` }, 'the north pass, I think'));
+  const refusal = (await reworded.json()) as { error: string; message: string };
+  assert.equal(reworded.status, 409, JSON.stringify(refusal));
+  assert.equal(refusal.error, 'idempotency_conflict');
+  assert.match(refusal.message, new RegExp(first.id));
+  // The same key sent in the header, as a client may: the same one record.
+  const headerKeyed = await post(record({ kind: 'answer', from: 'scout-7', parent: question.id }, 'other words again'), { 'Idempotency-Key': `scout-7/answer/${question.id}` });
+  assert.equal(headerKeyed.status, 409);
+  assert.equal((await recordFiles(h.corpus)).length, 3, 'the question, the note and one answer');
+});
+
 test('REST: an Idempotency-Key over 200 characters is refused 400 bad_idempotency_key', async (t) => {
   const h = await startTestHub(t);
   const key = await h.key('scout-7');
