@@ -14,7 +14,7 @@ async function waiting(corpus: string): Promise<string[]> {
   return (JSON.parse(stdout) as { agents: { name: string; waiting: boolean }[] }).agents.filter((a) => a.waiting).map((a) => a.name);
 }
 
-test('a named wait answers agents (itself left out) on its first call and when a name joins, and not in between', async (t) => {
+test('a named wait answers agents (itself left out) on its first call, then who joins, and not in between', async (t) => {
   const { corpus } = await tempStore(t);
   const wait = async (client: Awaited<ReturnType<typeof stdioClient>>['client']) => {
     const result = await client.callTool({ name: 'wait_for_relay', arguments: { timeout_ms: 0 } });
@@ -32,7 +32,10 @@ test('a named wait answers agents (itself left out) on its first call and when a
 
   const carol = (await stdioClient(t, corpus, ['--agent', 'carol'])).client;
   await wait(carol);
-  assert.deepEqual((await wait(bob)).structured.agents?.map((a) => a.name), ['ana', 'carol']);
+  // Only the news: who joined, not the whole roster again.
+  const joined = await wait(bob);
+  assert.deepEqual(joined.structured.agents?.map((a) => a.name), ['carol']);
+  assert.match(joined.text, /\nagents joined or restated \(the others as before\): carol$/);
 });
 
 test('an unnamed server\'s wait never carries agents', async (t) => {

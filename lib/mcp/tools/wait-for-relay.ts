@@ -101,7 +101,8 @@ Refusals: bad_id, bad_filter, too_many_waits (let your open wait end first).`,
       for (const item of result.appeared) if (isQuestion(item.kind) && addressedTo(item.to, me)) item.reply = replyHead(store, me, item.id);
       // Who else is here, when it is news (roster-news.ts); not for a call whose caller has gone, which no one reads
       // (the news would count as told), and which should give its wait slot back at once.
-      const agents = filter === null && !signal.aborted ? await rosterNews(store, me) : undefined;
+      const news = filter === null && !signal.aborted ? await rosterNews(store, me) : undefined;
+      const agents = news?.agents;
       const through = store.shape.parse(result.cursor);
       const open = filter === null && through !== null ? store.questions.open(me, through, result.appeared.map((item) => item.id)) : [];
       const next = nextSteps(result, {
@@ -110,7 +111,7 @@ Refusals: bad_id, bad_filter, too_many_waits (let your open wait end first).`,
       });
       const text = [
         waitText(result, { cursor: false, lookOnly: timeout_ms === 0 }),
-        ...(agents ? [rosterLine(agents)] : []),
+        ...(news ? [rosterLine(news.agents, news.whole)] : []),
         ...(open.length ? [`open (questions to you, unanswered): ${open.join(' ')}`] : []),
         ...(next ? [`next: ${next}`] : []),
       ].join('\n');

@@ -83,7 +83,7 @@ export class Roster {
    * ABOUT_BACKSTOP_MS old is read again in any case (a network client may
    * cache a directory's attributes).
    */
-  private aboutCache: { mtimeMs: number; seenAt: number; readAt: number; abouts: Map<string, string> } | null = null;
+  private aboutCache: { mtimeMs: number; names: string; seenAt: number; readAt: number; abouts: Map<string, string> } | null = null;
   /** The abouts this process is writing now: close waits for them. */
   private readonly stating = new Set<Promise<void>>();
   private closed = false;
@@ -191,16 +191,18 @@ export class Roster {
    * every answer to learn whether the roster is news.
    */
   async namesAndAbouts(): Promise<{ names: readonly string[]; text: string }> {
-    const [names, abouts] = await Promise.all([this.names(), this.allAbouts()]);
+    const names = await this.names();
+    const abouts = await this.allAbouts(names);
     return { names, text: JSON.stringify([names, [...abouts]]) };
   }
 
   /** Everyone on the roster, by name. */
   async entries(): Promise<RosterEntry[]> {
     const waitingNow = await this.waitingNow();
-    const abouts = await this.allAbouts();
+    const names = await this.names();
+    const abouts = await this.allAbouts(names);
     const out: RosterEntry[] = [];
-    for (const name of await this.names()) {
+    for (const name of names) {
       const facts = await this.entryFacts(name);
       if (!facts) continue;
       const entry: RosterEntry = { name, lastSeen: facts.lastSeen.toISOString(), waiting: waitingNow.has(name), how: facts.how };
@@ -233,21 +235,33 @@ export class Roster {
     return { how: Array.isArray(how) ? how.filter((h): h is KnownBy => h === 'served' || h === 'signed' || h === 'key') : [], lastSeen: stat.mtime };
   }
 
-  /** Every name's about, shown as it may be (printable, capped), from the cache while the about directory has not changed. */
-  private async allAbouts(): Promise<Map<string, string>> {
+  /**
+   * The about of every name on the roster, shown as it may be (printable,
+   * capped), from the cache while the about directory and the names have not
+   * changed. Only names on the roster are read: abouts of names that never
+   * served, signed or had a key here (records a pull brought, an operator's
+   * `agents about`) are kept on disk for when the name comes, and cost a wait
+   * nothing until then.
+   */
+  private async allAbouts(names?: readonly string[]): Promise<Map<string, string>> {
     const stat = await fs.stat(this.abouts).catch(() => null);
     if (!stat) return new Map();
+    const onRoster = names ?? (await this.names());
+    const namesKey = onRoster.join('\n');
     const cached = this.aboutCache;
     const readAt = performance.now(); // a monotonic clock: a wall clock stepped back must not stretch the backstop
-    const seenAt = cached && cached.mtimeMs === stat.mtimeMs ? cached.seenAt : readAt;
-    if (cached && cached.mtimeMs === stat.mtimeMs && cached.readAt >= seenAt + COARSE_MTIME_MS && readAt - cached.readAt < ABOUT_BACKSTOP_MS) return cached.abouts;
+    const same = cached !== null && cached.mtimeMs === stat.mtimeMs && cached.names === namesKey;
+    const seenAt = same ? cached.seenAt : readAt;
+    if (same && cached.readAt >= seenAt + COARSE_MTIME_MS && readAt - cached.readAt < ABOUT_BACKSTOP_MS) return cached.abouts;
     const abouts = new Map<string, string>();
-    for (const name of (await fs.readdir(this.abouts).catch(() => [] as string[])).filter((n) => ROSTER_NAME.test(n))) {
-      const held = await this.aboutOf(name);
-      const shown = held === null ? '' : shownAbout(held.about);
+    const held = new Set(await fs.readdir(this.abouts).catch(() => [] as string[]));
+    for (const name of onRoster) {
+      if (!held.has(name)) continue;
+      const about = await this.aboutOf(name);
+      const shown = about === null ? '' : shownAbout(about.about);
       if (shown !== '') abouts.set(name, shown);
     }
-    this.aboutCache = { mtimeMs: stat.mtimeMs, seenAt, readAt, abouts };
+    this.aboutCache = { mtimeMs: stat.mtimeMs, names: namesKey, seenAt, readAt, abouts };
     return abouts;
   }
 

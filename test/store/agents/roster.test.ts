@@ -61,6 +61,7 @@ test('the names-and-abouts look stands still when a name is seen again or starts
 
 test('an about restated in the same second the abouts were read is seen, though the directory\'s mtime did not move', async (t) => {
   const { dir, rosters: [here, there] } = await twoRosters(t);
+  await there.seen('ana', 'served'); // only names on the roster have their abouts read
   await there.stated('ana', 'reviews the append path', 5);
   // A filesystem that keeps whole seconds: the directory's mtime is pinned to one before the first read, and after the restatement.
   const abouts = path.join(dir, 'roster', '.about');
