@@ -12,7 +12,10 @@ import { lstat, mkdir, readFile, readdir, symlink } from 'node:fs/promises';
 import path from 'node:path';
 import { test } from 'node:test';
 import type { CallToolResult } from '@modelcontextprotocol/client';
+import { guardMemory } from '../../lib/auth/guard-memory.js';
+import { digestOf } from '../../lib/model/deposit.js';
 import { idempotencyScope } from '../../lib/model/idempotency-keys.js';
+import { sign, startTestHub } from '../support/http-helpers.js';
 import { record, stdioClient, tempStore, textOf } from '../support/helpers.js';
 
 const DEADLINE_MS = 15_000;
@@ -99,5 +102,37 @@ for (const [what, plant] of plants) {
     assert.equal(refused.isError, true);
     assert.match(textOf(refused), /read.only|mirror/i);
     assert.deepEqual((await readdir(corpus)).filter((n) => n.startsWith('relay-')), []);
+  });
+}
+
+test('over a real hub: a FIFO as a REST key\'s done mark: four keyed appends at once, another agent\'s append and GET /agents all answer', async (t) => {
+  const h = await startTestHub(t, { agents: ['scout-7', 'ana'] });
+  const [scout, ana] = [await h.key('scout-7'), await h.key('ana')];
+  const body = record({ kind: 'note', from: 'scout-7' }, 'keyed over REST');
+  // A REST key's scope is bound to the bytes (idempotency-keys.ts): its done mark's name says so.
+  const h64 = createHash('sha256').update(idempotencyScope('http/scout-7', 'rest-fifo', undefined, digestOf(Buffer.from(body)))).digest('hex');
+  const done = path.join(h.corpus, '.state', 'idempotency', `${h64}.done`);
+  await mkdir(path.dirname(done), { recursive: true });
+  execFileSync('mkfifo', [done]);
+  let second = 0;
+  const post = (agent: string, key: Buffer, text: string, headers: Record<string, string> = {}) =>
+    fetch(`${h.url}/relays`, { method: 'POST', headers: { Authorization: sign(agent, key, 'POST', text, Date.now() + 1000 * second++), Accept: 'application/json', ...headers }, body: text });
+  const answers = await within('four keyed REST appends', Promise.all([1, 2, 3, 4].map(() => post('scout-7', scout, body, { 'Idempotency-Key': 'rest-fifo' }))));
+  assert.deepEqual(answers.map((r) => r.status).sort(), [200, 200, 200, 201]);
+  const ids = await Promise.all(answers.map(async (r) => ((await r.json()) as { id: string }).id));
+  assert.equal(new Set(ids).size, 1);
+  assert.equal((await within("ana's append", post('ana', ana, record({ kind: 'note', from: 'ana' }, 'unkeyed')))).status, 201);
+  assert.equal((await within('GET /agents', fetch(`${h.url}/agents`))).status, 200);
+  assert.equal((await readFile(done, 'utf8')).trim(), ids[0]);
+});
+
+for (const [what, plant] of plants) {
+  test(`the signature guard's .since that is ${what} is read as none: memory from the start, at once`, async (t) => {
+    const { corpus } = await tempStore(t);
+    const dir = path.join(corpus, '.state', 'replay');
+    await mkdir(dir, { recursive: true });
+    await plant(path.join(dir, '.since'));
+    const memory = await within('the guard\'s memory', guardMemory(dir, Math.floor(Date.now() / 1000), async () => true));
+    assert.equal(memory.since, 0);
   });
 }
