@@ -367,3 +367,19 @@ test('a key whose record is gone, sent without its id, is refused not_found with
   assert.match(err.message, new RegExp(`send this same call with id: ${lost.id}`));
   assert.deepEqual(await recordFiles(corpus), []);
 });
+
+test('a REST answer\'s own key holds across a restart and a snapshot: reworded, it is refused idempotency_conflict, and verify agrees', async (t) => {
+  const { corpus } = await tempStore(t);
+  const rest = { depositedBy: 'http/scout-7' };
+  const first = await open(t, corpus);
+  const question = await first.append(Buffer.from(record({ kind: 'question', from: 'ana', to: 'scout-7' }, 'which route?')), { depositedBy: 'http/ana' });
+  const answer = await first.append(Buffer.from(record({ kind: 'answer', from: 'scout-7', parent: question.id }, 'north')), { ...rest, idempotencyKey: `scout-7/answer/${question.id}` });
+  await first.close();
+  const again = await open(t, corpus); // the key read back from the record's own header
+  const err = await refused(again.append(Buffer.from(record({ kind: 'answer', from: 'scout-7', parent: question.id }, 'north, I think')), { ...rest, idempotencyKey: `scout-7/answer/${question.id}` }), 'idempotency_conflict');
+  assert.equal(err.details.id, answer.id);
+  assert.deepEqual(await recordFiles(corpus), [question.id, answer.id]);
+  await again.close();
+  const report = await verifyCorpus(corpus);
+  assert.deepEqual(report.state.index?.disagree ?? [], [], 'the snapshot\'s key scope is the record\'s own');
+});
