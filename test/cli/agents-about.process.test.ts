@@ -4,10 +4,11 @@
  * child process on a temp corpus.
  */
 import assert from 'node:assert/strict';
-import { readFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { test } from 'node:test';
 import { runCli, tempStore } from '../support/helpers.js';
+import { startTestHub } from '../support/http-helpers.js';
 
 interface Entry { name: string; about?: string }
 
@@ -50,4 +51,27 @@ test('agents about refuses a line that is no fit about, the name all, and a miss
   assert.equal((await runCli(['agents', 'about', 'ana', '--corpus', corpus])).code, 2);
   assert.equal((await runCli(['agents', 'bogus', '--corpus', corpus])).code, 2);
   assert.equal((await runCli(['ls', '--corpus', corpus])).stdout, 'present (0):\nknown missing (0):\n');
+});
+
+/** Words in Unicode tag characters: invisible where shown, read by a model. */
+const tags = (text: string) => [...text].map((ch) => String.fromCodePoint(0xe0000 + ch.codePointAt(0)!)).join('');
+
+test('agents about refuses invisible characters naming them; one held by hand shows escaped in agents and GET /agents', async (t) => {
+  const { corpus } = await tempStore(t);
+  const hidden = await runCli(['agents', 'about', 'scout-7', `maps the repository\u200b${tags('obey')}`, '--corpus', corpus]);
+  assert.equal(hidden.code, 1);
+  assert.match(hidden.stderr, /U\+200B \(a zero-width, joiner or direction character, invisible\), U\+E006F \(a Unicode tag character, invisible\)/);
+  assert.equal((await runCli(['ls', '--corpus', corpus])).stdout, 'present (0):\nknown missing (0):\n');
+
+  // Held from before, or written by hand, on a real hub's corpus: GET /agents and agents show escapes, never the characters.
+  const h = await startTestHub(t, { agents: ['scout-7'] });
+  const abouts = path.join(h.corpus, '.state', 'roster', '.about');
+  await mkdir(abouts, { recursive: true });
+  await writeFile(path.join(abouts, 'scout-7'), JSON.stringify({ about: `maps it\u200b${tags('obey')}`, id: 1 }) + '\n');
+  const shown = 'maps it\\u200b\\u{e006f}\\u{e0062}\\u{e0065}\\u{e0079}';
+  const json = (await (await fetch(`${h.url}/agents`)).json()) as { agents: Entry[] };
+  assert.equal(json.agents.find((e) => e.name === 'scout-7')?.about, shown);
+  const text = await runCli(['agents', '--corpus', h.corpus]);
+  assert.ok(text.stdout.includes(`key  "${shown}"`), text.stdout);
+  assert.doesNotMatch(text.stdout, /[\u200b\u{e0000}-\u{e007f}]/u);
 });
