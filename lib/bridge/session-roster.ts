@@ -10,14 +10,16 @@
  * no `agents` until someone new joins, and its model, which remembers
  * nothing, has no way to learn who knows what. The bridge is where a
  * session is known, so it fills the gap: if the session's first inbox
- * answer lacks `agents`, it reads the hub's public roster (GET /agents)
- * and adds it, in the same form the hub would, with the `next` the hub
- * says beside news of who is here (lib/mcp/tools/next-steps.ts).
+ * answer lacks `agents`, or carries news of some names only (after its
+ * first answer the hub sends only who joined or restated an about), it
+ * reads the hub's public roster (GET /agents) and gives it whole, in the
+ * same form the hub would, with the `next` the hub says beside news of who
+ * is here (lib/mcp/tools/next-steps.ts).
  */
 import type { CallToolResult } from '@modelcontextprotocol/server';
 import type { Logger } from '../log.js';
 import { FILTER_FIELDS } from '../model/filter.js';
-import { rosterLine, type AgentHere } from '../mcp/tools/roster-news.js';
+import { NEWS_OF_SOME, rosterLine, type AgentHere } from '../mcp/tools/roster-news.js';
 import { rosterSteps, withNextLine } from '../mcp/tools/next-steps.js';
 
 /** An inbox wait: no `after` (a read of history) and none of the filters (a narrower set has no roster), whichever the table holds. */
@@ -40,7 +42,10 @@ export class SessionRoster {
     if (this.shown || result.isError) return result;
     const structured = result.structuredContent as Record<string, unknown> | undefined;
     if (!structured) return result;
-    if (structured.agents !== undefined) {
+    // News of some names only (the hub told this agent the rest in an earlier session) is not the whole roster.
+    const first = result.content[0];
+    const some = first?.type === 'text' && first.text.includes(`\n${NEWS_OF_SOME}`);
+    if (structured.agents !== undefined && !some) {
       this.shown = true;
       return result;
     }
@@ -48,9 +53,11 @@ export class SessionRoster {
     if (read === null) return result;
     this.shown = true;
     const { agents, aboutOfMine } = read;
-    const steps = rosterSteps(aboutOfMine ? 'news' : 'news, no about of yours');
+    // Where the hub sent news of some names, its next already says what that news asks.
+    const steps = some ? [] : rosterSteps(aboutOfMine ? 'news' : 'news, no about of yours');
     const next = [...(typeof structured.next === 'string' ? [structured.next] : []), ...steps].join(' ');
-    const text = (block: string) => withNextLine(`${block}\n${rosterLine(agents)}`, next);
+    const withoutSome = (text: string) => text.split('\n').filter((line) => !line.startsWith(NEWS_OF_SOME)).join('\n');
+    const text = (block: string) => withNextLine(`${withoutSome(block)}\n${rosterLine(agents)}`, next);
     const content = result.content.map((block, i) => (i === 0 && block.type === 'text' ? { ...block, text: text(block.text) } : block));
     return { ...result, content, structuredContent: { ...structured, agents, next } };
   }

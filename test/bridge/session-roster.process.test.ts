@@ -8,6 +8,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { CallToolResult, Client } from '@modelcontextprotocol/client';
+import { addKey } from '../../lib/auth/keys.js';
 import { record, textOf } from '../support/helpers.js';
 import { bridgeClient, hubStore, startHubProcess } from '../support/bridge-helpers.js';
 
@@ -37,6 +38,23 @@ test('a new bridge session gets who is here with its first inbox answer, though 
   assert.deepEqual(restarted.agents?.map((a) => [a.name, a.about]), [['bob', 'knows the launch codes']], 'a new session is told again');
   assert.match(restarted.text, /agents here: bob .*"knows the launch codes"/);
   assert.equal((await inbox(again.client)).agents, undefined, 'once');
+});
+
+test('a new bridge session whose first hub answer is news of one name gets the whole roster, not that name alone', async (t) => {
+  const store = await hubStore(t, { agents: ['ana', 'bob'] });
+  const hub = await startHubProcess(t, { store });
+  await (await bridgeClient(t, hub.url, 'bob', store.keys)).client.callTool({ name: 'wait_for_relay', arguments: { timeout_ms: 0 } });
+  const first = await bridgeClient(t, hub.url, 'ana', store.keys);
+  assert.deepEqual((await inbox(first.client)).agents?.map((a) => a.name), ['bob']);
+  await first.client.close();
+  // carol joins: the hub's next answer to ana is news of carol alone, since it told ana of bob before.
+  await addKey(store.keys, 'carol');
+  await (await bridgeClient(t, hub.url, 'carol', store.keys)).client.callTool({ name: 'wait_for_relay', arguments: { timeout_ms: 0 } });
+  const again = await bridgeClient(t, hub.url, 'ana', store.keys);
+  const restarted = await inbox(again.client);
+  assert.deepEqual(restarted.agents?.map((a) => a.name), ['bob', 'carol'], 'a new session is told everyone');
+  assert.match(restarted.text, /\nagents here: bob(?: \(waiting\))?, carol(?: \(waiting\))?$/);
+  assert.doesNotMatch(restarted.text, /joined or restated/);
 });
 
 test('a read of history or a filtered wait through the bridge gets no roster added', async (t) => {

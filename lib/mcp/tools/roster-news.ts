@@ -90,12 +90,15 @@ export async function rosterNews(store: RelayStore, agent: string, now = Date.no
   return changed.length === 0 ? undefined : { agents: changed.map(shown), whole: false };
 }
 
+/** How the line of news of some names only begins (a bridge session that has not had the whole roster yet looks for it). */
+export const NEWS_OF_SOME = 'agents joined or restated (the others as before):';
+
 /**
  * The line a wait's text adds for it:  agents here: ana (waiting) "reviews the store's append path", bob
  * or, for news of some names only:     agents joined or restated (the others as before): bob "…"
  */
 export function rosterLine(agents: AgentHere[], whole = true): string {
   const one = (a: AgentHere) => `${a.name}${a.waiting ? ' (waiting)' : ''}${a.about === undefined ? '' : ` ${quotedAbout(a.about)}`}`;
-  if (!whole) return `agents joined or restated (the others as before): ${agents.map(one).join(', ')}`;
+  if (!whole) return `${NEWS_OF_SOME} ${agents.map(one).join(', ')}`;
   return `agents here: ${agents.length ? agents.map(one).join(', ') : 'none but you'}`;
 }
