@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { chmod, readdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { chmod, lstat, readdir, readFile, stat, symlink, unlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { test, type TestContext } from 'node:test';
 import { ReplayGuard } from '../../lib/auth/replay-guard.js';
@@ -216,3 +216,26 @@ test('a new mirror\'s signature guard remembers from the start: a hub on it take
   const guard = new ReplayGuard(corpusPaths(dest).replay);
   assert.equal(await guard.accept('sig-on-a-new-mirror', String(Math.floor(Date.now() / 1000)), 'watcher'), true);
 });
+
+test('a mirror mark that is a FIFO or a symlink is a mark naming no primary: mirror runs at once and writes a real one', RSYNC, async (t) => {
+  const { primary, source, mirror: dest } = await primaryAndMirror(t);
+  await append(primary);
+  assert.equal((await mirror(source, dest)).code, 0);
+  const mark = path.join(dest, '.state', 'mirror');
+  const secret = path.join(path.dirname(dest), 'secret');
+  await writeFile(secret, 'not to be overwritten\n');
+  for (const plant of [() => spawnDone('mkfifo', [mark]), () => symlink(secret, mark)]) {
+    await unlink(mark);
+    await plant();
+    await append(primary);
+    const run = await mirror(source, dest);
+    assert.equal(run.code, 0, run.stderr);
+    assert.ok((await lstat(mark)).isFile(), 'the mark was replaced by a regular file');
+    assert.equal((await readFile(mark, 'utf8')).trim(), source);
+  }
+  assert.equal(await readFile(secret, 'utf8'), 'not to be overwritten\n', 'never written through a symlink');
+});
+
+function spawnDone(command: string, args: string[]): Promise<void> {
+  return new Promise((resolve, reject) => spawn(command, args).on('close', (code) => (code === 0 ? resolve() : reject(new Error(`${command} exited ${code}`)))).on('error', reject));
+}
