@@ -53,7 +53,7 @@ test('a new bridge session whose first hub answer is news of one name gets the w
   const again = await bridgeClient(t, hub.url, 'ana', store.keys);
   const restarted = await inbox(again.client);
   assert.deepEqual(restarted.agents?.map((a) => a.name), ['bob', 'carol'], 'a new session is told everyone');
-  assert.match(restarted.text, /\nagents here: bob(?: \(waiting\))?, carol(?: \(waiting\))?$/);
+  assert.match(restarted.text, /\nagents here: bob(?: \(waiting\))?, carol(?: \(waiting\))?$/m);
   assert.doesNotMatch(restarted.text, /joined or restated/);
 });
 

@@ -35,7 +35,7 @@ test('a named wait answers agents (itself left out) on its first call, then who 
   // Only the news: who joined, not the whole roster again.
   const joined = await wait(bob);
   assert.deepEqual(joined.structured.agents?.map((a) => a.name), ['carol']);
-  assert.match(joined.text, /\nagents joined or restated \(the others as before\): carol$/);
+  assert.match(joined.text, /\nagents joined or restated \(the others as before\): carol$/m);
 });
 
 test('an unnamed server\'s wait never carries agents', async (t) => {
