@@ -20,7 +20,7 @@ export const appendRelay = defineTool({
   contract: ({ shape }) => ({
     description: `Store one record, permanent and public: the only tool that writes.
 To ask: bytes "@p-e/x0\\nkind: question\\nto: PEER\\n\\nYOUR QUESTION" (PEER: a name, or all); the answer comes to your wait_for_relay.
-from: is you, or absent.
+from: leave it out, or your own name.
 An answer lost? Send the same bytes again: the relay keys each record, so none is stored twice.
 Refusals are isError text "<code>: <sentence>": do what it says; rate_limited: retry after its seconds; disk_full, store_closed, hub_unreachable: retry once after your next wait, then report it.
 Claim shared files or tasks before work: kind: claim, claim: task:ID path:GLOB. claimed: taken, pick other work. End: kind: done or release, parent: its id. Who holds what: list_relays kind claim.`,
