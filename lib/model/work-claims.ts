@@ -196,17 +196,19 @@ export function targetsCollide(a: ClaimTarget, b: ClaimTarget): boolean {
 
 /**
  * Whether two path patterns collide: equal; either matches the other read
- * as a literal path; or either (or it without a trailing `/**`) matches a
+ * as a literal path; either (or it without a trailing `/**`) matches a
  * directory that holds the other (`src/api` holds `src/api/x.ts` and
- * `src/api/**`). Two patterns collide only where one's literal start
- * (before its first * ? [) begins the other's, checked first and cheaply.
+ * `src/api/**`); or some path matches both, or lies under a path each
+ * matches (`src/*.ts` and `src/a*` both take src/a.ts). Two patterns collide
+ * only where one's literal start (before its first * ? [) begins the
+ * other's, checked first and cheaply.
  */
 export function pathsCollide(a: string, b: string): boolean {
   if (a === b) return true;
   const la = literalStart(a);
   const lb = literalStart(b);
   if (!la.startsWith(lb) && !lb.startsWith(la)) return false;
-  return covers(a, b) || covers(b, a);
+  return covers(a, b) || covers(b, a) || meet(compile(a).segments, compile(b).segments);
 }
 
 /** Whether `pattern` matches `path` (read literally) or a directory above it, or, ending in /**, the directory itself. */
@@ -232,6 +234,7 @@ type Token = { t: 'char'; c: string } | { t: 'any' } | { t: 'star' } | { t: 'cla
 type Segment = Token[] | 'globstar';
 
 interface Glob {
+  segments: Segment[];
   /** Whether the pattern matches the path or a directory above it. */
   holds(path: readonly string[]): boolean;
 }
@@ -248,7 +251,7 @@ function compile(pattern: string): Glob {
       if (segments[segments.length - 1] !== 'globstar') segments.push('globstar'); // **/** is **
     } else segments.push(tokens(s));
   }
-  glob = { holds: (path) => matchSegments(segments, path) };
+  glob = { segments, holds: (path) => matchSegments(segments, path) };
   if (compiled.size >= 4096) compiled.clear();
   compiled.set(pattern, glob);
   return glob;
@@ -342,4 +345,85 @@ function one(tok: Token, c: string): boolean {
     default:
       return false;
   }
+}
+
+// ---- two patterns against each other --------------------------------------------------------
+
+/**
+ * Whether some path is taken by both patterns: their segments agree, pair
+ * by pair, until either ends (what remains lies under a directory the ended
+ * one names); ** takes zero or more of the other's segments. Each pair of
+ * positions is decided once, and a pair of segments compared only when the
+ * walk reaches it: at most the product of the two patterns' lengths in all.
+ */
+function meet(a: Segment[], b: Segment[]): boolean {
+  const width = b.length + 1;
+  const memo = new Uint8Array((a.length + 1) * width); // 0 not yet, 1 yes, 2 no
+  const at = (i: number, j: number): boolean => {
+    if (i === a.length || j === b.length) return true;
+    const k = i * width + j;
+    if (memo[k] === 0) {
+      const x = a[i]!;
+      const y = b[j]!;
+      let ok: boolean;
+      if (x === 'globstar') ok = at(i + 1, j) || at(i, j + 1);
+      else if (y === 'globstar') ok = at(i, j + 1) || at(i + 1, j);
+      else ok = at(i + 1, j + 1) && overlap(x, y);
+      memo[k] = ok ? 1 : 2;
+    }
+    return memo[k] === 1;
+  };
+  return at(0, 0);
+}
+
+/** Whether some segment matches both token lists: a plain one is matched by the other; else a table over the two, filled from the end. */
+function overlap(a: Token[], b: Token[]): boolean {
+  if (a.every((t) => t.t === 'char')) return matchSegment(b, a.map((t) => (t as { c: string }).c).join(''));
+  if (b.every((t) => t.t === 'char')) return matchSegment(a, b.map((t) => (t as { c: string }).c).join(''));
+  const width = b.length + 1;
+  const table = new Uint8Array((a.length + 1) * width);
+  table[a.length * width + b.length] = 1;
+  for (let i = a.length; i >= 0; i--) {
+    for (let j = b.length; j >= 0; j--) {
+      if (i === a.length && j === b.length) continue;
+      const x = a[i];
+      const y = b[j];
+      const xStar = x !== undefined && x.t === 'star';
+      const yStar = y !== undefined && y.t === 'star';
+      // A star takes nothing more, or one more character that the other's token takes (two stars: taking nothing is enough).
+      let ok = (xStar && table[(i + 1) * width + j] === 1) || (yStar && table[i * width + j + 1] === 1);
+      if (!ok && xStar && y !== undefined && !yStar) ok = table[i * width + j + 1] === 1;
+      if (!ok && yStar && x !== undefined && !xStar) ok = table[(i + 1) * width + j] === 1;
+      if (!ok && x !== undefined && y !== undefined && !xStar && !yStar) ok = table[(i + 1) * width + j + 1] === 1 && someCharOf(x, y);
+      table[i * width + j] = ok ? 1 : 0;
+    }
+  }
+  return table[0] === 1;
+}
+
+/** Whether one character matches both tokens (neither a star). */
+function someCharOf(x: Token, y: Token): boolean {
+  if (x.t === 'char') return one(y, x.c);
+  if (y.t === 'char') return one(x, y.c);
+  if (x.t === 'any' || y.t === 'any') return true; // a class always takes some character
+  if (x.t !== 'class' || y.t !== 'class') return false;
+  if (x.negate && y.negate) return true;
+  if (x.negate) return classOutside(y, x);
+  if (y.negate) return classOutside(x, y);
+  return x.members.some((c) => one(y, c)) || y.members.some((c) => one(x, c)) || x.ranges.some(([lo, hi]) => y.ranges.some(([l, h]) => lo <= h && l <= hi));
+}
+
+/** Whether the plain class `x` takes a character the negated class `y` leaves out. */
+function classOutside(x: Token & { t: 'class' }, y: Token & { t: 'class' }): boolean {
+  if (x.members.some((c) => one(y, c))) return true;
+  for (const [lo, hi] of x.ranges) {
+    // Walk up the range, jumping over each of y's ranges: at most one step per member or range of y.
+    for (let c = lo.charCodeAt(0); c <= hi.charCodeAt(0); ) {
+      const ch = String.fromCharCode(c);
+      if (one(y, ch)) return true;
+      const over = y.ranges.find(([l, h]) => ch >= l && ch <= h);
+      c = over ? over[1].charCodeAt(0) + 1 : c + 1;
+    }
+  }
+  return false;
 }

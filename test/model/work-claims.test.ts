@@ -90,6 +90,12 @@ for (const [a, b] of [
   ['src/*', 'src/api/deep/file.ts'],
   ['src/*.ts', 'src/*.ts'],
   ['docs/[!x]*.md', 'docs/a.md'],
+  // Neither matches the other read literally, yet one path matches both (src/a.ts, src/x.ts, src/b.ts).
+  ['src/*.ts', 'src/a*'],
+  ['**/*.ts', 'src/**'],
+  ['src/*/x.ts', 'src/a*/**'],
+  ['src/[a-c].ts', 'src/?.ts'],
+  ['src/[!a]*', 'src/[ab]*'],
 ] as const) {
   test(`${a} collides with ${b}`, () => {
     assert.ok(pathsCollide(a, b));
@@ -105,6 +111,9 @@ for (const [a, b] of [
   ['docs/[!x]*.md', 'docs/x.md'],
   ['src/api/x.ts', 'src/api/y.ts'],
   ['a/b', 'b'],
+  ['src/*.ts', 'src/a*.js'],
+  ['src/[ab].ts', 'src/[cd].ts'],
+  ['src/[!a].ts', 'src/a.ts'],
 ] as const) {
   test(`${a} does not collide with ${b}`, () => {
     assert.ok(!pathsCollide(a, b));
@@ -122,7 +131,7 @@ test('a staged path is under a directory claim, a glob claim and an exact claim,
 });
 
 test('a hostile pattern against a hostile path costs bounded time', () => {
-  const patterns = [`${'*a'.repeat(16)}b`, `${'**/'.repeat(16)}x`, `${'**/a/'.repeat(8)}b`, `${'*/'.repeat(7)}**/${'*/'.repeat(7)}x`, `*${'/a'.repeat(30)}*`];
+  const patterns = [`${'*a'.repeat(16)}b`, `${'**/'.repeat(16)}x`, `${'**/a/'.repeat(8)}b`, `${'*/'.repeat(7)}**/${'*/'.repeat(7)}x`, `*${'/a'.repeat(30)}*`, '[a-z]'.repeat(16), `*${'a'.repeat(250)}*`];
   for (const p of patterns) assert.equal(patternFault(p), null, p); // the worst a claim may hold
   const paths = ['a'.repeat(256), `${'a/'.repeat(127)}c`, `${'a/'.repeat(2000)}c`];
   const started = process.hrtime.bigint();
