@@ -69,7 +69,8 @@ A git pre-commit hook: refuses the commit (exit 1) when it stages a path
 under another agent's live path: claim, naming the path, the holder, the
 pattern and when the claim lapses; exits 0 otherwise. NAME's own claims
 never stop it. Run it in the working repository; the paths git stages
-(git diff --cached --name-only) are compared with each claim's pattern.
+(added, changed or deleted; a rename at both its old and new path) are
+compared with each claim's pattern.
 
   --agent NAME   the agent committing (its claims do not count)
   --url HUB      read the claims from a hub's GET /claims instead of a corpus
@@ -104,7 +105,8 @@ too, saying why: a guard that cannot look lets nothing through unseen.`,
 
 async function stagedPaths(): Promise<string[]> {
   try {
-    const { stdout } = await promisify(execFile)('git', ['diff', '--cached', '--name-only', '-z', '--diff-filter=ACDMRT'], { maxBuffer: 64 * 1024 * 1024 });
+    // --no-renames: a rename is its deletion and its addition, so moving a file out of a claimed directory is seen at its old path too.
+    const { stdout } = await promisify(execFile)('git', ['diff', '--cached', '--name-only', '-z', '--no-renames', '--diff-filter=ACDMT'], { maxBuffer: 64 * 1024 * 1024 });
     return stdout.split('\0').filter((p) => p !== '');
   } catch (err) {
     throw new RelayError('internal', `guard could not list the staged paths with git (${(err as Error).message.split('\n')[0]}); run it inside a git working repository.`);

@@ -117,6 +117,28 @@ test('the git guard as a real pre-commit hook: refuses a commit into another age
   await git(repo, 'commit', '-q', '--no-verify', '-m', 'A person may skip the hook');
 });
 
+test('the git guard sees both sides of a rename: moving a file out of another agent\'s claim is refused', async (t) => {
+  const { corpus } = await tempStore(t);
+  const repo = await tempDir(t, 'pe-relay-repo-');
+  await git(repo, 'init', '-q');
+  await git(repo, 'config', 'user.email', 'bob@example.invalid');
+  await git(repo, 'config', 'user.name', 'bob');
+  await git(repo, 'config', 'commit.gpgsign', 'false');
+  await mkdir(path.join(repo, 'src', 'api'), { recursive: true });
+  await writeFile(path.join(repo, 'src', 'api', 'users.ts'), 'export const users = [1, 2, 3];\n');
+  await git(repo, 'add', '.');
+  await git(repo, 'commit', '-q', '-m', 'Before any claim');
+
+  const { client: ana } = await stdioClient(t, corpus, ['--agent', 'ana']);
+  const claimId = idOf(await ana.callTool(appendArgs(claimRecord('path:src/api'))));
+  await mkdir(path.join(repo, 'lib dir'), { recursive: true });
+  await git(repo, 'mv', 'src/api/users.ts', 'lib dir/users.ts');
+
+  const guard = await runCliIn(repo, ['guard', '--agent', 'bob', '--corpus', corpus]);
+  assert.equal(guard.code, 1, guard.stderr);
+  assert.match(guard.stderr, new RegExp(`src/api/users\\.ts is under path:src/api held by ana \\(${claimId}\\)`));
+});
+
 async function runCliIn(cwd: string, args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   return promisify(execFile)(process.execPath, [BIN, ...args], { cwd }).then(
     ({ stdout, stderr }) => ({ code: 0, stdout, stderr }),
