@@ -36,26 +36,33 @@ export interface LockOptions {
   giveUp?: () => boolean;
 }
 
+/** Makes the lock file, holding `host boot pid`, if none is there; its inode, or null when one is. */
+async function createExclusive(lock: string): Promise<bigint | null> {
+  const made = await fs.open(lock, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600).catch((err: NodeJS.ErrnoException) => {
+    if (err.code === 'EEXIST') return null;
+    throw err;
+  });
+  if (!made) return null;
+  try {
+    const me = hostIdentity();
+    await made.writeFile(`${me.host} ${me.boot} ${process.pid}\n`);
+    return (await made.stat({ bigint: true })).ino;
+  } finally {
+    await made.close();
+  }
+}
+
 /**
  * Runs `run` holding the file's lock; `refuse` makes the refusal when
  * something other than a lock file sits at its path.
  */
 export async function withFileLock<T>(file: string, run: () => Promise<T>, refuse: (why: string) => Error, { lock = lockOf(file), giveUp }: LockOptions = {}): Promise<T> {
-  const me = hostIdentity();
   let backoff = 1;
   let ino: bigint;
   for (;;) {
-    const made = await fs.open(lock, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600).catch((err: NodeJS.ErrnoException) => {
-      if (err.code === 'EEXIST') return null;
-      throw err;
-    });
-    if (made) {
-      try {
-        await made.writeFile(`${me.host} ${me.boot} ${process.pid}\n`);
-        ino = (await made.stat({ bigint: true })).ino;
-      } finally {
-        await made.close();
-      }
+    const made = await createExclusive(lock);
+    if (made !== null) {
+      ino = made;
       break;
     }
     if (await takenOver(lock, refuse)) continue;
@@ -72,10 +79,40 @@ export async function withFileLock<T>(file: string, run: () => Promise<T>, refus
   }
 }
 
-/** Removes a lock whose holder is gone or that is stale; true when it did (or the lock went meanwhile). */
+/**
+ * Removes a lock whose holder is gone or that is stale; true when it did (or
+ * the lock went meanwhile). Judging and removing are two steps, so two
+ * waiters that judged the same dead lock could each remove one: the second
+ * the lock the first had just made, letting two hold it. A waiter removes a
+ * lock only holding `.NAME.lock.break` (O_EXCL), judging it again there; a
+ * break lock whose own holder died is removed the plain way.
+ */
 async function takenOver(lock: string, refuse: (why: string) => Error): Promise<boolean> {
+  const first = await judged(lock, refuse);
+  if (first === 'absent') return true;
+  if (first === 'held') return false;
+  const breaker = `${lock}.break`;
+  const made = await createExclusive(breaker);
+  if (!made) {
+    const other = await judged(breaker, refuse);
+    if (other !== 'held' && other !== 'absent') await fs.unlink(breaker).catch(() => {});
+    return false;
+  }
+  try {
+    const again = await judged(lock, refuse);
+    if (again === 'absent') return true;
+    if (again === 'held') return false;
+    await fs.unlink(lock).catch(() => {});
+    return true;
+  } finally {
+    await fs.unlink(breaker).catch(() => {});
+  }
+}
+
+/** Whether a lock is there and whose: 'absent', 'held' by a live holder, else 'gone' (its holder died, or it is stale). */
+async function judged(lock: string, refuse: (why: string) => Error): Promise<'absent' | 'held' | 'gone'> {
   const before = await fs.lstat(lock, { bigint: true }).catch(() => null);
-  if (!before) return true;
+  if (!before) return 'absent';
   if (!before.isFile()) throw refuse(`its lock ${path.basename(lock)} beside it is not a regular file (a symbolic link, a directory or a device)`);
   const text = (await readRegularFile(lock, 512, 'lock').catch(() => Buffer.alloc(0))).toString('utf8');
   const [host, boot, pid] = text.trim().split(' ');
@@ -85,9 +122,5 @@ async function takenOver(lock: string, refuse: (why: string) => Error): Promise<
     const where = whereabouts(host, boot);
     gone = where === 'earlier-boot' || (where === 'this-boot' && !pidAlive(Number(pid)));
   }
-  if (!gone) return false;
-  // The same lock we judged, not one made since by a process that took it over first.
-  const still = await fs.lstat(lock, { bigint: true }).catch(() => null);
-  if (still?.ino === before.ino) await fs.unlink(lock).catch(() => {});
-  return true;
+  return gone ? 'gone' : 'held';
 }
