@@ -328,6 +328,11 @@ export class WorkClaimBook {
         return;
       }
       const at = Date.parse(meta.depositedAt);
+      if (!Number.isFinite(at)) {
+        // A copy whose deposit header was written by hand: its life has no start, so it holds nothing (and shows no "Invalid Date").
+        this.parts.log.debug(`${meta.id} holds no claim: its deposited-at ${JSON.stringify(meta.depositedAt.slice(0, 40))} is not a time`);
+        return;
+      }
       const claim: ClaimFacts = { n, holder, targets: text.targets, depositedAtMs: at, lapsesMs: at + text.lifeMs, endedBy: null };
       this.claims.set(n, claim);
       this.open.add(n);

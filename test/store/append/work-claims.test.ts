@@ -162,3 +162,12 @@ test('a claim replayed under its key answers the first record while live, and is
   const err = await refused(store.append(claim('task:t1'), keyed), 'bad_claim');
   assert.match(err.message, new RegExp(`${first.id}.*lapsed or ended`));
 });
+
+test('a claim copied in with a deposited-at that is no time holds nothing, and every door still answers', async (t) => {
+  const store = await opened(t);
+  const bytes = claim('task:t1');
+  await writeFile(path.join(store.paths.corpus, 'relay-0001'), buildRecordFile({ provenance: 'as-received', depositedBy: 'mcp/carol', depositedAt: 'yesterday', digest: digestOf(bytes) }, bytes));
+  assert.deepEqual(await store.workClaims(), []);
+  await store.append(claim('task:t1'), as('bob'));
+  assert.deepEqual((await store.workClaims()).map((c) => c.holder), ['bob']);
+});
