@@ -48,6 +48,28 @@ export function decodeRecordText(bytes: Uint8Array): string {
   }
 }
 
+/**
+ * A record's header lines (after its first line, up to the first empty one):
+ * the first value of each key (lower case), and every ref: value. The one
+ * reading of a header block: the claims here and a work claim's claim: and
+ * for: (work-claims.ts) are read alike.
+ */
+export function recordHeaders(lines: readonly string[]): { single: Map<string, string>; refValues: string[] } {
+  const single = new Map<string, string>();
+  const refValues: string[] = [];
+  for (let i = 1; i < lines.length; i++) {
+    const line = stripCr(lines[i]!);
+    if (line === '') break;
+    const colon = line.indexOf(':');
+    if (colon <= 0) continue; // not a header; kept in the bytes, ignored here
+    const key = line.slice(0, colon).trim().toLowerCase();
+    const value = line.slice(colon + 1).trim();
+    if (key === 'ref') refValues.push(value);
+    else if (!single.has(key)) single.set(key, value);
+  }
+  return { single, refValues };
+}
+
 /** Reads a record's claims, or refuses it with a sentence saying what to send instead. */
 export function parseRecord(bytes: Uint8Array, shape: IdShape, maxBytes = DEFAULT_MAX_RECORD_BYTES): RecordClaims {
   if (bytes.length > maxBytes) {
@@ -62,18 +84,7 @@ export function parseRecord(bytes: Uint8Array, shape: IdShape, maxBytes = DEFAUL
       `${JSON.stringify(first.slice(0, 40))}. Put "${FIRST_LINE}" on the first line, then headers such as "kind: note", an empty line and the body.`);
   }
 
-  const single = new Map<string, string>();
-  const refValues: string[] = [];
-  for (let i = 1; i < lines.length; i++) {
-    const line = stripCr(lines[i]!);
-    if (line === '') break;
-    const colon = line.indexOf(':');
-    if (colon <= 0) continue; // not a header; kept in the bytes, ignored here
-    const key = line.slice(0, colon).trim().toLowerCase();
-    const value = line.slice(colon + 1).trim();
-    if (key === 'ref') refValues.push(value);
-    else if (!single.has(key)) single.set(key, value);
-  }
+  const { single, refValues } = recordHeaders(lines);
 
   const parentValue = single.get('parent');
   const parent = parentValue === undefined ? null : (idsIn(parentValue, shape)[0] ?? null);

@@ -16,6 +16,7 @@
  * lengths (256 × 4,096 characters here).
  */
 import { RelayError } from '../errors.js';
+import { recordHeaders } from './record.js';
 
 export const CLAIM_KIND = 'claim';
 export const RELEASE_KIND = 'release';
@@ -158,24 +159,9 @@ export function parseClaimLife(value: string | undefined): number {
   });
 }
 
-/** The first value of each header key (lower case) of a record's text, up to its first empty line. */
-export function headerValues(text: string, keys: readonly string[]): Map<string, string> {
-  const out = new Map<string, string>();
-  const lines = text.split('\n');
-  for (let i = 1; i < lines.length; i++) {
-    const line = lines[i]!.endsWith('\r') ? lines[i]!.slice(0, -1) : lines[i]!;
-    if (line === '') break;
-    const colon = line.indexOf(':');
-    if (colon <= 0) continue;
-    const key = line.slice(0, colon).trim().toLowerCase();
-    if (keys.includes(key) && !out.has(key)) out.set(key, line.slice(colon + 1).trim());
-  }
-  return out;
-}
-
 /** What a claim record's text says (its `claim:` and `for:`), or a bad_claim refusal. */
 export function workClaimOf(text: string): WorkClaimText {
-  const headers = headerValues(text, ['claim', 'for']);
+  const headers = recordHeaders(text.split('\n')).single;
   return { targets: parseClaimTargets(headers.get('claim')), lifeMs: parseClaimLife(headers.get('for')) };
 }
 
