@@ -25,7 +25,7 @@
  */
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
-import { RelayError } from '../../errors.js';
+import { isRelayError, RelayError } from '../../errors.js';
 import type { Logger } from '../../log.js';
 import { depositingAgent } from '../../model/agent-name.js';
 import type { RecordFilter } from '../../model/filter.js';
@@ -97,6 +97,9 @@ interface EndFacts {
   operator: boolean;
 }
 
+/** Why a claim's record holds no claim for good: it says none (bad_claim), its bytes are damaged, or its file is gone. Anything else is read again. */
+const GONE_OR_NO_CLAIM = new Set(['bad_claim', 'damaged', 'not_found']);
+
 const FAMILY: RecordFilter = { kind: new Set([CLAIM_KIND, RELEASE_KIND, DONE_KIND]) };
 
 /**
@@ -146,6 +149,8 @@ export class WorkClaimBook {
   private lookedUpTo = 0;
   private prunedAt = 0;
   private catching: Promise<void> = Promise.resolve();
+  /** Family records a look could not read (a busy machine's EMFILE, say): read first at the next look. */
+  private unread: number[] = [];
   private sizeThen = 0;
 
   constructor(private readonly parts: WorkClaimParts) {}
@@ -296,14 +301,22 @@ export class WorkClaimBook {
     const { index } = this.parts;
     const newer = index.presentAfter(this.lookedUpTo).length;
     if (index.size !== this.sizeThen + newer) this.reset(); // a fill-in below, or a file gone
-    const ids = index.matchingAfter(this.lookedUpTo, FAMILY);
+    const ids = [...this.unread, ...index.matchingAfter(this.lookedUpTo, FAMILY)];
+    this.unread = [];
     this.lookedUpTo = index.highestHeld();
     this.sizeThen = index.size;
-    for (const n of ids) {
+    for (const [at, n] of ids.entries()) {
       if (this.seen.has(n)) continue;
-      this.seen.add(n);
       const meta = index.get(n)?.meta;
-      if (meta) await this.takeIn(n, meta);
+      try {
+        if (meta) await this.takeIn(n, meta);
+      } catch (err) {
+        // Not read now is not no claim: read it (and what follows) again next time, and decide nothing until then.
+        this.unread = ids.slice(at);
+        throw new RelayError('internal', `Work claims cannot be decided now: ${meta!.id} could not be read (${(err as Error).message}); ` +
+          `nothing was stored. Send the same record again in a moment.`, { unread: meta!.id });
+      }
+      this.seen.add(n);
     }
   }
 
@@ -312,6 +325,7 @@ export class WorkClaimBook {
     this.open.clear();
     this.byPath.length = 0;
     this.seen.clear();
+    this.unread = [];
     this.lookedUpTo = 0;
     this.sizeThen = 0;
   }
@@ -324,7 +338,8 @@ export class WorkClaimBook {
       try {
         text = workClaimOf((await this.parts.reads.read(meta.id)).record.toString('utf8'));
       } catch (err) {
-        this.parts.log.debug(`${meta.id} holds no claim: ${(err as Error).message}`);
+        if (!isRelayError(err) || !GONE_OR_NO_CLAIM.has(err.code)) throw err;
+        this.parts.log.debug(`${meta.id} holds no claim: ${err.message}`);
         return;
       }
       const at = Date.parse(meta.depositedAt);

@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { readdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { test, type TestContext } from 'node:test';
+import { diskRecords, type RecordReader } from '../../../lib/disk/record-file.js';
 import { buildRecordFile, digestOf } from '../../../lib/model/deposit.js';
 import { MAX_LIVE_CLAIMS_PER_AGENT } from '../../../lib/model/work-claims.js';
 import { openStore, type AppendOptions, type RelayStore } from '../../../lib/store/store.js';
@@ -170,4 +171,28 @@ test('a claim copied in with a deposited-at that is no time holds nothing, and e
   assert.deepEqual(await store.workClaims(), []);
   await store.append(claim('task:t1'), as('bob'));
   assert.deepEqual((await store.workClaims()).map((c) => c.holder), ['bob']);
+});
+
+test('a claim this process could not read for a moment is read again, never taken for no claim', async (t) => {
+  const { corpus } = await tempStore(t);
+  const first = await opened(t, corpus);
+  const held = await first.append(claim('task:t1'), as('ana'));
+  // The second process's first read of ana's claim fails as a busy machine's may (too many open files).
+  let failed = false;
+  const reader: RecordReader = {
+    ...diskRecords,
+    read: async (file, max) => {
+      if (!failed && path.basename(file) === held.id) {
+        failed = true;
+        throw Object.assign(new Error('EMFILE: too many open files'), { code: 'EMFILE' });
+      }
+      return diskRecords.read(file, max);
+    },
+  };
+  const second = await openStore({ corpus, reader });
+  cleanup(t, () => second.close());
+  await assert.rejects(second.append(claim('task:t1'), as('bob')));
+  assert.ok(failed);
+  await refused(second.append(claim('task:t1'), as('bob')), 'claimed');
+  assert.deepEqual((await second.workClaims()).map((c) => c.holder), ['ana']);
 });
