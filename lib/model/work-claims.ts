@@ -119,6 +119,8 @@ export function patternFault(pattern: string): string | null {
     if (segment === '.' || segment === '..') return 'it has a . or .. segment; name the path as it is under the repository root';
     if (segment.includes('**') && segment !== '**') return '** stands only as a whole segment (src/**/x.ts); use * within a segment';
     if (classFault(segment)) return 'a [ in it is never closed by ]';
+    // git reads [[:alpha:]] as a class of letters; the matcher would read [[:alpha:] and a ], and hold no file the pattern names.
+    if (segment.includes('[:')) return 'it holds a POSIX class such as [[:alpha:]], which is not taken; list the characters ([a-zA-Z])';
   }
   if (segments.every((s) => /^\*+$/.test(s))) return 'it matches every path of the repository; claim the directories or files you will edit';
   return null;

@@ -37,6 +37,7 @@ for (const [label, value] of [
   ['a claim of every root file', 'path:*'],
   ['** inside a segment', 'path:src/a**b'],
   ['an unclosed class', 'path:src/[ab'],
+  ['a POSIX character class (read as [[:alpha:] then ], it would hold no file it names)', 'path:src/[[:alpha:]]x.ts'],
   ['a backslash', 'path:src\\x'],
   ['an empty segment', 'path:src//x'],
   ['a trailing slash', 'path:src/'],
