@@ -11,8 +11,9 @@ import { workClaimsText } from '../doors/render.js';
 import { RelayError } from '../errors.js';
 import { checkAgentName } from '../model/agent-name.js';
 import { pathUnder } from '../model/work-claims.js';
-import { RelayStore, type LiveWorkClaim } from '../store/store.js';
+import type { LiveWorkClaim } from '../store/store.js';
 import { EXIT_OK, EXIT_REFUSED, localUser, stringOption, UsageError, writeLine, type Command, type CommandContext } from './command.js';
+import { withStore } from './store-commands.js';
 
 export const claimsCommand: Command = {
   help: `Usage: p-e-relay claims [--json]
@@ -36,7 +37,7 @@ cli/<you> and prints its id.`,
   async run(ctx) {
     if (ctx.positionals[0] === 'release') return release(ctx);
     if (ctx.positionals.length > 0) throw new UsageError(`claims takes no arguments but "release ID"; got "${ctx.positionals[0]}".`);
-    const claims = await withOpenStore(ctx, (store) => store.workClaims());
+    const claims = await withStore(ctx, (store) => store.workClaims());
     writeLine(ctx.stdout, ctx.values.json === true ? JSON.stringify({ claims }) : workClaimsText(claims));
     return EXIT_OK;
   },
@@ -47,19 +48,9 @@ async function release(ctx: CommandContext): Promise<number> {
   const id = ctx.positionals[1]!;
   const user = localUser(ctx.env);
   const bytes = Buffer.from(`@p-e/x0\nkind: release\nparent: ${id}\n\nReleased by the operator ${user}.\n`, 'utf8');
-  const result = await withOpenStore(ctx, (store) => store.append(bytes, { depositedBy: `cli/${user}` }), false);
+  const result = await withStore(ctx, (store) => store.append(bytes, { depositedBy: `cli/${user}` }));
   writeLine(ctx.stdout, result.id);
   return EXIT_OK;
-}
-
-async function withOpenStore<T>(ctx: CommandContext, body: (store: RelayStore) => Promise<T>, readOnly?: false): Promise<T> {
-  const store = await RelayStore.prepare({ corpus: ctx.corpus, watch: 'none', log: ctx.log, ...(readOnly === false ? { readOnly } : {}) });
-  try {
-    await store.open();
-    return await body(store);
-  } finally {
-    await store.close();
-  }
 }
 
 export const guardCommand: Command = {
@@ -87,7 +78,7 @@ too, saying why: a guard that cannot look lets nothing through unseen.`,
     if (given === undefined) throw new UsageError('guard needs --agent NAME: the agent whose commit this is (its own claims do not stop it).');
     const agent = checkAgentName(given, '--agent');
     const url = stringOption(ctx, 'url');
-    const [staged, claims] = await Promise.all([stagedPaths(), url === undefined ? withOpenStore(ctx, (store) => store.workClaims()) : claimsFromHub(url)]);
+    const [staged, claims] = await Promise.all([stagedPaths(), url === undefined ? withStore(ctx, (store) => store.workClaims()) : claimsFromHub(url)]);
     const blocked: string[] = [];
     for (const path of staged) {
       for (const claim of claims) {

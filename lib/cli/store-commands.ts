@@ -30,7 +30,8 @@ function oneId(ctx: CommandContext, command: string): string {
   return ctx.positionals[0]!;
 }
 
-async function withStore(ctx: CommandContext, body: (store: RelayStore) => Promise<number>, watch = false): Promise<number> {
+/** Runs `body` with the store open for a command, and closes it whatever happens. */
+export async function withStore<T>(ctx: CommandContext, body: (store: RelayStore) => Promise<T>, watch = false): Promise<T> {
   const store = await openForCommand(ctx, watch);
   try {
     return await body(store);
