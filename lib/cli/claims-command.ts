@@ -48,7 +48,11 @@ async function release(ctx: CommandContext): Promise<number> {
   const id = ctx.positionals[1]!;
   const user = localUser(ctx.env);
   const bytes = Buffer.from(`@p-e/x0\nkind: release\nparent: ${id}\n\nReleased by the operator ${user}.\n`, 'utf8');
-  const result = await withStore(ctx, (store) => store.append(bytes, { depositedBy: `cli/${user}` }));
+  const result = await withStore(ctx, (store) => {
+    // Checked here, not left to the record: an id is written into its bytes, so a line break would add a header of its own.
+    if (store.shape.parseRecordId(id) === null) throw new UsageError(`${JSON.stringify(id.slice(0, 60))} is not a record id of this corpus; pass the claim's id (e.g. ${store.shape.example}), as p-e-relay claims lists it.`);
+    return store.append(bytes, { depositedBy: `cli/${user}` });
+  });
   writeLine(ctx.stdout, result.id);
   return EXIT_OK;
 }

@@ -8,7 +8,7 @@
  */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { chmod, mkdir, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, readdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { test } from 'node:test';
 import { promisify } from 'node:util';
@@ -137,6 +137,16 @@ test('the git guard sees both sides of a rename: moving a file out of another ag
   const guard = await runCliIn(repo, ['guard', '--agent', 'bob', '--corpus', corpus]);
   assert.equal(guard.code, 1, guard.stderr);
   assert.match(guard.stderr, new RegExp(`src/api/users\\.ts is under path:src/api held by ana \\(${claimId}\\)`));
+});
+
+test('claims release refuses what is not a record id, naming it, and stores nothing', async (t) => {
+  const { corpus } = await tempStore(t);
+  for (const given of ['fix-login', 'relay-0001\nkind: claim']) {
+    const got = await runCli(['claims', 'release', given, '--corpus', corpus]);
+    assert.equal(got.code, 2, got.stderr);
+    assert.match(got.stderr, /is not a record id of this corpus/);
+  }
+  assert.deepEqual((await readdir(corpus)).filter((n) => n.startsWith('relay-')), []);
 });
 
 async function runCliIn(cwd: string, args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
