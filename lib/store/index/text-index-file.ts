@@ -22,7 +22,7 @@ import { endianness } from 'node:os';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { tempName } from '../../disk/paths.js';
-import { readRegularFileSync } from '../../disk/record-file.js';
+import { readStateFileSync } from '../../disk/state-file.js';
 import { DIGEST_PREFIX, type TextImage } from '../../model/word-table.js';
 
 const MAGIC = Buffer.from('PERETXT1');
@@ -77,13 +77,10 @@ export function decodeTextImage(file: Buffer): TextImage | string {
 
 /** The image in the file, or why not (none there, not a regular file, over `limit` bytes, not whole). */
 export function readTextImage(file: string, limit: number): TextImage | string {
-  let bytes: Buffer;
-  try {
-    bytes = readRegularFileSync(file, limit, 'text index');
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'ENOENT' ? 'there is none' : `it cannot be read (${(err as Error).message})`;
-  }
-  return decodeTextImage(bytes);
+  const read = readStateFileSync(file, { max: limit });
+  if (read.kind === 'missing') return 'there is none';
+  if (read.kind !== 'bytes') return `it cannot be read (it ${read.kind === 'odd' ? read.what : 'is not whole'})`;
+  return decodeTextImage(read.bytes);
 }
 
 /** Temp names carry the pid, as the snapshot's do; a sequence of its own. */
