@@ -116,6 +116,37 @@ test('the replay guard takes EPERM from its exclusive create as "seen before", n
   assert.match(await readFile(lies, 'utf8'), /^eperm-open /m, 'the second create was told EPERM');
 });
 
+test('a file lock takes EPERM from its exclusive create (as sshfs answers a held lock) as held, and waits for it', { timeout: 30_000 }, async (t) => {
+  const so = await shim(t);
+  if (so === null) return;
+  const { dir, corpus } = await tempStore(t);
+  const lies = path.join(dir, 'lies.log');
+  // The first holder keeps the claims' lock while a second asks for it: the second's create is told EPERM.
+  const script = `
+    import { withFileLock } from ${JSON.stringify(path.join(ROOT, 'lib/store/agents/file-lock.ts'))};
+    const file = ${JSON.stringify(path.join(corpus, '.state', 'work-claims'))};
+    const refuse = (why) => new Error(why);
+    const order = [];
+    let second;
+    await withFileLock(file, async () => {
+      order.push('first in');
+      second = withFileLock(file, async () => { order.push('second in'); }, refuse).catch((e) => order.push('second failed: ' + e.code));
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      order.push('first out');
+    }, refuse);
+    await second;
+    process.stdout.write(JSON.stringify(order));`;
+  const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { cwd: ROOT, env: { ...process.env, ...lyingEnv(so, corpus, lies, 'eperm') } });
+  let out = '';
+  let err = '';
+  child.stdout.on('data', (d) => (out += d));
+  child.stderr.on('data', (d) => (err += d));
+  const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+  assert.equal(code, 0, err);
+  assert.deepEqual(JSON.parse(out), ['first in', 'first out', 'second in']);
+  assert.match(await readFile(lies, 'utf8'), /^eperm-open .*\.work-claims\.lock$/m, 'the second create was told EPERM');
+});
+
 test('verify --clean removes this host\'s dead writers\' temp files and reports another host\'s, leaving them', { timeout: 30_000 }, async (t) => {
   const { corpus } = await tempStore(t);
   const tmp = corpusPaths(corpus).tmp;

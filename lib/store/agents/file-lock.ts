@@ -7,7 +7,8 @@
  * record's must win, whichever process writes last.
  *
  * The lock is a file `.<name>.lock` beside the file, made with O_EXCL (one
- * creator wins) and holding `host boot pid`. A lock whose holder is gone (a
+ * creator wins; over sshfs a taken name answers EPERM, so a refusal is
+ * judged by whether a lock is there) and holding `host boot pid`. A lock whose holder is gone (a
  * process of this boot that no longer runs, or one of an earlier boot) is
  * taken over at once, so a server killed while it held one costs nothing; a
  * lock older than STALE_MS (a holder on another host, one that hangs) is
@@ -23,6 +24,8 @@ import { readRegularFile } from '../../disk/record-file.js';
 /** A lock held this long is taken over, whoever holds it. */
 export const STALE_MS = 10_000;
 const MAX_BACKOFF_MS = 20;
+/** An exclusive create refused this many times in a row with no lock at the path is a real refusal (a read-only corpus). */
+const MAX_ABSENT_REFUSALS = 5;
 
 /** The lock file beside a file. Its name starts with a dot, as temp files do: no listing of marks or abouts takes it for one. */
 export function lockOf(file: string): string {
@@ -44,10 +47,20 @@ export async function withFileLock<T>(file: string, run: () => Promise<T>, refus
   const me = hostIdentity();
   let backoff = 1;
   let ino: bigint;
+  let absentRefusals = 0;
   for (;;) {
-    const made = await fs.open(lock, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600).catch((err: NodeJS.ErrnoException) => {
+    const made = await fs.open(lock, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600).catch(async (err: NodeJS.ErrnoException) => {
       if (err.code === 'EEXIST') return null;
-      throw err;
+      // sshfs answers EPERM for a name that exists (SFTP has no "exists" status): a lock there now is held.
+      // One gone again by the look was released in between: try again, but a refusal with no lock there,
+      // time after time, is the filesystem's real answer.
+      if (err.code !== 'EPERM') throw err;
+      if ((await fs.lstat(lock).catch(() => null)) !== null) {
+        absentRefusals = 0;
+        return null;
+      }
+      if (++absentRefusals >= MAX_ABSENT_REFUSALS) throw err;
+      return null;
     });
     if (made) {
       try {
