@@ -8,13 +8,15 @@
  *
  * The lock is a file `.<name>.lock` beside the file, made with O_EXCL (one
  * creator wins; over sshfs a taken name answers EPERM, so a refusal is
- * judged by whether a lock is there) and holding `host boot pid`. A lock whose holder is gone (a
- * process of this boot that no longer runs, or one of an earlier boot) is
- * taken over at once, so a server killed while it held one costs nothing; a
- * lock older than STALE_MS (a holder on another host, one that hangs) is
- * taken over too: a move takes milliseconds. Waiting for a lock backs off
- * from 1 to 20 ms.
+ * judged by whether a lock is there) and holding `host boot pid token`. A
+ * lock whose holder is gone (a process of this boot that no longer runs, or
+ * one of an earlier boot) is taken over at once, so a server killed while
+ * it held one costs nothing; a lock older than STALE_MS (a holder on
+ * another host, one that hangs) is taken over too: a move takes
+ * milliseconds. Its age is the file server's mtime against this host's
+ * clock. Waiting for a lock backs off from 1 to 20 ms.
  */
+import { randomBytes } from 'node:crypto';
 import { constants } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
@@ -45,27 +47,13 @@ export interface LockOptions {
  */
 export async function withFileLock<T>(file: string, run: () => Promise<T>, refuse: (why: string) => Error, { lock = lockOf(file), giveUp }: LockOptions = {}): Promise<T> {
   const me = hostIdentity();
+  const mine = `${me.host} ${me.boot} ${process.pid} ${randomBytes(8).toString('hex')}\n`;
   let backoff = 1;
-  let ino: bigint;
-  let absentRefusals = 0;
   for (;;) {
-    const made = await fs.open(lock, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600).catch(async (err: NodeJS.ErrnoException) => {
-      if (err.code === 'EEXIST') return null;
-      // sshfs answers EPERM for a name that exists (SFTP has no "exists" status): a lock there now is held.
-      // One gone again by the look was released in between: try again, but a refusal with no lock there,
-      // time after time, is the filesystem's real answer.
-      if (err.code !== 'EPERM') throw err;
-      if ((await fs.lstat(lock).catch(() => null)) !== null) {
-        absentRefusals = 0;
-        return null;
-      }
-      if (++absentRefusals >= MAX_ABSENT_REFUSALS) throw err;
-      return null;
-    });
+    const made = await createExclusive(lock);
     if (made) {
       try {
-        await made.writeFile(`${me.host} ${me.boot} ${process.pid}\n`);
-        ino = (await made.stat({ bigint: true })).ino;
+        await made.writeFile(mine);
       } finally {
         await made.close();
       }
@@ -79,28 +67,77 @@ export async function withFileLock<T>(file: string, run: () => Promise<T>, refus
   try {
     return await run();
   } finally {
-    // Only our own lock is removed: one taken over from us (we took past STALE_MS) belongs to its new holder.
-    const now = await fs.lstat(lock, { bigint: true }).catch(() => null);
-    if (now?.ino === ino) await fs.unlink(lock).catch(() => {});
+    // Only our own lock is removed: one taken over from us (we held past STALE_MS) belongs to its new holder.
+    // Told by its words, not its inode: over sshfs every file at one path shows the client's one inode.
+    if ((await lockText(lock)) === mine) await fs.unlink(lock).catch(() => {});
   }
 }
 
-/** Removes a lock whose holder is gone or that is stale; true when it did (or the lock went meanwhile). */
-async function takenOver(lock: string, refuse: (why: string) => Error): Promise<boolean> {
-  const before = await fs.lstat(lock, { bigint: true }).catch(() => null);
-  if (!before) return true;
-  if (!before.isFile()) throw refuse(`its lock ${path.basename(lock)} beside it is not a regular file (a symbolic link, a directory or a device)`);
-  const text = (await readRegularFile(lock, 512, 'lock').catch(() => Buffer.alloc(0))).toString('utf8');
-  const [host, boot, pid] = text.trim().split(' ');
-  const age = Date.now() - Number(before.mtimeMs);
-  let gone = age > STALE_MS;
-  if (!gone && host && boot && pid && /^\d+$/.test(pid)) {
-    const where = whereabouts(host, boot);
-    gone = where === 'earlier-boot' || (where === 'this-boot' && !pidAlive(Number(pid)));
+/**
+ * The lock file made with O_EXCL, or null when one is there. sshfs answers
+ * EPERM for a name that exists (SFTP has no "exists" status), so such a
+ * refusal is judged by a look: a lock there is held; one gone again was
+ * released in between, and a refusal with no lock there time after time is
+ * the filesystem's real answer.
+ */
+async function createExclusive(lock: string): Promise<fs.FileHandle | null> {
+  for (let absent = 0; ; absent++) {
+    try {
+      return await fs.open(lock, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600);
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code === 'EEXIST') return null;
+      if (code !== 'EPERM') throw err;
+      if ((await fs.lstat(lock).catch(() => null)) !== null) return null;
+      if (absent + 1 >= MAX_ABSENT_REFUSALS) throw err;
+    }
   }
-  if (!gone) return false;
-  // The same lock we judged, not one made since by a process that took it over first.
-  const still = await fs.lstat(lock, { bigint: true }).catch(() => null);
-  if (still?.ino === before.ino) await fs.unlink(lock).catch(() => {});
+}
+
+/**
+ * Removes a lock whose holder is gone or that is stale; true when it did (or
+ * the lock went meanwhile, or another process is removing it).
+ *
+ * Two waiters can judge the same lock stale. Were each to remove what it
+ * judged, the later could remove the lock the earlier made since, and two
+ * would hold it. So the removal is decided again holding a second lock,
+ * `<lock>.break`, by looking afresh: only a lock that is stale at that look
+ * is removed, and only one waiter looks at a time.
+ */
+async function takenOver(lock: string, refuse: (why: string) => Error): Promise<boolean> {
+  const judged = await judge(lock, refuse);
+  if (judged !== 'stale') return judged === 'gone';
+  const breaker = `${lock}.break`;
+  const made = await createExclusive(breaker);
+  if (!made) {
+    // Another waiter is removing it. A breaker that died holding this lock costs STALE_MS once.
+    const held = await fs.lstat(breaker).catch(() => null);
+    if (held && Date.now() - held.mtimeMs > STALE_MS) await fs.unlink(breaker).catch(() => {});
+    return false;
+  }
+  await made.close();
+  try {
+    if ((await judge(lock, refuse)) === 'stale') await fs.unlink(lock).catch(() => {});
+  } finally {
+    await fs.unlink(breaker).catch(() => {});
+  }
   return true;
+}
+
+/** Whether the lock is gone, held, or stale (its holder is gone, or it was made more than STALE_MS ago). */
+async function judge(lock: string, refuse: (why: string) => Error): Promise<'gone' | 'held' | 'stale'> {
+  const before = await fs.lstat(lock).catch(() => null);
+  if (!before) return 'gone';
+  if (!before.isFile()) throw refuse(`its lock ${path.basename(lock)} beside it is not a regular file (a symbolic link, a directory or a device)`);
+  const [host, boot, pid] = ((await lockText(lock)) ?? '').trim().split(' ');
+  if (Date.now() - before.mtimeMs > STALE_MS) return 'stale';
+  if (host && boot && pid && /^\d+$/.test(pid)) {
+    const where = whereabouts(host, boot);
+    if (where === 'earlier-boot' || (where === 'this-boot' && !pidAlive(Number(pid)))) return 'stale';
+  }
+  return 'held';
+}
+
+async function lockText(lock: string): Promise<string | null> {
+  return (await readRegularFile(lock, 512, 'lock').catch(() => null))?.toString('utf8') ?? null;
 }
