@@ -11,19 +11,19 @@
  * judged by whether a lock is there) and holding `host boot pid token`. A
  * lock whose holder is gone (a process of this boot that no longer runs, or
  * one of an earlier boot) is taken over at once, so a server killed while
- * it held one costs nothing; a lock older than STALE_MS (a holder on
- * another host, one that hangs) is taken over too: a move takes
- * milliseconds. Its age is the file server's mtime against this host's
- * clock. Waiting for a lock backs off from 1 to 20 ms.
+ * it held one costs nothing; a lock a waiter has seen unchanged for
+ * STALE_MS (a holder on another host that crashed, one that hangs) is taken
+ * over too: a move takes milliseconds. Waiting backs off from 1 to 20 ms.
  */
 import { randomBytes } from 'node:crypto';
 import { constants } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
+import { performance } from 'node:perf_hooks';
 import { hostIdentity, pidAlive, whereabouts } from '../../disk/host.js';
 import { readRegularFile } from '../../disk/record-file.js';
 
-/** A lock held this long is taken over, whoever holds it. */
+/** A lock a waiter has seen unchanged this long is taken over, whoever holds it. */
 export const STALE_MS = 10_000;
 const MAX_BACKOFF_MS = 20;
 /** An exclusive create refused this many times in a row with no lock at the path is a real refusal (a read-only corpus). */
@@ -111,11 +111,14 @@ async function takenOver(lock: string, refuse: (why: string) => Error): Promise<
   const made = await createExclusive(breaker);
   if (!made) {
     // Another waiter is removing it. A breaker that died holding this lock costs STALE_MS once.
-    const held = await fs.lstat(breaker).catch(() => null);
-    if (held && Date.now() - held.mtimeMs > STALE_MS) await fs.unlink(breaker).catch(() => {});
+    if ((await judge(breaker, refuse)) === 'stale') await fs.unlink(breaker).catch(() => {});
     return false;
   }
-  await made.close();
+  try {
+    await made.writeFile(`${hostIdentity().host} ${hostIdentity().boot} ${process.pid} ${randomBytes(8).toString('hex')}\n`);
+  } finally {
+    await made.close();
+  }
   try {
     if ((await judge(lock, refuse)) === 'stale') await fs.unlink(lock).catch(() => {});
   } finally {
@@ -124,16 +127,38 @@ async function takenOver(lock: string, refuse: (why: string) => Error): Promise<
   return true;
 }
 
-/** Whether the lock is gone, held, or stale (its holder is gone, or it was made more than STALE_MS ago). */
+/** Each lock's words as this process last read them, and since when (this process's own clock). */
+const sightings = new Map<string, { text: string; since: number }>();
+
+/**
+ * Whether the lock is gone, held, or stale: its holder is a process of this
+ * host that is gone (or of an earlier boot), or this process has read the
+ * same words in it for STALE_MS.
+ *
+ * Its age is never taken from its mtime: that is the file server's clock
+ * against ours, and over sshfs the client may show the mtime of the lock
+ * that was at the path a moment ago (the one a crashed host left), so a
+ * lock made a millisecond before looked a minute old and was removed from
+ * under its holder. A holder's words are its own (host, boot, pid and a
+ * random token): a new lock is new words, and the wait starts again.
+ */
 async function judge(lock: string, refuse: (why: string) => Error): Promise<'gone' | 'held' | 'stale'> {
   const before = await fs.lstat(lock).catch(() => null);
-  if (!before) return 'gone';
+  if (!before) {
+    sightings.delete(lock);
+    return 'gone';
+  }
   if (!before.isFile()) throw refuse(`its lock ${path.basename(lock)} beside it is not a regular file (a symbolic link, a directory or a device)`);
-  const [host, boot, pid] = ((await lockText(lock)) ?? '').trim().split(' ');
-  if (Date.now() - before.mtimeMs > STALE_MS) return 'stale';
-  if (host && boot && pid && /^\d+$/.test(pid)) {
-    const where = whereabouts(host, boot);
-    if (where === 'earlier-boot' || (where === 'this-boot' && !pidAlive(Number(pid)))) return 'stale';
+  const text = (await lockText(lock)) ?? '';
+  const now = performance.now();
+  let seen = sightings.get(lock);
+  if (seen?.text !== text) sightings.set(lock, (seen = { text, since: now }));
+  if (now - seen.since > STALE_MS) return 'stale';
+  // Only whole words are believed: a read cut short (a client that still has the last lock's size) names no pid.
+  const whole = /^(\S+) (\S+) (\d+) [0-9a-f]{16}\n$/.exec(text);
+  if (whole) {
+    const where = whereabouts(whole[1]!, whole[2]!);
+    if (where === 'earlier-boot' || (where === 'this-boot' && !pidAlive(Number(whole[3])))) return 'stale';
   }
   return 'held';
 }
