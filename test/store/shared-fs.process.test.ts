@@ -9,7 +9,7 @@
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { copyFile, mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, readdir, readFile, rm, utimes, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { test, type TestContext } from 'node:test';
 import type { CallToolResult } from '@modelcontextprotocol/client';
@@ -23,6 +23,7 @@ import { corpusPaths, tempName } from '../../lib/disk/paths.js';
 import { openStore } from '../../lib/store/store.js';
 import { ROOT, record, runCli, stdioClient, tempDir, tempStore, textOf } from '../support/helpers.js';
 import { shim } from '../support/fs-lies.js';
+import { eventually } from '../support/poll.js';
 
 const shape = idShape();
 
@@ -114,6 +115,75 @@ test('the replay guard takes EPERM from its exclusive create as "seen before", n
   assert.equal(code, 0, err);
   assert.deepEqual(JSON.parse(out), [true, false]);
   assert.match(await readFile(lies, 'utf8'), /^eperm-open /m, 'the second create was told EPERM');
+});
+
+test('a file lock takes EPERM from its exclusive create (as sshfs answers a held lock) as held, and waits for it', { timeout: 30_000 }, async (t) => {
+  const so = await shim(t);
+  if (so === null) return;
+  const { dir, corpus } = await tempStore(t);
+  const lies = path.join(dir, 'lies.log');
+  // The first holder keeps the claims' lock while a second asks for it: the second's create is told EPERM.
+  const script = `
+    import { withFileLock } from ${JSON.stringify(path.join(ROOT, 'lib/store/agents/file-lock.ts'))};
+    const file = ${JSON.stringify(path.join(corpus, '.state', 'work-claims'))};
+    const refuse = (why) => new Error(why);
+    const order = [];
+    let second;
+    await withFileLock(file, async () => {
+      order.push('first in');
+      second = withFileLock(file, async () => { order.push('second in'); }, refuse).catch((e) => order.push('second failed: ' + e.code));
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      order.push('first out');
+    }, refuse);
+    await second;
+    process.stdout.write(JSON.stringify(order));`;
+  const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { cwd: ROOT, env: { ...process.env, ...lyingEnv(so, corpus, lies, 'eperm') } });
+  let out = '';
+  let err = '';
+  child.stdout.on('data', (d) => (out += d));
+  child.stderr.on('data', (d) => (err += d));
+  const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+  assert.equal(code, 0, err);
+  assert.deepEqual(JSON.parse(out), ['first in', 'first out', 'second in']);
+  assert.match(await readFile(lies, 'utf8'), /^eperm-open .*\.work-claims\.lock$/m, 'the second create was told EPERM');
+});
+
+test('a stale lock taken over by another host while this one reads it is not removed from under the new holder', { timeout: 30_000 }, async (t) => {
+  const so = await shim(t);
+  if (so === null) return;
+  const { dir, corpus } = await tempStore(t);
+  const lies = path.join(dir, 'lies.log');
+  const lock = path.join(corpus, '.state', '.work-claims.lock');
+  // A holder on a host that crashed a minute ago: stale to everyone.
+  await writeFile(lock, 'host-gone 0badb007 4242\n');
+  const minuteAgo = new Date(Date.now() - 60_000);
+  await utimes(lock, minuteAgo, minuteAgo);
+  const script = `
+    import { readFileSync } from 'node:fs';
+    import { withFileLock } from ${JSON.stringify(path.join(ROOT, 'lib/store/agents/file-lock.ts'))};
+    await withFileLock(${JSON.stringify(path.join(corpus, '.state', 'work-claims'))}, async () => {
+      process.stdout.write('entered\\n');
+    }, (why) => new Error(why));`;
+  // Each read of the lock is slow, as over a network mount: long enough for the other host to act in between.
+  const env = { ...process.env, ...lyingEnv(so, corpus, lies, 'none'), FS_LIES_SLOW_READ_MATCH: '.work-claims.lock', FS_LIES_SLOW_READ_MS: '600' };
+  const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { cwd: ROOT, env });
+  let out = '';
+  let err = '';
+  child.stdout.on('data', (d) => (out += d));
+  child.stderr.on('data', (d) => (err += d));
+  const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
+  await eventually(async () => /^slow-read-open /m.test(await readFile(lies, 'utf8').catch(() => '')), 'the child reading the stale lock');
+  // Meanwhile a waiter on another host took the stale lock over and holds its own. Over sshfs a file at one
+  // path keeps the client's one inode, so it is written in place here: the same inode, a fresh lock.
+  const theirs = 'host-there b0070000 777 0123456789abcdef\n';
+  await writeFile(lock, theirs);
+  // What is checked is that nothing happens while they hold it: no event to await, so a bounded wait.
+  await new Promise((resolve) => setTimeout(resolve, 2_000));
+  assert.equal(out, '', `the child entered while another host held the lock (${err})`);
+  assert.equal(await readFile(lock, 'utf8'), theirs, 'the other host\'s lock is still there');
+  await rm(lock); // they are done
+  assert.equal(await exited, 0, err);
+  assert.equal(out, 'entered\n');
 });
 
 test('verify --clean removes this host\'s dead writers\' temp files and reports another host\'s, leaving them', { timeout: 30_000 }, async (t) => {

@@ -2,7 +2,8 @@
  * Several hosts on one corpus, for real: network namespaces for hosts, sshd
  * serving the corpus, sshfs mounting it on each writer host, rsync mirrors in
  * a chain, and a mount whose ssh connection is killed while writers append
- * (`MH_ONLY=drop` runs only that). Prints the figures docs/scaling.md records, and exits 1 if any
+ * (`MH_ONLY=drop` runs only that), and agents on two hosts racing to claim
+ * the same tasks (`MH_ONLY=claims` runs only that). Prints the figures docs/scaling.md records, and exits 1 if any
  * check fails.
  *
  *   sudo npm run test:multi-host          (or P_E_RELAY_MULTIHOST=1 npm test)
@@ -75,6 +76,27 @@ async function worker(kind: string, args: string[]): Promise<void> {
     }
     await store.close();
     if (retries > 0) say({ lane, retries });
+  } else if (kind === 'claim') {
+    // A named agent, as its stdio server is: each of the tasks claimed once, in order, as append_relay sends it.
+    // The writers of every host start together: each waits for GO (a file on the orchestrator's own disk).
+    const [corpus, agent, tasks, go] = [args[0]!, args[1]!, Number(args[2]), args[3]!];
+    const store = await RelayStore.prepare({ corpus, log: quietLog() });
+    await store.open();
+    setInterval(() => {}, 60_000);
+    say({ ready: agent });
+    const end = Date.now() + 120_000;
+    while (!existsSync(go) && Date.now() < end) await sleep(5);
+    for (let task = 0; task < tasks; task++) {
+      const bytes = Buffer.from(`@p-e/x0\nkind: claim\nfrom: ${agent}\nclaim: task:mh-${task}\n\n${agent} takes task ${task}\n`);
+      const t0 = performance.now();
+      try {
+        const r = await store.append(bytes, { depositedBy: 'mcp', agent });
+        say({ agent, task, id: r.id, ms: performance.now() - t0 });
+      } catch (err) {
+        say({ agent, task, code: (err as { code?: string }).code ?? 'error', message: (err as Error).message, ms: performance.now() - t0 });
+      }
+    }
+    await store.close();
   } else if (kind === 'waiter') {
     // A waiter as `wait --poll MS` (or a plain `wait` when MS is "default") runs it, in a loop.
     const [corpus, poll, count, timeoutMs] = [args[0]!, args[1]!, Number(args[2]), Number(args[3])];
@@ -293,6 +315,94 @@ async function droppingMountRun(sshOpts: string[], viaB: (name: string) => strin
   figures[`${what}, keyed appends retried on store_unreachable`] = `lost ${keyed.lost}, duplicated ${keyed.duplicated}, refused ${keyed.refused}, ${keyed.retries} retries (errno seen: ${[...new Set(keyed.errnos)].join(', ') || 'none'}), of ${keyed.appended.length}`;
 }
 
+interface Claimed {
+  agent: string;
+  task: number;
+  id?: string;
+  code?: string;
+  message?: string;
+  ms: number;
+}
+
+/**
+ * Claims across hosts (spec §8e): MH_CLAIMERS writers on host a and as many
+ * on host b, each a named agent with its own store over its host's sshfs
+ * mount, claim the same MH_CLAIM_TASKS tasks in the same order, all starting
+ * at once; MH_CLAIM_RUNS runs, each on a fresh corpus, then MH_CLAIM_STALE_RUNS
+ * that begin at the lock a holder on a crashed host left. Then, on the file
+ * server's own disk, each stored claim is judged against the claims stored
+ * before it: one stored while another agent's claim of its task was live
+ * is a task granted twice.
+ */
+async function claimsRun(viaMount: (host: 'a' | 'b') => (name: string) => string, figures: Record<string, string>): Promise<void> {
+  const perHost = Number(process.env.MH_CLAIMERS ?? 4);
+  const tasks = Number(process.env.MH_CLAIM_TASKS ?? 100);
+  const runs = Number(process.env.MH_CLAIM_RUNS ?? 3);
+  const staleRuns = Number(process.env.MH_CLAIM_STALE_RUNS ?? 3);
+  const { splitRecordFile } = await import('../../../lib/model/deposit.js');
+  const { workClaimOf } = await import('../../../lib/model/work-claims.js');
+  const blank = () => ({ twice: 0, ungranted: 0, grantedAnswers: 0, refused: 0, otherRefusals: 0, stored: 0, answers: [] as Claimed[] });
+  const tallies = { fresh: blank(), stale: blank() };
+  for (let r = 1; r <= runs + staleRuns; r++) {
+    // The later runs begin at the lock a crashed holder on a third host left: every writer finds it stale at once.
+    const stale = r > runs;
+    const label = `claims, two hosts × ${perHost} agents over sshfs, same ${tasks} tasks, ${stale ? `after a crashed holder, run ${r - runs}/${staleRuns}` : `run ${r}/${runs}`}`;
+    const name = `claims-${r}`;
+    const served = await initCorpus(name);
+    const go = path.join(work, `go-${name}`);
+    const procs = (['a', 'b'] as const).flatMap((host) => Array.from({ length: perHost }, (_, k) => start(workerArgv(host, 'claim', [viaMount(host)(name), `agent-${host}${k}`, tasks, go]), 300_000)));
+    for (const p of procs) await p.nextLine((l) => l.includes('"ready"'), 120_000);
+    if (stale) {
+      const lock = path.join(served, '.state', '.work-claims.lock');
+      await fs.writeFile(lock, 'host-gone 0badb007 4242\n', { mode: 0o600 });
+      const past = new Date(Date.now() - 60_000);
+      await fs.utimes(lock, past, past);
+    }
+    await fs.writeFile(go, '');
+    const codes = await Promise.all(procs.map((p) => p.exited));
+    codes.forEach((code, k) => check(code === 0, `${label}: writer ${k} exited 0${code === 0 ? '' : ` (${code}; ${procs[k]!.stderr().slice(-400)})`}`));
+    const answers = procs.flatMap((p) => p.lines.filter((l) => l.startsWith('{') && l.includes('"task"')).map((l) => JSON.parse(l) as Claimed));
+    const tally = stale ? tallies.stale : tallies.fresh;
+    tally.answers.push(...answers);
+    check(answers.length === procs.length * tasks, `${label}: every writer answered each of its ${tasks} claims (${answers.length})`);
+    const other = answers.filter((a) => !a.id && a.code !== 'claimed');
+    check(other.length === 0, `${label}: every refusal is claimed (${other.length} others${other.length ? `: ${other[0]!.code} ${other[0]!.message}` : ''})`);
+    // The serving side: every claim stored, in id order, with its holder and life.
+    const stored: { id: string; n: number; holder: string; task: string; from: number; until: number }[] = [];
+    for (const n of (await fs.readdir(served)).filter((x) => /^relay-\d+$/.test(x)).sort()) {
+      const { deposit, record } = splitRecordFile(await fs.readFile(path.join(served, n)));
+      const text = record.toString('utf8');
+      if (!/^kind: claim$/m.test(text)) continue;
+      const claim = workClaimOf(text);
+      const from = Date.parse(deposit.depositedAt);
+      for (const t of claim.targets) if (t.type === 'task') stored.push({ id: n, n: Number(n.slice(6)), holder: deposit.agent ?? '?', task: t.id, from, until: from + claim.lifeMs });
+    }
+    const twice = stored.filter((c) => stored.some((e) => e.task === c.task && e.n < c.n && e.holder !== c.holder && e.until > c.from)).length;
+    const tasksGranted = new Set(stored.map((c) => c.task));
+    const granted = answers.filter((a) => a.id);
+    const absent = granted.filter((a) => !stored.some((c) => c.id === a.id && c.holder === a.agent && c.task === `mh-${a.task}`)).length;
+    check(twice === 0, `${label}: no claim stored while another agent's claim of its task was live (granted twice: ${twice})`);
+    check(tasksGranted.size === tasks, `${label}: every task granted (${tasksGranted.size} of ${tasks})`);
+    check(absent === 0 && granted.length === stored.length, `${label}: every granted answer is a claim on the server's disk, and no other is (${granted.length} granted, ${stored.length} stored, ${absent} granted but absent)`);
+    const verify = await run(process.execPath, [BIN, 'verify', '--corpus', served]).then((x) => ({ code: 0, out: x.stdout }), (e: { code: number; stdout: string }) => ({ code: e.code, out: e.stdout }));
+    check(verify.code === 0 && / 0 damaged, 0 stray/.test(verify.out), `${label}: verify is clean on the server (${verify.out.trim()})`);
+    tally.twice += twice;
+    tally.ungranted += tasks - tasksGranted.size;
+    tally.grantedAnswers += granted.length;
+    tally.refused += answers.length - granted.length;
+    tally.otherRefusals += other.length;
+    tally.stored += stored.length;
+  }
+  const ms = (xs: Claimed[]) => `p50 ${fmt(pct(xs.map((a) => a.ms), 50))}, p90 ${fmt(pct(xs.map((a) => a.ms), 90))}`;
+  for (const [kind, tally] of Object.entries(tallies)) {
+    const count = kind === 'stale' ? staleRuns : runs;
+    if (count === 0) continue;
+    const what = `claims, two hosts × ${perHost} agents over sshfs racing for the same ${tasks} tasks, ${count} runs${kind === 'stale' ? ' begun at a crashed holder\'s lock' : ''}`;
+    figures[what] = `granted twice ${tally.twice}, never granted ${tally.ungranted}, granted ${tally.grantedAnswers} (stored ${tally.stored}), refused claimed ${tally.refused - tally.otherRefusals}, other refusals ${tally.otherRefusals}, of ${tally.answers.length}`;
+    figures[`${what}: claim latency`] = `granted ${ms(tally.answers.filter((a) => a.id))}; refused ${ms(tally.answers.filter((a) => !a.id))}`;
+  }
+}
+
 async function tearDown(): Promise<void> {
   for (const at of mounts) await run('fusermount3', ['-u', '-z', at]).catch(() => {});
   for (const child of children) child.kill('SIGKILL');
@@ -389,6 +499,10 @@ async function main(): Promise<void> {
     await droppingMountRun(sshOpts, viaMount('b'), figures);
     return printFigures(figures, load());
   }
+  if (process.env.MH_ONLY === 'claims') {
+    await claimsRun(viaMount, figures);
+    return printFigures(figures, load());
+  }
 
   // -- a writer refuses a mount that caches listings, and says why; sshfs appends say they are not power-cut safe
   {
@@ -420,6 +534,7 @@ async function main(): Promise<void> {
   figures[`two hosts × ${WRITERS / 2} writers, ${RUNS} runs of ${WRITERS * PER_WRITER}`] = `lost ${tally.lost}, duplicated ${tally.duplicated}, refused ${tally.refused}`;
 
   await droppingMountRun(sshOpts, viaMount('b'), figures);
+  await claimsRun(viaMount, figures);
 
   // -- cross-host wake: a waiter on b, appends on a
   for (const poll of ['250', 'default']) {
