@@ -273,7 +273,13 @@ export class AgentMarks {
     } else if (stat && !stat.isDirectory()) throw badMark(this.shown(dir), 'it is not a directory (a FIFO, a device or a socket)');
     // A new agent's directory is a new entry in .state/marks/: synced, as its first mark will be (mark-file.ts).
     if (!stat?.isDirectory()) {
-      await fs.mkdir(dir, { recursive: true, mode: 0o700 });
+      // Level by level from .state/, never the corpus itself: a corpus moved away while the relay serves must stay
+      // gone (no_corpus), not come back empty because a name was noted.
+      for (const level of [path.dirname(this.dir), this.dir, dir]) {
+        await fs.mkdir(level, { mode: 0o700 }).catch((err: NodeJS.ErrnoException) => {
+          if (err.code !== 'EEXIST') throw err;
+        });
+      }
       await syncDirectory(this.dir);
     }
     this.ready.add(agent);
