@@ -7,11 +7,12 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { Client } from '@modelcontextprotocol/client';
+import assert from 'node:assert/strict';
+import { Client, type CallToolResult } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { addKey } from '../../lib/auth/keys.js';
 import { initStore } from '../../lib/ops/init.js';
-import { BIN } from './helpers.js';
+import { BIN, record, textOf } from './helpers.js';
 import { cleanup, type Cleanup } from './cleanup.js';
 import { spawnHub, type HubProcess as KitHub } from './hub-process.js';
 
@@ -83,4 +84,18 @@ export async function activeWaits(url: string): Promise<number> {
   const text = await (await fetch(`${url}/metrics`)).text();
   const m = /^p_e_relay_active_waits (\d+)$/m.exec(text);
   return m ? Number(m[1]) : NaN;
+}
+
+/** An append_relay of a record with these headers through `client`, asserted stored; its id. */
+export async function appendRecord(client: Client, headers: Record<string, string>, body = 'text'): Promise<string> {
+  const r = (await client.callTool({ name: 'append_relay', arguments: { bytes: record(headers, body) } })) as CallToolResult;
+  assert.notEqual(r.isError, true, textOf(r));
+  return (r.structuredContent as { id: string }).id;
+}
+
+/** The ids an inbox wait through `client` answers, waiting at most `timeout_ms`; `meta` goes in the call's `_meta`. */
+export async function inboxIds(client: Client, timeout_ms: number, meta?: Record<string, unknown>): Promise<string[]> {
+  const r = (await client.callTool({ name: 'wait_for_relay', arguments: { timeout_ms }, ...(meta ? { _meta: meta } : {}) })) as CallToolResult;
+  assert.notEqual(r.isError, true, textOf(r));
+  return (r.structuredContent as { appeared: { id: string }[] }).appeared.map((a) => a.id);
 }
