@@ -104,7 +104,7 @@ export function readRecordFileSync(file: string, maxRecordBytes = DEFAULT_MAX_RE
 }
 
 /** readRegularFile's synchronous twin: the same distrust, for a reader that cannot wait. */
-export function readRegularFileSync(file: string, limit: number, what = 'record'): Buffer {
+function readRegularFileSync(file: string, limit: number, what = 'record'): Buffer {
   let fd: number;
   try {
     fd = openSync(file, FLAGS);
